@@ -1,0 +1,37 @@
+// The dltrace subcommands: each is one function taking its arguments (after
+// the subcommand name) and returning the process exit status.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace dltrace::cli {
+
+// Exit statuses every subcommand uses.
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;       // bad arguments, unreadable or corrupt input
+constexpr int kExitUsage = 2;       // unknown subcommand or option
+constexpr int kExitIncomplete = 3;  // printed what it could; input was truncated or partial
+
+using Args = std::vector<std::string>;
+
+struct Command {
+  const char* name;
+  const char* summary;
+  const char* usage;
+  int (*run)(const Args& args);
+};
+
+const std::vector<Command>& AllCommands();
+
+// Prints "dltrace: error: MESSAGE" on stderr; returns kExitError.
+int Fail(const std::string& message);
+// Prints "dltrace: warning: MESSAGE" on stderr.
+void Warn(const std::string& message);
+// Prints the usage of one command and returns kExitUsage.
+int UsageError(const Command& command, const std::string& message);
+const Command& FindCommand(const char* name);
+
+int RunInfo(const Args& args);
+
+}  // namespace dltrace::cli

@@ -1,0 +1,88 @@
+// dltrace: one program, one subcommand per stage of the pipeline.
+#include <cstdio>
+#include <cstring>
+#include <string>
+
+#include "commands.h"
+
+namespace dltrace::cli {
+
+const std::vector<Command>& AllCommands() {
+  static const std::vector<Command> commands = {
+      {"info", "summarise a trace file or trace set",
+       "dltrace info PATH [--json]\n"
+       "  PATH   a .dltrace file or a trace-set directory\n"
+       "  --json print the same facts as JSON\n"
+       "Exit status: 0 complete, 1 error, 3 printed but the trace is incomplete.",
+       RunInfo},
+  };
+  return commands;
+}
+
+const Command& FindCommand(const char* name) {
+  for (const auto& c : AllCommands())
+    if (std::strcmp(c.name, name) == 0) return c;
+  std::fprintf(stderr, "dltrace: internal error: no command %s\n", name);
+  std::abort();
+}
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "dltrace: error: %s\n", message.c_str());
+  return kExitError;
+}
+
+void Warn(const std::string& message) {
+  std::fprintf(stderr, "dltrace: warning: %s\n", message.c_str());
+}
+
+int UsageError(const Command& command, const std::string& message) {
+  std::fprintf(stderr, "dltrace %s: %s\nusage: %s\n", command.name, message.c_str(),
+               command.usage);
+  return kExitUsage;
+}
+
+}  // namespace dltrace::cli
+
+namespace {
+
+void PrintHelp(FILE* out) {
+  std::fprintf(out, "dltrace %s: record, replay and simulate distributed-training traffic\n\n",
+               DLTRACE_VERSION_STRING);
+  std::fprintf(out, "usage: dltrace COMMAND [ARGS...]\n\ncommands:\n");
+  for (const auto& c : dltrace::cli::AllCommands())
+    std::fprintf(out, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(out, "\n'dltrace COMMAND --help' shows a command's options.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace dltrace::cli;
+  if (argc < 2) {
+    PrintHelp(stderr);
+    return kExitUsage;
+  }
+  std::string name = argv[1];
+  if (name == "-h" || name == "--help" || name == "help") {
+    PrintHelp(stdout);
+    return kExitOk;
+  }
+  if (name == "--version" || name == "version") {
+    std::printf("dltrace %s\n", DLTRACE_VERSION_STRING);
+    return kExitOk;
+  }
+  for (const auto& c : AllCommands()) {
+    if (name != c.name) continue;
+    Args args(argv + 2, argv + argc);
+    for (const auto& a : args) {
+      if (a == "--") break;
+      if (a == "-h" || a == "--help") {
+        std::printf("usage: %s\n", c.usage);
+        return kExitOk;
+      }
+    }
+    return c.run(args);
+  }
+  std::fprintf(stderr, "dltrace: unknown command '%s' (try 'dltrace --help')\n", name.c_str());
+  return kExitUsage;
+}

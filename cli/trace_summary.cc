@@ -1,0 +1,289 @@
+// Summarize: communicators matched across ranks, per-kind counts, bytes and
+// bandwidth, per-rank totals, and the time span on a common (realtime) clock.
+#include "trace_summary.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdio>
+
+#include "dltrace/formats/op_kind.h"
+#include "json.h"
+
+namespace dltrace::cli {
+
+using namespace dltrace::formats;
+
+std::string RankList(const std::vector<int32_t>& ranks) {
+  std::string out;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
+    if (!out.empty()) out += ',';
+    out += std::to_string(ranks[i]);
+    if (j > i) out += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string HumanBytes(double bytes) {
+  const char* units[] = {"B", "KB", "MB", "GB", "TB", "PB"};
+  int u = 0;
+  while (bytes >= 1000 && u < 5) {
+    bytes /= 1000;
+    ++u;
+  }
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), u == 0 ? "%.0f %s" : "%.2f %s", bytes, units[u]);
+  return buf;
+}
+
+namespace {
+
+// The identity of a communicator across rank files.
+std::string CommKey(const Communicator& c, const std::vector<Communicator>& same_rank) {
+  if (c.nccl_unique_id_hash != 0) return "nccl:" + std::to_string(c.nccl_unique_id_hash);
+  if (c.members.empty()) return "";
+  std::string key = std::string(ApiName(c.api)) + ":";
+  for (int32_t m : c.members) key += std::to_string(m) + ",";
+  // Duplicates of one group (MPI_Comm_dup) are told apart by creation order.
+  int ordinal = 0;
+  for (const auto& o : same_rank) {
+    if (&o == &c) break;
+    if (o.members == c.members && o.api == c.api && o.nccl_unique_id_hash == 0) ++ordinal;
+  }
+  return key + "#" + std::to_string(ordinal);
+}
+
+int64_t ToRealtime(const Header& h, int64_t mono_ns) {
+  return int64_t(h.start_realtime_ns) + (mono_ns - int64_t(h.start_monotonic_ns));
+}
+
+}  // namespace
+
+TraceSummary Summarize(const TraceSet& set) {
+  TraceSummary s;
+  s.path = set.path;
+  s.world_size = set.world_size;
+  s.ranks_found = set.ranks.size();
+  s.warnings = set.warnings;
+  s.complete = set.warnings.empty();
+
+  std::map<std::string, int> comm_index;  // key -> index in s.communicators
+  std::map<std::string, OpKindSummary> kinds;
+  std::map<std::string, double> kind_bus_bytes;  // bytes * busbw factor
+  std::map<std::string, double> kind_timed_bytes;
+  int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
+
+  for (const auto& r : set.ranks) {
+    const Header& h = r.header;
+    if (s.recorder_version.empty()) s.recorder_version = h.recorder_version;
+    if (s.mpi_version.empty()) s.mpi_version = h.mpi_version;
+    if (s.nccl_version.empty()) s.nccl_version = h.nccl_version;
+    if (s.job_id.empty()) s.job_id = h.job_id;
+    s.hosts[h.host].push_back(h.global_rank);
+
+    // This rank's communicators, by trace-local id.
+    std::map<uint32_t, int> local_to_global;
+    std::map<uint32_t, int32_t> local_size;
+    for (const auto& c : r.communicators) {
+      std::string key = CommKey(c, r.communicators);
+      if (key.empty()) key = "rank" + std::to_string(h.global_rank) + ":" + std::to_string(c.id);
+      auto it = comm_index.find(key);
+      if (it == comm_index.end()) {
+        CommunicatorSummary cs;
+        cs.id = int(s.communicators.size());
+        cs.api = ApiName(c.api);
+        cs.name = c.name;
+        cs.size = c.size;
+        cs.members = c.members;
+        cs.nccl_unique_id_hash = c.nccl_unique_id_hash;
+        s.communicators.push_back(cs);
+        it = comm_index.emplace(key, cs.id).first;
+      }
+      auto& cs = s.communicators[size_t(it->second)];
+      if (cs.members.empty()) cs.members = c.members;
+      cs.seen_on.push_back(h.global_rank);
+      local_to_global[c.id] = it->second;
+      local_size[c.id] = c.size;
+    }
+
+    RankSummary rs;
+    rs.rank = h.global_rank;
+    rs.host = h.host;
+    rs.local_rank = h.local_rank;
+    rs.pid = h.pid;
+    rs.ops = r.ops.size();
+    rs.samples = r.samples.size();
+    rs.dropped = r.footer ? r.footer->events_dropped : 0;
+    rs.status = ReadStatusName(r.status);
+    rs.file = r.path;
+    for (const auto& op : r.ops) {
+      auto cg = local_to_global.find(op.comm);
+      if (cg != local_to_global.end()) ++s.communicators[size_t(cg->second)].ops;
+      Collective coll = CollectiveOf(op.kind);
+      uint64_t bytes = coll == Collective::kNone ? 0 : op.bytes;
+      rs.bytes += bytes;
+      auto& k = kinds[OpKindName(op.kind)];
+      k.kind = OpKindName(op.kind);
+      ++k.calls;
+      k.bytes += bytes;
+      int64_t d = op.duration_ns();
+      if (d > 0 && bytes > 0) {
+        k.time_s += double(d) * 1e-9;
+        k.timed = true;
+        kind_timed_bytes[k.kind] += double(bytes);
+        int n = local_size.count(op.comm) ? local_size[op.comm] : set.world_size;
+        kind_bus_bytes[k.kind] += double(bytes) * BusBandwidthFactor(coll, n);
+      } else if (d > 0) {
+        k.time_s += double(d) * 1e-9;
+      }
+      first_ns = std::min(first_ns, ToRealtime(h, op.enter_ns));
+      last_ns = std::max(last_ns, ToRealtime(h, std::max(op.exit_ns, op.gpu_end_ns.value_or(0))));
+    }
+    s.events += rs.ops;
+    s.dropped += rs.dropped;
+    s.samples += rs.samples;
+    s.bytes += rs.bytes;
+    s.ranks.push_back(rs);
+  }
+  for (auto& [name, k] : kinds) {
+    // Bandwidth only over calls that moved bytes and took measurable time.
+    double timed_s = 0;
+    if (k.timed) {
+      timed_s = k.time_s;  // includes zero-byte calls' time; acceptable for info
+      k.algbw_gbps = kind_timed_bytes[name] / timed_s * 1e-9;
+      k.busbw_gbps = kind_bus_bytes[name] / timed_s * 1e-9;
+    }
+    s.op_kinds.push_back(k);
+  }
+  std::sort(s.op_kinds.begin(), s.op_kinds.end(), [](const auto& a, const auto& b) {
+    return a.calls != b.calls ? a.calls > b.calls : a.kind < b.kind;
+  });
+  if (first_ns <= last_ns) s.time_span_s = double(last_ns - first_ns) * 1e-9;
+  return s;
+}
+
+std::string SummaryText(const TraceSummary& s) {
+  std::string out;
+  char buf[512];
+  auto line = [&](const char* fmt, auto... args) {
+    std::snprintf(buf, sizeof(buf), fmt, args...);
+    out += buf;
+  };
+  line("trace set   %s\n", s.path.c_str());
+  line("ranks       %zu of %d%s\n", s.ranks_found, s.world_size,
+       s.complete ? "" : " (incomplete, see warnings)");
+  line("recorder    dltrace %s   MPI: %s   NCCL: %s%s%s\n",
+       s.recorder_version.empty() ? "?" : s.recorder_version.c_str(),
+       s.mpi_version.empty() ? "-" : s.mpi_version.c_str(),
+       s.nccl_version.empty() ? "-" : s.nccl_version.c_str(), s.job_id.empty() ? "" : "   job: ",
+       s.job_id.c_str());
+  std::string hosts;
+  for (const auto& [h, ranks] : s.hosts)
+    hosts += (hosts.empty() ? "" : ", ") + h + " (ranks " + RankList(ranks) + ")";
+  line("hosts       %zu: %s\n", s.hosts.size(), hosts.c_str());
+  line("time span   %.6f s\n", s.time_span_s);
+  line("events      %llu (dropped %llu)   samples %llu\n", (unsigned long long)s.events,
+       (unsigned long long)s.dropped, (unsigned long long)s.samples);
+  line("bytes       %llu (%s)\n", (unsigned long long)s.bytes, HumanBytes(double(s.bytes)).c_str());
+
+  line("\ncommunicators\n  %-4s %-5s %-18s %6s  %-20s %10s\n", "id", "api", "name", "size",
+       "members", "ops");
+  for (const auto& c : s.communicators) {
+    line("  %-4d %-5s %-18s %6d  %-20s %10llu\n", c.id, c.api.c_str(),
+         c.name.empty() ? "-" : c.name.c_str(), c.size, RankList(c.members).c_str(),
+         (unsigned long long)c.ops);
+  }
+
+  line("\noperations\n  %-26s %10s %16s %12s %12s %12s\n", "kind", "calls", "bytes", "time(s)",
+       "algbw(GB/s)", "busbw(GB/s)");
+  for (const auto& k : s.op_kinds) {
+    if (k.timed) {
+      line("  %-26s %10llu %16llu %12.6f %12.3f %12.3f\n", k.kind.c_str(),
+           (unsigned long long)k.calls, (unsigned long long)k.bytes, k.time_s, k.algbw_gbps,
+           k.busbw_gbps);
+    } else {
+      line("  %-26s %10llu %16llu %12.6f %12s %12s\n", k.kind.c_str(),
+           (unsigned long long)k.calls, (unsigned long long)k.bytes, k.time_s, "-", "-");
+    }
+  }
+
+  line("\nranks\n  %-5s %-20s %5s %8s %10s %16s %8s %8s  %s\n", "rank", "host", "local", "pid",
+       "ops", "bytes", "dropped", "samples", "status");
+  for (const auto& r : s.ranks) {
+    line("  %-5d %-20s %5d %8d %10llu %16llu %8llu %8llu  %s\n", r.rank, r.host.c_str(),
+         r.local_rank, r.pid, (unsigned long long)r.ops, (unsigned long long)r.bytes,
+         (unsigned long long)r.dropped, (unsigned long long)r.samples, r.status.c_str());
+  }
+  return out;
+}
+
+std::string SummaryJson(const TraceSummary& s) {
+  JsonWriter j;
+  j.BeginObject();
+  j.Field("path", s.path).Field("world_size", s.world_size).Field("ranks_found", s.ranks_found);
+  j.Field("complete", s.complete);
+  j.Key("warnings").BeginArray();
+  for (const auto& w : s.warnings) j.String(w);
+  j.EndArray();
+  j.Field("recorder_version", s.recorder_version)
+      .Field("mpi_version", s.mpi_version)
+      .Field("nccl_version", s.nccl_version)
+      .Field("job_id", s.job_id);
+  j.Key("hosts").BeginArray();
+  for (const auto& [h, ranks] : s.hosts) {
+    j.BeginObject().Field("name", h).Key("ranks").BeginArray();
+    for (auto r : ranks) j.Int(r);
+    j.EndArray().EndObject();
+  }
+  j.EndArray();
+  j.Field("time_span_s", s.time_span_s)
+      .Field("events", s.events)
+      .Field("events_dropped", s.dropped)
+      .Field("samples", s.samples)
+      .Field("bytes", s.bytes);
+  j.Key("communicators").BeginArray();
+  for (const auto& c : s.communicators) {
+    j.BeginObject().Field("id", c.id).Field("api", c.api).Field("name", c.name).Field("size", c.size);
+    j.Key("members").BeginArray();
+    for (auto m : c.members) j.Int(m);
+    j.EndArray();
+    char hash[24];
+    std::snprintf(hash, sizeof(hash), "0x%016llx", (unsigned long long)c.nccl_unique_id_hash);
+    j.Field("nccl_unique_id_hash", c.nccl_unique_id_hash ? std::string(hash) : std::string());
+    j.Field("ops", c.ops).EndObject();
+  }
+  j.EndArray();
+  j.Key("op_kinds").BeginArray();
+  for (const auto& k : s.op_kinds) {
+    j.BeginObject().Field("kind", k.kind).Field("calls", k.calls).Field("bytes", k.bytes);
+    j.Field("time_s", k.time_s);
+    j.Key("algbw_gbps");
+    k.timed ? j.Double(k.algbw_gbps) : j.Null();
+    j.Key("busbw_gbps");
+    k.timed ? j.Double(k.busbw_gbps) : j.Null();
+    j.EndObject();
+  }
+  j.EndArray();
+  j.Key("ranks").BeginArray();
+  for (const auto& r : s.ranks) {
+    j.BeginObject()
+        .Field("rank", r.rank)
+        .Field("host", r.host)
+        .Field("local_rank", r.local_rank)
+        .Field("pid", r.pid)
+        .Field("ops", r.ops)
+        .Field("bytes", r.bytes)
+        .Field("events_dropped", r.dropped)
+        .Field("samples", r.samples)
+        .Field("status", r.status)
+        .Field("file", r.file)
+        .EndObject();
+  }
+  j.EndArray();
+  j.EndObject();
+  return j.str() + "\n";
+}
+
+}  // namespace dltrace::cli

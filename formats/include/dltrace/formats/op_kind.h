@@ -1,0 +1,37 @@
+// What each recorded call is, semantically: which collective it performs,
+// whether it is point-to-point, and its bus-bandwidth factor (nccl-tests).
+#pragma once
+
+#include "dltrace/formats/trace.h"
+
+namespace dltrace::formats {
+
+enum class Collective {
+  kNone,  // lifecycle, wait/test/probe, unknown
+  kSend,
+  kRecv,
+  kSendRecv,
+  kBarrier,
+  kBroadcast,
+  kReduce,
+  kAllReduce,
+  kGather,
+  kScatter,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kScan,
+};
+
+Collective CollectiveOf(OpKind kind);
+const char* CollectiveName(Collective c);  // "all-reduce", "send", ...
+bool IsPointToPoint(OpKind kind);
+bool IsCollective(OpKind kind);  // a call every member of a communicator makes
+bool IsNonblocking(OpKind kind);  // completes later, through Wait/Test or a stream
+
+// busbw = algbw * factor, as nccl-tests defines it for n ranks: 2(n-1)/n for
+// all-reduce, (n-1)/n for all-gather, reduce-scatter and all-to-all, 1 for
+// broadcast, reduce and point-to-point, 0 where bandwidth means nothing.
+double BusBandwidthFactor(Collective c, int n);
+
+}  // namespace dltrace::formats

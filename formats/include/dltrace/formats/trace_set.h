@@ -1,0 +1,31 @@
+// A trace set: the per-rank .dltrace files of one run, in one directory
+// (or a single file). Loading checks that the ranks fit together.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dltrace/formats/reader.h"
+
+namespace dltrace::formats {
+
+struct TraceSet {
+  std::string path;
+  std::vector<RankTrace> ranks;  // usable files, sorted by global rank
+  int32_t world_size = 0;
+  // One line each: missing ranks, truncated or footer-less files, ranks that
+  // disagree on the world size. Empty for a complete, consistent set.
+  std::vector<std::string> warnings;
+
+  const RankTrace* rank(int32_t global_rank) const;
+};
+
+// Loads PATH, a .dltrace file or a directory of them. Returns false with a
+// one-line *error when nothing usable can be read (missing path, no trace
+// files, a file that is not a trace, corrupt or from a newer version).
+bool LoadTraceSet(const std::string& path, TraceSet* set, std::string* error);
+
+// Lists the .dltrace files of a directory, sorted by name.
+std::vector<std::string> ListTraceFiles(const std::string& dir);
+
+}  // namespace dltrace::formats

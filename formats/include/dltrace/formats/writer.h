@@ -1,0 +1,73 @@
+// Writes one rank's .dltrace file: a header frame, then one checksummed
+// chunk frame per Flush(), and a footer in the last chunk on Close().
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "dltrace/formats/trace.h"
+
+namespace dltrace::formats {
+
+// Bytes at the start of every trace file.
+constexpr char kFileMagic[8] = {'\x89', 'D', 'L', 'T', '\r', '\n', '\x1a', '\n'};
+// Upper bound on one frame's payload; readers treat larger lengths as corrupt.
+constexpr uint32_t kMaxFramePayload = 256u << 20;
+
+class TraceWriter {
+ public:
+  // Creates PATH (failing if it exists: a run never overwrites another) and
+  // writes the header. Returns null and sets *error on failure.
+  static std::unique_ptr<TraceWriter> Create(const std::string& path, const Header& header,
+                                             std::string* error);
+  // Same, on a file descriptor the caller opened; the writer owns it.
+  static std::unique_ptr<TraceWriter> FromFd(int fd, const std::string& path,
+                                             const Header& header, std::string* error);
+  ~TraceWriter();
+
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  void AddCommunicator(const Communicator& comm);
+  void AddOp(const OpEvent& op);
+  void AddSample(const ResourceSample& sample);
+
+  size_t pending_ops() const { return ops_.size(); }
+  size_t pending_records() const { return ops_.size() + comms_.size() + samples_.size(); }
+  uint64_t ops_written() const { return ops_written_; }
+  uint64_t bytes_written() const { return bytes_written_; }
+  const std::string& path() const { return path_; }
+
+  // Writes what is pending as one chunk; does nothing when nothing is.
+  bool Flush(std::string* error);
+  // Flushes, writes the footer chunk and closes the file.
+  bool Close(const Footer& footer, std::string* error);
+
+  // Largest number of events or distinct shapes in one chunk; AddOp
+  // flushes by itself when either is reached.
+  static constexpr size_t kMaxOpsPerChunk = 1u << 16;
+  static constexpr size_t kMaxShapesPerChunk = 0xFFFF;
+
+ private:
+  TraceWriter(int fd, std::string path);
+  bool WriteFrame(const uint8_t* payload, size_t size, std::string* error);
+  bool WriteChunk(const Footer* footer, std::string* error);
+  bool WriteAll(const void* data, size_t size, std::string* error);
+
+  int fd_ = -1;
+  std::string path_;
+  uint32_t next_chunk_ = 0;
+  uint64_t ops_written_ = 0;
+  uint64_t bytes_written_ = 0;
+  std::string deferred_error_;  // from an automatic flush inside AddOp
+  std::vector<Communicator> comms_;
+  std::vector<OpEvent> ops_;
+  std::vector<ResourceSample> samples_;
+};
+
+// Serialises a header frame payload (exposed for tests that craft files).
+std::vector<uint8_t> EncodeHeader(const Header& header);
+
+}  // namespace dltrace::formats

@@ -1,0 +1,335 @@
+// ReadTraceBuffer: walks the frames of a trace file, verifying each one, and
+// decodes chunk columns back into OpEvents.
+#include "dltrace/formats/reader.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+#include "chunk_generated.h"
+#include "dltrace/formats/crc32c.h"
+#include "dltrace/formats/writer.h"
+#include "header_generated.h"
+
+namespace dltrace::formats {
+namespace fbv = fb::v1;
+
+const char* ReadStatusName(ReadStatus status) {
+  switch (status) {
+    case ReadStatus::kComplete: return "complete";
+    case ReadStatus::kNoFooter: return "no footer";
+    case ReadStatus::kTruncated: return "truncated";
+    case ReadStatus::kCorrupt: return "corrupt";
+    case ReadStatus::kUnsupportedVersion: return "unsupported version";
+    case ReadStatus::kNotATrace: return "not a trace";
+    case ReadStatus::kIoError: return "I/O error";
+  }
+  return "unknown";
+}
+
+namespace {
+
+std::string Str(const flatbuffers::String* s) { return s ? s->str() : std::string(); }
+
+KeyValues DecodeKeyValues(
+    const flatbuffers::Vector<flatbuffers::Offset<fbv::KeyValue>>* kvs) {
+  KeyValues out;
+  if (kvs)
+    for (const auto* kv : *kvs) out.emplace_back(Str(kv->key()), Str(kv->value()));
+  return out;
+}
+
+Header DecodeHeader(const fbv::FileHeader& h) {
+  Header out;
+  out.schema_version = h.schema_version();
+  out.global_rank = h.global_rank();
+  out.world_size = h.world_size();
+  out.local_rank = h.local_rank();
+  out.host = Str(h.host());
+  out.pid = h.pid();
+  if (h.command_line())
+    for (const auto* a : *h.command_line()) out.command_line.push_back(Str(a));
+  out.start_monotonic_ns = h.start_monotonic_ns();
+  out.start_realtime_ns = h.start_realtime_ns();
+  out.recorder_version = Str(h.recorder_version());
+  out.nccl_version = Str(h.nccl_version());
+  out.mpi_version = Str(h.mpi_version());
+  out.gpu_device = h.gpu_device();
+  out.gpu_bus_id = Str(h.gpu_bus_id());
+  out.job_id = Str(h.job_id());
+  out.rank_env = DecodeKeyValues(h.rank_env());
+  out.attributes = DecodeKeyValues(h.attributes());
+  return out;
+}
+
+// Returns the i-th value of a narrow-or-wide column pair.
+template <typename N, typename W>
+struct ColumnView {
+  const flatbuffers::Vector<N>* narrow;
+  const flatbuffers::Vector<W>* wide;
+  bool present() const { return narrow || wide; }
+  bool sized(size_t n) const {
+    if (narrow && wide) return false;
+    if (narrow) return narrow->size() == n;
+    if (wide) return wide->size() == n;
+    return true;
+  }
+  bool is_sentinel(size_t i, N ns, W ws) const {
+    return narrow ? narrow->Get(flatbuffers::uoffset_t(i)) == ns
+                  : wide->Get(flatbuffers::uoffset_t(i)) == ws;
+  }
+  W get(size_t i) const {
+    return narrow ? W(narrow->Get(flatbuffers::uoffset_t(i)))
+                  : wide->Get(flatbuffers::uoffset_t(i));
+  }
+};
+
+// The verifier checks a vector's length prefix, not that 8-byte elements
+// are 8-aligned; a crafted file could make every read of them misaligned.
+template <typename V>
+bool Aligned(const V* v) {
+  return !v || reinterpret_cast<uintptr_t>(v->Data()) % 8 == 0;
+}
+
+bool ChunkVectorsAligned(const fbv::Chunk& c) {
+  if (!Aligned(c.samples())) return false;
+  if (c.shapes()) {
+    for (const auto* s : *c.shapes())
+      if (!Aligned(s->peer_send_bytes()) || !Aligned(s->peer_recv_bytes())) return false;
+  }
+  if (const auto* o = c.ops()) {
+    return Aligned(o->seq_wide()) && Aligned(o->enter_delta_ns_wide()) &&
+           Aligned(o->duration_ns_wide()) && Aligned(o->gpu_start_offset_ns_wide()) &&
+           Aligned(o->gpu_duration_ns_wide()) && Aligned(o->completion_offset_ns_wide());
+  }
+  return true;
+}
+
+// Decodes one verified chunk into `out`. Returns an error text or "".
+std::string DecodeChunk(const fbv::Chunk& c, RankTrace* out) {
+  if (!ChunkVectorsAligned(c)) return "misaligned 8-byte vector";
+  if (c.communicators()) {
+    for (const auto* fc : *c.communicators()) {
+      Communicator comm;
+      comm.id = fc->id();
+      comm.api = fc->api();
+      comm.name = Str(fc->name());
+      comm.size = fc->size();
+      comm.rank = fc->rank();
+      if (fc->members()) comm.members.assign(fc->members()->begin(), fc->members()->end());
+      comm.parent = fc->parent();
+      comm.color = fc->color();
+      comm.key = fc->key();
+      comm.nccl_unique_id_hash = fc->nccl_unique_id_hash();
+      comm.cuda_device = fc->cuda_device();
+      comm.bus_id = Str(fc->bus_id());
+      comm.created_ns = fc->created_ns();
+      out->communicators.push_back(std::move(comm));
+    }
+  }
+  if (const auto* cols = c.ops()) {
+    const auto* shape = cols->shape();
+    size_t n = shape ? shape->size() : 0;
+    size_t nshapes = c.shapes() ? c.shapes()->size() : 0;
+    ColumnView<uint32_t, uint64_t> seq{cols->seq(), cols->seq_wide()};
+    ColumnView<uint32_t, uint64_t> group{cols->group(), nullptr};
+    ColumnView<int32_t, int64_t> enter{cols->enter_delta_ns(), cols->enter_delta_ns_wide()};
+    ColumnView<uint32_t, uint64_t> dur{cols->duration_ns(), cols->duration_ns_wide()};
+    ColumnView<int32_t, int64_t> gst{cols->gpu_start_offset_ns(), cols->gpu_start_offset_ns_wide()};
+    ColumnView<uint32_t, uint64_t> gdur{cols->gpu_duration_ns(), cols->gpu_duration_ns_wide()};
+    ColumnView<uint32_t, uint64_t> comp{cols->completion_offset_ns(),
+                                        cols->completion_offset_ns_wide()};
+    if (!seq.present() || !enter.present() || !dur.present())
+      return "operation columns missing";
+    if (!seq.sized(n) || !group.sized(n) || !enter.sized(n) || !dur.sized(n) || !gst.sized(n) ||
+        !gdur.sized(n) || !comp.sized(n) || gst.present() != gdur.present())
+      return "operation columns disagree in length";
+    int64_t enter_ns = c.base_ns();
+    for (size_t i = 0; i < n; ++i) {
+      uint16_t si = shape->Get(flatbuffers::uoffset_t(i));
+      if (si >= nshapes) return "operation refers to shape " + std::to_string(si) + " of " +
+                                std::to_string(nshapes);
+      const auto* s = c.shapes()->Get(si);
+      OpEvent op;
+      op.kind = s->kind();
+      op.comm = s->comm();
+      op.count = s->count();
+      op.datatype = s->datatype();
+      op.bytes = s->bytes();
+      op.red_op = s->red_op();
+      op.peer = s->peer();
+      op.tag = s->tag();
+      op.stream = s->stream();
+      op.thread = s->thread();
+      op.captured_in_graph = s->captured_in_graph();
+      if (s->peer_send_bytes())
+        op.peer_send_bytes.assign(s->peer_send_bytes()->begin(), s->peer_send_bytes()->end());
+      if (s->peer_recv_bytes())
+        op.peer_recv_bytes.assign(s->peer_recv_bytes()->begin(), s->peer_recv_bytes()->end());
+      op.seq = seq.get(i);
+      op.group = group.present() ? uint32_t(group.get(i)) : 0;
+      // Unsigned wrap-around keeps hostile deltas defined; real ones never wrap.
+      enter_ns = int64_t(uint64_t(enter_ns) + uint64_t(enter.get(i)));
+      op.enter_ns = enter_ns;
+      op.exit_ns = int64_t(uint64_t(enter_ns) + dur.get(i));
+      if (gst.present() && !gst.is_sentinel(i, INT32_MIN, INT64_MIN)) {
+        op.gpu_start_ns = int64_t(uint64_t(enter_ns) + uint64_t(gst.get(i)));
+        op.gpu_end_ns = int64_t(uint64_t(*op.gpu_start_ns) + gdur.get(i));
+      }
+      if (comp.present() && !comp.is_sentinel(i, UINT32_MAX, UINT64_MAX))
+        op.completion_ns = int64_t(uint64_t(enter_ns) + comp.get(i));
+      out->ops.push_back(std::move(op));
+    }
+  }
+  if (c.samples()) {
+    for (const auto* s : *c.samples()) {
+      out->samples.push_back({s->time_ns(), s->cpu_percent(), s->rss_bytes(), s->net_rx_bytes(),
+                              s->net_tx_bytes(), s->disk_read_bytes(), s->disk_write_bytes()});
+    }
+  }
+  if (const auto* f = c.footer()) {
+    out->footer = Footer{f->events_written(), f->events_dropped(), f->samples_written(),
+                         f->end_monotonic_ns(), f->end_realtime_ns(), Str(f->reason())};
+  }
+  return "";
+}
+
+}  // namespace
+
+RankTrace ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& name) {
+  RankTrace out;
+  out.path = name;
+  out.file_bytes = size;
+  auto stop = [&](ReadStatus status, uint64_t offset, const std::string& why) {
+    out.status = status;
+    out.error_offset = offset;
+    out.message = name + ": " + why;
+    return out;
+  };
+
+  if (size < sizeof(kFileMagic)) {
+    if (size == 0) return stop(ReadStatus::kNotATrace, 0, "empty file, not a dltrace trace");
+    if (std::memcmp(data, kFileMagic, size) == 0)
+      return stop(ReadStatus::kTruncated, size,
+                  "truncated at byte " + std::to_string(size) + ", inside the file magic");
+    return stop(ReadStatus::kNotATrace, 0, "not a dltrace trace (bad magic)");
+  }
+  if (std::memcmp(data, kFileMagic, sizeof(kFileMagic)) != 0)
+    return stop(ReadStatus::kNotATrace, 0, "not a dltrace trace (bad magic)");
+
+  size_t pos = sizeof(kFileMagic);
+  std::vector<uint64_t> aligned;
+  while (true) {
+    if (pos == size) break;
+    const std::string at = " at byte " + std::to_string(pos);
+    const std::string where = out.has_header ? "chunk " + std::to_string(out.chunks) : "header";
+    if (size - pos < 8)
+      return stop(ReadStatus::kTruncated, pos,
+                  "truncated at byte " + std::to_string(size) + " inside the frame prefix of " +
+                      where + " (" + std::to_string(out.chunks) + " whole chunks read)");
+    uint32_t len = 0, crc = 0;
+    for (int i = 0; i < 4; ++i) {
+      len |= uint32_t(data[pos + i]) << (8 * i);
+      crc |= uint32_t(data[pos + 4 + i]) << (8 * i);
+    }
+    if (len > kMaxFramePayload)
+      return stop(ReadStatus::kCorrupt, pos,
+                  "corrupt " + where + at + ": frame length " + std::to_string(len) +
+                      " exceeds the limit");
+    if (size - pos - 8 < len)
+      return stop(ReadStatus::kTruncated, pos,
+                  "truncated at byte " + std::to_string(size) + " inside " + where +
+                      " (frame" + at + " needs " + std::to_string(len + 8) + " bytes; " +
+                      std::to_string(out.chunks) + " whole chunks read)");
+    const uint8_t* payload = data + pos + 8;
+    // FlatBuffers reads 8-byte scalars in place; the writer keeps payloads
+    // 8-aligned, but a damaged or hand-made file may not.
+    if (reinterpret_cast<uintptr_t>(payload) % 8 != 0) {
+      aligned.assign(len / 8 + 1, 0);
+      std::memcpy(aligned.data(), payload, len);
+      payload = reinterpret_cast<const uint8_t*>(aligned.data());
+    }
+    if (Crc32c(payload, len) != crc)
+      return stop(ReadStatus::kCorrupt, pos, "corrupt " + where + at + ": checksum mismatch");
+
+    flatbuffers::Verifier verifier(payload, len, /*max_depth=*/16, /*max_tables=*/8u << 20);
+    if (!out.has_header) {
+      if (len < 8 || !fbv::FileHeaderBufferHasIdentifier(payload))
+        return stop(ReadStatus::kNotATrace, pos, "not a dltrace trace (no header frame)");
+      if (!fbv::VerifyFileHeaderBuffer(verifier))
+        return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": malformed FlatBuffer");
+      const auto* h = fbv::GetFileHeader(payload);
+      if (h->schema_version() > kSchemaVersion)
+        return stop(ReadStatus::kUnsupportedVersion, pos,
+                    "written with trace schema version " + std::to_string(h->schema_version()) +
+                        ", this dltrace reads versions up to " + std::to_string(kSchemaVersion) +
+                        "; upgrade dltrace");
+      if (h->schema_version() == 0)
+        return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": schema version 0");
+      out.header = DecodeHeader(*h);
+      out.has_header = true;
+    } else {
+      if (out.footer)
+        return stop(ReadStatus::kCorrupt, pos, "corrupt" + at + ": data after the footer");
+      if (len < 8 || !fbv::ChunkBufferHasIdentifier(payload) || !fbv::VerifyChunkBuffer(verifier))
+        return stop(ReadStatus::kCorrupt, pos, "corrupt " + where + at + ": malformed FlatBuffer");
+      const auto* c = fbv::GetChunk(payload);
+      if (c->index() != out.chunks)
+        return stop(ReadStatus::kCorrupt, pos,
+                    "corrupt " + where + at + ": chunk says it is number " +
+                        std::to_string(c->index()));
+      std::string err = DecodeChunk(*c, &out);
+      if (!err.empty()) return stop(ReadStatus::kCorrupt, pos, "corrupt " + where + at + ": " + err);
+      ++out.chunks;
+    }
+    pos += 8 + size_t(len);
+  }
+  if (!out.has_header)
+    return stop(ReadStatus::kTruncated, pos, "truncated at byte " + std::to_string(size) +
+                                                 ", before the header");
+  if (!out.footer)
+    return stop(ReadStatus::kNoFooter, pos,
+                "no footer after " + std::to_string(out.chunks) +
+                    " chunks: the recording did not finish (process killed?)");
+  out.status = ReadStatus::kComplete;
+  return out;
+}
+
+RankTrace ReadTraceFile(const std::string& path) {
+  RankTrace fail;
+  fail.path = path;
+  fail.status = ReadStatus::kIoError;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    fail.message = path + ": cannot open: " + std::strerror(errno);
+    return fail;
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    fail.message = path + ": not a regular file";
+    ::close(fd);
+    return fail;
+  }
+  size_t size = size_t(st.st_size);
+  if (size == 0) {
+    ::close(fd);
+    return ReadTraceBuffer(nullptr, 0, path);
+  }
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (map == MAP_FAILED) {
+    fail.message = path + ": cannot map: " + std::strerror(errno);
+    return fail;
+  }
+  RankTrace out = ReadTraceBuffer(static_cast<const uint8_t*>(map), size, path);
+  ::munmap(map, size);
+  return out;
+}
+
+}  // namespace dltrace::formats

@@ -1,0 +1,349 @@
+// TraceWriter: builds chunk FlatBuffers (a shape dictionary plus per-event
+// columns) and appends them as length + CRC-32C framed records.
+#include "dltrace/formats/writer.h"
+
+#include <fcntl.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <unordered_map>
+
+#include "chunk_generated.h"
+#include "dltrace/formats/crc32c.h"
+#include "header_generated.h"
+
+namespace dltrace::formats {
+namespace fbv = fb::v1;
+
+namespace {
+
+std::string Errno(const std::string& what, const std::string& path) {
+  return path + ": " + what + ": " + std::strerror(errno);
+}
+
+flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbv::KeyValue>>> EncodeKeyValues(
+    flatbuffers::FlatBufferBuilder& b, const KeyValues& kvs) {
+  std::vector<flatbuffers::Offset<fbv::KeyValue>> out;
+  for (const auto& [k, v] : kvs) out.push_back(fbv::CreateKeyValueDirect(b, k.c_str(), v.c_str()));
+  return b.CreateVector(out);
+}
+
+// Serialises the fields of an op that go into its shape, as a map key.
+void AppendShapeKey(const OpEvent& op, std::string* key) {
+  key->clear();
+  auto put = [key](const auto& v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); };
+  put(op.kind);
+  put(op.comm);
+  put(op.count);
+  put(op.datatype);
+  put(op.bytes);
+  put(op.red_op);
+  put(op.peer);
+  put(op.tag);
+  put(op.stream);
+  put(op.thread);
+  put(op.captured_in_graph);
+  put(op.peer_send_bytes.size());
+  for (auto v : op.peer_send_bytes) put(v);
+  put(op.peer_recv_bytes.size());
+  for (auto v : op.peer_recv_bytes) put(v);
+}
+
+// A column stored narrow when every value fits, wide otherwise.
+template <typename Narrow, typename Wide>
+struct Column {
+  std::vector<Wide> values;
+  bool any_set = false;  // some value differs from the default
+  bool fits() const {
+    for (Wide v : values)
+      if (v < Wide(std::numeric_limits<Narrow>::min()) ||
+          v > Wide(std::numeric_limits<Narrow>::max()))
+        return false;
+    return true;
+  }
+  // Narrow/wide sentinels must map onto each other.
+  std::vector<Narrow> narrow(Wide wide_sentinel, Narrow narrow_sentinel) const {
+    std::vector<Narrow> out;
+    out.reserve(values.size());
+    for (Wide v : values) out.push_back(v == wide_sentinel ? narrow_sentinel : Narrow(v));
+    return out;
+  }
+};
+
+}  // namespace
+
+std::vector<uint8_t> EncodeHeader(const Header& h) {
+  flatbuffers::FlatBufferBuilder b(1024);
+  std::vector<flatbuffers::Offset<flatbuffers::String>> argv;
+  for (const auto& a : h.command_line) argv.push_back(b.CreateString(a));
+  auto argv_off = b.CreateVector(argv);
+  auto root = fbv::CreateFileHeader(
+      b, h.schema_version, h.global_rank, h.world_size, h.local_rank, b.CreateString(h.host), h.pid,
+      argv_off, h.start_monotonic_ns, h.start_realtime_ns, b.CreateString(h.recorder_version),
+      b.CreateString(h.nccl_version), b.CreateString(h.mpi_version), h.gpu_device,
+      b.CreateString(h.gpu_bus_id), b.CreateString(h.job_id), EncodeKeyValues(b, h.rank_env),
+      EncodeKeyValues(b, h.attributes));
+  fbv::FinishFileHeaderBuffer(b, root);
+  return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
+}
+
+TraceWriter::TraceWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+
+TraceWriter::~TraceWriter() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const Header& header,
+                                                 std::string* error) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *error = Errno("cannot create trace file", path);
+    return nullptr;
+  }
+  return FromFd(fd, path, header, error);
+}
+
+std::unique_ptr<TraceWriter> TraceWriter::FromFd(int fd, const std::string& path,
+                                                 const Header& header, std::string* error) {
+  std::unique_ptr<TraceWriter> w(new TraceWriter(fd, path));
+  if (!w->WriteAll(kFileMagic, sizeof(kFileMagic), error)) return nullptr;
+  std::vector<uint8_t> payload = EncodeHeader(header);
+  if (!w->WriteFrame(payload.data(), payload.size(), error)) return nullptr;
+  return w;
+}
+
+void TraceWriter::AddCommunicator(const Communicator& comm) { comms_.push_back(comm); }
+
+void TraceWriter::AddOp(const OpEvent& op) {
+  ops_.push_back(op);
+  // Distinct shapes can only be counted exactly while encoding; the op
+  // count bounds them, so flush early enough that the u16 index never wraps.
+  if (ops_.size() >= kMaxOpsPerChunk || ops_.size() >= kMaxShapesPerChunk) {
+    std::string err;
+    if (!Flush(&err) && deferred_error_.empty()) deferred_error_ = err;
+  }
+}
+
+void TraceWriter::AddSample(const ResourceSample& sample) { samples_.push_back(sample); }
+
+bool TraceWriter::WriteAll(const void* data, size_t size, std::string* error) {
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd_, p, size);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = Errno("write failed", path_);
+      return false;
+    }
+    p += n;
+    size -= size_t(n);
+    bytes_written_ += uint64_t(n);
+  }
+  return true;
+}
+
+bool TraceWriter::WriteFrame(const uint8_t* payload, size_t size, std::string* error) {
+  if (size > kMaxFramePayload) {
+    *error = path_ + ": chunk of " + std::to_string(size) + " bytes exceeds the frame limit";
+    return false;
+  }
+  uint8_t prefix[8];
+  uint32_t len = uint32_t(size);
+  uint32_t crc = Crc32c(payload, size);
+  for (int i = 0; i < 4; ++i) {
+    prefix[i] = uint8_t(len >> (8 * i));
+    prefix[4 + i] = uint8_t(crc >> (8 * i));
+  }
+  // One writev per frame keeps a killed writer's torn tail to the last frame.
+  iovec iov[2] = {{prefix, sizeof(prefix)}, {const_cast<uint8_t*>(payload), size}};
+  int first = 0;
+  while (first < 2) {
+    ssize_t n = ::writev(fd_, iov + first, 2 - first);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      *error = Errno("write failed", path_);
+      return false;
+    }
+    bytes_written_ += uint64_t(n);
+    for (size_t left = size_t(n); left > 0 && first < 2;) {
+      size_t step = std::min(left, iov[first].iov_len);
+      iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + step;
+      iov[first].iov_len -= step;
+      left -= step;
+      if (iov[first].iov_len == 0) ++first;
+    }
+    while (first < 2 && iov[first].iov_len == 0) ++first;
+  }
+  return true;
+}
+
+bool TraceWriter::Flush(std::string* error) {
+  if (!deferred_error_.empty()) {
+    *error = deferred_error_;
+    return false;
+  }
+  if (fd_ < 0) {
+    *error = path_ + ": writer is closed";
+    return false;
+  }
+  if (pending_records() == 0) return true;
+  return WriteChunk(nullptr, error);
+}
+
+bool TraceWriter::Close(const Footer& footer, std::string* error) {
+  if (!Flush(error)) return false;
+  bool ok = WriteChunk(&footer, error);
+  if (ok && ::fsync(fd_) != 0 && errno != EINVAL) {
+    *error = Errno("fsync failed", path_);
+    ok = false;
+  }
+  if (::close(fd_) != 0 && ok) {
+    *error = Errno("close failed", path_);
+    ok = false;
+  }
+  fd_ = -1;
+  return ok;
+}
+
+bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
+  flatbuffers::FlatBufferBuilder b(64 * 1024);
+
+  std::vector<flatbuffers::Offset<fbv::Communicator>> comms;
+  for (const auto& c : comms_) {
+    comms.push_back(fbv::CreateCommunicator(
+        b, c.id, c.api, b.CreateString(c.name), c.size, c.rank, b.CreateVector(c.members),
+        c.parent, c.color, c.key, c.nccl_unique_id_hash, c.cuda_device, b.CreateString(c.bus_id),
+        c.created_ns));
+  }
+
+  // Shape dictionary and per-event columns.
+  std::unordered_map<std::string, uint16_t> shape_index;
+  std::vector<flatbuffers::Offset<fbv::OpShape>> shapes;
+  std::vector<uint16_t> shape_col;
+  Column<uint32_t, uint64_t> seq;
+  Column<uint32_t, uint64_t> group;
+  Column<int32_t, int64_t> enter;
+  Column<uint32_t, uint64_t> duration;
+  Column<int32_t, int64_t> gpu_start;
+  Column<uint32_t, uint64_t> gpu_duration;
+  Column<uint32_t, uint64_t> completion;
+  const int64_t base_ns = ops_.empty() ? 0 : ops_.front().enter_ns;
+  int64_t prev_enter = base_ns;
+  std::string key;
+  for (const auto& op : ops_) {
+    AppendShapeKey(op, &key);
+    auto it = shape_index.find(key);
+    if (it == shape_index.end()) {
+      it = shape_index.emplace(key, uint16_t(shapes.size())).first;
+      shapes.push_back(fbv::CreateOpShape(
+          b, op.kind, op.comm, op.count, op.datatype, op.bytes, op.red_op, op.peer, op.tag,
+          op.stream, op.thread, op.captured_in_graph,
+          op.peer_send_bytes.empty() ? 0 : b.CreateVector(op.peer_send_bytes),
+          op.peer_recv_bytes.empty() ? 0 : b.CreateVector(op.peer_recv_bytes)));
+    }
+    shape_col.push_back(it->second);
+    seq.values.push_back(op.seq);
+    group.values.push_back(op.group);
+    group.any_set |= op.group != 0;
+    enter.values.push_back(op.enter_ns - prev_enter);
+    prev_enter = op.enter_ns;
+    duration.values.push_back(uint64_t(op.exit_ns - op.enter_ns));
+    bool gpu = op.gpu_start_ns && op.gpu_end_ns;
+    gpu_start.values.push_back(gpu ? *op.gpu_start_ns - op.enter_ns : INT64_MIN);
+    gpu_duration.values.push_back(gpu ? uint64_t(*op.gpu_end_ns - *op.gpu_start_ns) : 0);
+    gpu_start.any_set |= gpu;
+    completion.values.push_back(op.completion_ns ? uint64_t(*op.completion_ns - op.enter_ns)
+                                                 : UINT64_MAX);
+    completion.any_set |= bool(op.completion_ns);
+  }
+  // A negative duration cannot be stored as unsigned without the wide form.
+  auto duration_fits = [&] {
+    for (const auto& op : ops_)
+      if (op.exit_ns < op.enter_ns || uint64_t(op.exit_ns - op.enter_ns) > UINT32_MAX) return false;
+    return true;
+  };
+
+  flatbuffers::Offset<fbv::OpColumns> columns = 0;
+  if (!ops_.empty()) {
+    auto shape_off = b.CreateVector(shape_col);
+    flatbuffers::Offset<flatbuffers::Vector<uint32_t>> seq_n = 0, group_n = 0, dur_n = 0,
+                                                      gdur_n = 0, comp_n = 0;
+    flatbuffers::Offset<flatbuffers::Vector<uint64_t>> seq_w = 0, dur_w = 0, gdur_w = 0,
+                                                      comp_w = 0;
+    flatbuffers::Offset<flatbuffers::Vector<int32_t>> enter_n = 0, gst_n = 0;
+    flatbuffers::Offset<flatbuffers::Vector<int64_t>> enter_w = 0, gst_w = 0;
+    if (seq.fits())
+      seq_n = b.CreateVector(seq.narrow(UINT64_MAX, UINT32_MAX));
+    else
+      seq_w = b.CreateVector(seq.values);
+    if (group.any_set) group_n = b.CreateVector(group.narrow(UINT64_MAX, UINT32_MAX));
+    if (enter.fits())
+      enter_n = b.CreateVector(enter.narrow(INT64_MIN, INT32_MIN));
+    else
+      enter_w = b.CreateVector(enter.values);
+    if (duration_fits())
+      dur_n = b.CreateVector(duration.narrow(UINT64_MAX, UINT32_MAX));
+    else
+      dur_w = b.CreateVector(duration.values);
+    if (gpu_start.any_set) {
+      // INT32_MIN is the narrow "unknown", so a real offset of INT32_MIN goes wide.
+      bool fits = true;
+      for (size_t i = 0; i < ops_.size(); ++i) {
+        int64_t v = gpu_start.values[i];
+        if (v != INT64_MIN && (v <= INT32_MIN || v > INT32_MAX)) fits = false;
+        if (gpu_duration.values[i] > UINT32_MAX) fits = false;
+      }
+      if (fits) {
+        gst_n = b.CreateVector(gpu_start.narrow(INT64_MIN, INT32_MIN));
+        gdur_n = b.CreateVector(gpu_duration.narrow(UINT64_MAX, UINT32_MAX));
+      } else {
+        gst_w = b.CreateVector(gpu_start.values);
+        gdur_w = b.CreateVector(gpu_duration.values);
+      }
+    }
+    if (completion.any_set) {
+      bool fits = true;
+      for (uint64_t v : completion.values)
+        if (v != UINT64_MAX && v >= UINT32_MAX) fits = false;
+      if (fits)
+        comp_n = b.CreateVector(completion.narrow(UINT64_MAX, UINT32_MAX));
+      else
+        comp_w = b.CreateVector(completion.values);
+    }
+    columns = fbv::CreateOpColumns(b, shape_off, seq_n, seq_w, group_n, enter_n, enter_w, dur_n,
+                                   dur_w, gst_n, gst_w, gdur_n, gdur_w, comp_n, comp_w);
+  }
+
+  flatbuffers::Offset<flatbuffers::Vector<const fbv::ResourceSample*>> samples = 0;
+  if (!samples_.empty()) {
+    std::vector<fbv::ResourceSample> s;
+    for (const auto& r : samples_)
+      s.emplace_back(r.time_ns, r.cpu_percent, r.rss_bytes, r.net_rx_bytes, r.net_tx_bytes,
+                     r.disk_read_bytes, r.disk_write_bytes);
+    samples = b.CreateVectorOfStructs(s);
+  }
+  flatbuffers::Offset<fbv::Footer> footer_off = 0;
+  if (footer) {
+    footer_off = fbv::CreateFooter(b, footer->events_written, footer->events_dropped,
+                                   footer->samples_written, footer->end_monotonic_ns,
+                                   footer->end_realtime_ns, b.CreateString(footer->reason));
+  }
+  auto root = fbv::CreateChunk(b, next_chunk_, base_ns, comms.empty() ? 0 : b.CreateVector(comms),
+                               shapes.empty() ? 0 : b.CreateVector(shapes), columns, samples,
+                               footer_off);
+  fbv::FinishChunkBuffer(b, root);
+  if (!WriteFrame(b.GetBufferPointer(), b.GetSize(), error)) return false;
+  ++next_chunk_;
+  ops_written_ += ops_.size();
+  comms_.clear();
+  ops_.clear();
+  samples_.clear();
+  return true;
+}
+
+}  // namespace dltrace::formats

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages dltrace builds and tests with. Idempotent:
+# when every package is already present it only runs dpkg-query and exits.
+set -euo pipefail
+
+PACKAGES=(
+  build-essential cmake pkg-config
+  libflatbuffers-dev flatbuffers-compiler
+  libgtest-dev
+  libboost-dev
+  openmpi-bin libopenmpi-dev
+  hpcc
+  clang libclang-rt-14-dev
+  python3 iproute2 procps
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+if [ "$(id -u)" -ne 0 ]; then
+  echo "install-deps: missing packages (${missing[*]}); run as root or install them with apt-get" >&2
+  exit 1
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

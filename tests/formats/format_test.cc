@@ -1,0 +1,476 @@
+// Trace format: round trips, torn tails, corruption, versions and trace sets,
+// tested on files in a temporary directory and on in-memory buffers.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "dltrace/formats/crc32c.h"
+#include "dltrace/formats/op_kind.h"
+#include "dltrace/formats/reader.h"
+#include "dltrace/formats/trace_set.h"
+#include "dltrace/formats/writer.h"
+#include "header_generated.h"
+
+using namespace dltrace::formats;
+
+namespace {
+
+class TempDir {
+ public:
+  TempDir() {
+    char tmpl[] = "/tmp/dltrace-test-XXXXXX";
+    path_ = ::mkdtemp(tmpl);
+  }
+  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::vector<uint8_t> Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), {});
+}
+
+void Spit(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
+}
+
+Header FullHeader(int rank = 3, int world = 8) {
+  Header h;
+  h.global_rank = rank;
+  h.world_size = world;
+  h.local_rank = rank % 4;
+  h.host = "gpu-node-17";
+  h.pid = 424242;
+  h.command_line = {"torchrun", "--nproc_per_node=4", "train.py", "--lr", "0.1 with space"};
+  h.start_monotonic_ns = 123456789012345ull;
+  h.start_realtime_ns = 1763700000123456789ull;
+  h.recorder_version = "0.1.0";
+  h.nccl_version = "2.28.9";
+  h.mpi_version = "Open MPI v4.1.4";
+  h.gpu_device = 2;
+  h.gpu_bus_id = "0000:41:00.0";
+  h.job_id = "slurm-99";
+  h.rank_env = {{"OMPI_COMM_WORLD_RANK", "3"}, {"RANK", "3"}, {"SLURM_PROCID", "3"}};
+  h.attributes = {{"note", "extras go here"}};
+  return h;
+}
+
+Communicator FullComm() {
+  Communicator c;
+  c.id = 7;
+  c.api = Api::Nccl;
+  c.name = "tp-group";
+  c.size = 4;
+  c.rank = 1;
+  c.members = {2, 3, 6, 7};
+  c.parent = 1;
+  c.color = 5;
+  c.key = -2;
+  c.nccl_unique_id_hash = 0xDEADBEEFCAFEF00Dull;
+  c.cuda_device = 3;
+  c.bus_id = "0000:81:00.0";
+  c.created_ns = 123456789999999ull;
+  return c;
+}
+
+OpEvent FullOp(int64_t enter, uint64_t seq) {
+  OpEvent op;
+  op.kind = OpKind::NcclAllReduce;
+  op.comm = 7;
+  op.count = 6'553'600;
+  op.datatype = DataType::BFloat16;
+  op.bytes = 13'107'200;
+  op.red_op = RedOp::Avg;
+  op.peer = -1;
+  op.tag = -1;
+  op.stream = 0x7ffe12340000ull;
+  op.thread = 2;
+  op.captured_in_graph = true;
+  op.seq = seq;
+  op.group = 11;
+  op.enter_ns = enter;
+  op.exit_ns = enter + 15'000;
+  op.gpu_start_ns = enter + 40'000;
+  op.gpu_end_ns = enter + 2'040'000;
+  return op;
+}
+
+// A small file with a header, three chunks and a footer.
+std::vector<OpEvent> WriteSmallFile(const std::string& path, std::vector<size_t>* ops_per_chunk) {
+  std::string err;
+  auto w = TraceWriter::Create(path, FullHeader(), &err);
+  EXPECT_TRUE(w) << err;
+  std::vector<OpEvent> ops;
+  int64_t t = 5'000'000'000;
+  for (int chunk = 0; chunk < 3; ++chunk) {
+    if (chunk == 0) w->AddCommunicator(FullComm());
+    for (int i = 0; i < 3; ++i) {
+      OpEvent op = FullOp(t, ops.size());
+      t += 1'000'000;
+      ops.push_back(op);
+      w->AddOp(op);
+    }
+    w->AddSample({uint64_t(t), 50.5f, 1u << 30, 1, 2, 3, 4});
+    EXPECT_TRUE(w->Flush(&err)) << err;
+    ops_per_chunk->push_back(3);
+  }
+  EXPECT_TRUE(w->Close({9, 0, 3, uint64_t(t), 17, "finalize"}, &err)) << err;
+  return ops;
+}
+
+// Recomputes the CRC of the frame at `pos` (after the payload was edited).
+void FixCrc(std::vector<uint8_t>* bytes, size_t pos) {
+  uint32_t len = 0;
+  for (int i = 0; i < 4; ++i) len |= uint32_t((*bytes)[pos + i]) << (8 * i);
+  uint32_t crc = Crc32c(bytes->data() + pos + 8, len);
+  for (int i = 0; i < 4; ++i) (*bytes)[pos + 4 + i] = uint8_t(crc >> (8 * i));
+}
+
+// Replaces the header frame of a written file.
+std::vector<uint8_t> WithHeaderPayload(const std::vector<uint8_t>& file,
+                                       const std::vector<uint8_t>& payload) {
+  uint32_t old_len = 0;
+  for (int i = 0; i < 4; ++i) old_len |= uint32_t(file[8 + i]) << (8 * i);
+  std::vector<uint8_t> out(file.begin(), file.begin() + 8);
+  uint32_t len = uint32_t(payload.size());
+  uint32_t crc = Crc32c(payload.data(), payload.size());
+  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(len >> (8 * i)));
+  for (int i = 0; i < 4; ++i) out.push_back(uint8_t(crc >> (8 * i)));
+  out.insert(out.end(), payload.begin(), payload.end());
+  out.insert(out.end(), file.begin() + 16 + old_len, file.end());
+  return out;
+}
+
+}  // namespace
+
+TEST(Crc32c, MatchesKnownVector) {
+  // RFC 3720 test vector: 32 bytes of zeros.
+  std::vector<uint8_t> zeros(32, 0);
+  EXPECT_EQ(Crc32c(zeros.data(), zeros.size()), 0x8A9136AAu);
+  EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
+}
+
+TEST(TraceFormat, RoundTripsEveryField) {
+  TempDir dir;
+  std::string err;
+  Header h = FullHeader();
+  auto w = TraceWriter::Create(dir.file("r.dltrace"), h, &err);
+  ASSERT_TRUE(w) << err;
+  Communicator c = FullComm();
+  Communicator mpi;
+  mpi.id = 0;
+  mpi.api = Api::Mpi;
+  mpi.name = "MPI_COMM_WORLD";
+  mpi.size = 8;
+  mpi.rank = 3;
+  mpi.members = {0, 1, 2, 3, 4, 5, 6, 7};
+  w->AddCommunicator(mpi);
+  w->AddCommunicator(c);
+
+  std::vector<OpEvent> ops;
+  ops.push_back(FullOp(1'000'000'000, 0));
+  OpEvent p2p;  // MPI point-to-point with a completion time, no GPU times
+  p2p.kind = OpKind::MpiIsend;
+  p2p.comm = 0;
+  p2p.count = 3;
+  p2p.datatype = DataType::Float64;
+  p2p.bytes = 24;
+  p2p.peer = 5;
+  p2p.tag = 77;
+  p2p.seq = 1;
+  p2p.enter_ns = 999'000'000;  // earlier than the previous op: negative delta
+  p2p.exit_ns = 999'000'100;
+  p2p.completion_ns = 999'500'000;
+  ops.push_back(p2p);
+  OpEvent v;  // alltoallv with per-peer byte counts
+  v.kind = OpKind::MpiAlltoallv;
+  v.comm = 0;
+  v.datatype = DataType::Int32;
+  v.peer_send_bytes = {0, 4, 8, 12, 16, 20, 24, 28};
+  v.peer_recv_bytes = {28, 24, 20, 16, 12, 8, 4, 0};
+  v.bytes = 112;
+  v.seq = 2;
+  v.enter_ns = 1'200'000'000;
+  v.exit_ns = 1'200'000'050;
+  ops.push_back(v);
+  OpEvent gpu_unknown = FullOp(1'300'000'000, 3);  // GPU timing missing for this one
+  gpu_unknown.gpu_start_ns.reset();
+  gpu_unknown.gpu_end_ns.reset();
+  ops.push_back(gpu_unknown);
+  for (const auto& op : ops) w->AddOp(op);
+  w->AddSample({5, 133.25f, 123456789, 10, 20, 30, 40});
+  ASSERT_TRUE(w->Flush(&err)) << err;
+
+  // Second chunk: values that need the wide columns.
+  OpEvent wide = FullOp(1'300'000'000 + 10'000'000'000ll, 5'000'000'000ull);  // +10 s, big seq
+  wide.exit_ns = wide.enter_ns + 6'000'000'000ll;       // 6 s on the host
+  wide.gpu_start_ns = wide.enter_ns - 3'000'000'000ll;  // -3 s offset
+  wide.gpu_end_ns = *wide.gpu_start_ns + 5'000'000'000ll;
+  wide.completion_ns = wide.enter_ns + 7'000'000'000ll;
+  ops.push_back(wide);
+  w->AddOp(wide);
+  OpEvent negative = FullOp(wide.enter_ns + 1, 5'000'000'001ull);  // clock stepped back
+  negative.exit_ns = negative.enter_ns - 5;
+  negative.gpu_start_ns.reset();
+  negative.gpu_end_ns.reset();
+  ops.push_back(negative);
+  w->AddOp(negative);
+  ASSERT_TRUE(w->Flush(&err)) << err;
+  Footer f{7, 2, 1, 42, 43, "signal 15"};
+  ASSERT_TRUE(w->Close(f, &err)) << err;
+
+  RankTrace t = ReadTraceFile(dir.file("r.dltrace"));
+  ASSERT_EQ(t.status, ReadStatus::kComplete) << t.message;
+  EXPECT_EQ(t.header, h);
+  ASSERT_EQ(t.communicators.size(), 2u);
+  EXPECT_EQ(t.communicators[0], mpi);
+  EXPECT_EQ(t.communicators[1], c);
+  ASSERT_EQ(t.ops.size(), ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) EXPECT_EQ(t.ops[i], ops[i]) << "op " << i;
+  ASSERT_EQ(t.samples.size(), 1u);
+  EXPECT_EQ(t.samples[0], (ResourceSample{5, 133.25f, 123456789, 10, 20, 30, 40}));
+  ASSERT_TRUE(t.footer);
+  EXPECT_EQ(*t.footer, f);
+  EXPECT_EQ(t.chunks, 3u);
+}
+
+TEST(TraceFormat, NeverOverwritesAnExistingFile) {
+  TempDir dir;
+  std::string err;
+  ASSERT_TRUE(TraceWriter::Create(dir.file("a.dltrace"), FullHeader(), &err));
+  EXPECT_FALSE(TraceWriter::Create(dir.file("a.dltrace"), FullHeader(), &err));
+  EXPECT_NE(err.find("File exists"), std::string::npos) << err;
+}
+
+TEST(TraceFormat, TruncationAtEveryByteKeepsWholeChunks) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  auto ops = WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  RankTrace whole = ReadTraceBuffer(bytes.data(), bytes.size(), "whole");
+  ASSERT_EQ(whole.status, ReadStatus::kComplete) << whole.message;
+
+  // Frame boundaries, to know how many ops each cut must keep.
+  std::vector<size_t> ends;  // end offset of header, chunk0, chunk1, ...
+  for (size_t pos = 8; pos < bytes.size();) {
+    uint32_t len = 0;
+    for (int i = 0; i < 4; ++i) len |= uint32_t(bytes[pos + i]) << (8 * i);
+    pos += 8 + len;
+    ends.push_back(pos);
+  }
+  ASSERT_EQ(ends.size(), 5u);  // header, 3 chunks, footer chunk
+
+  for (size_t cut = 0; cut < bytes.size(); ++cut) {
+    RankTrace t = ReadTraceBuffer(bytes.data(), cut, "cut.dltrace");
+    ASSERT_NE(t.status, ReadStatus::kComplete) << "cut at " << cut;
+    ASSERT_NE(t.status, ReadStatus::kCorrupt) << "cut at " << cut << ": " << t.message;
+    size_t whole_chunks = 0;
+    for (size_t i = 1; i < ends.size(); ++i)
+      if (ends[i] <= cut) ++whole_chunks;
+    size_t expect_ops = 0;
+    for (size_t i = 0; i < whole_chunks && i < per_chunk.size(); ++i) expect_ops += per_chunk[i];
+    ASSERT_EQ(t.ops.size(), expect_ops) << "cut at " << cut;
+    for (size_t i = 0; i < expect_ops; ++i) ASSERT_EQ(t.ops[i], ops[i]);
+    if (cut == 0) {
+      EXPECT_EQ(t.status, ReadStatus::kNotATrace);
+    } else if (cut < ends[0]) {
+      EXPECT_EQ(t.status, ReadStatus::kTruncated) << cut;
+      EXPECT_FALSE(t.usable());
+    } else if (std::find(ends.begin(), ends.end(), cut) != ends.end()) {
+      EXPECT_EQ(t.status, ReadStatus::kNoFooter) << cut;
+      EXPECT_NE(t.message.find("no footer"), std::string::npos);
+    } else {
+      EXPECT_EQ(t.status, ReadStatus::kTruncated) << cut;
+      EXPECT_NE(t.message.find("truncated at byte " + std::to_string(cut)), std::string::npos)
+          << t.message;
+    }
+    EXPECT_EQ(t.message.rfind("cut.dltrace: ", 0), 0u) << t.message;
+  }
+}
+
+TEST(TraceFormat, FlippedBytesAreReportedWithFileAndOffset) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  const auto bytes = Slurp(dir.file("r.dltrace"));
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80)}) {
+      auto bad = bytes;
+      bad[i] ^= mask;
+      RankTrace t = ReadTraceBuffer(bad.data(), bad.size(), "bad.dltrace");
+      ASSERT_NE(t.status, ReadStatus::kComplete) << "flip at " << i;
+      EXPECT_EQ(t.message.rfind("bad.dltrace: ", 0), 0u) << t.message;
+      EXPECT_TRUE(t.message.find("byte") != std::string::npos ||
+                  t.message.find("magic") != std::string::npos)
+          << t.message;
+    }
+  }
+  // A flip inside a chunk payload is a checksum mismatch at that frame.
+  auto bad = bytes;
+  bad[bad.size() - 20] ^= 0x10;
+  RankTrace t = ReadTraceBuffer(bad.data(), bad.size(), "bad.dltrace");
+  EXPECT_EQ(t.status, ReadStatus::kCorrupt);
+  EXPECT_NE(t.message.find("checksum mismatch"), std::string::npos) << t.message;
+  EXPECT_EQ(t.ops.size(), 9u);  // every chunk before the footer was kept
+}
+
+TEST(TraceFormat, CorruptChunkWithValidChecksumIsCaughtByVerifier) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  uint32_t hlen = 0;
+  for (int i = 0; i < 4; ++i) hlen |= uint32_t(bytes[8 + i]) << (8 * i);
+  size_t chunk0 = 16 + hlen;
+  // Point the root offset of chunk 0 far outside its buffer, keep the CRC valid.
+  bytes[chunk0 + 8] = 0xF0;
+  bytes[chunk0 + 9] = 0xFF;
+  FixCrc(&bytes, chunk0);
+  RankTrace t = ReadTraceBuffer(bytes.data(), bytes.size(), "v.dltrace");
+  EXPECT_EQ(t.status, ReadStatus::kCorrupt);
+  EXPECT_NE(t.message.find("malformed"), std::string::npos) << t.message;
+  EXPECT_NE(t.message.find("at byte " + std::to_string(chunk0)), std::string::npos) << t.message;
+}
+
+TEST(TraceFormat, WrongIdentifierIsNotATrace) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  // Bad magic.
+  auto bad = bytes;
+  bad[1] = 'X';
+  RankTrace t = ReadTraceBuffer(bad.data(), bad.size(), "m.dltrace");
+  EXPECT_EQ(t.status, ReadStatus::kNotATrace);
+  EXPECT_NE(t.message.find("not a dltrace trace"), std::string::npos);
+  // Right magic, but the first frame carries a chunk identifier, not a header.
+  bad = bytes;
+  bad[16 + 4] = 'D';
+  bad[16 + 5] = 'L';
+  bad[16 + 6] = 'T';
+  bad[16 + 7] = 'C';
+  FixCrc(&bad, 8);
+  t = ReadTraceBuffer(bad.data(), bad.size(), "id.dltrace");
+  EXPECT_EQ(t.status, ReadStatus::kNotATrace);
+  EXPECT_NE(t.message.find("no header frame"), std::string::npos) << t.message;
+  // Plain text.
+  std::string text = "rank,op,bytes\n0,allreduce,4\n";
+  t = ReadTraceBuffer(reinterpret_cast<const uint8_t*>(text.data()), text.size(), "x.csv");
+  EXPECT_EQ(t.status, ReadStatus::kNotATrace);
+}
+
+TEST(TraceFormat, FutureSchemaVersionAsksForAnUpgrade) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  Header future = FullHeader();
+  future.schema_version = kSchemaVersion + 1;
+  auto bytes = WithHeaderPayload(Slurp(dir.file("r.dltrace")), EncodeHeader(future));
+  RankTrace t = ReadTraceBuffer(bytes.data(), bytes.size(), "f.dltrace");
+  EXPECT_EQ(t.status, ReadStatus::kUnsupportedVersion);
+  EXPECT_NE(t.message.find("schema version " + std::to_string(kSchemaVersion + 1)),
+            std::string::npos)
+      << t.message;
+  EXPECT_NE(t.message.find("upgrade dltrace"), std::string::npos);
+}
+
+TEST(TraceFormat, ManyOpsSplitIntoChunksAutomatically) {
+  TempDir dir;
+  std::string err;
+  auto w = TraceWriter::Create(dir.file("big.dltrace"), FullHeader(), &err);
+  ASSERT_TRUE(w);
+  const size_t n = 3 * TraceWriter::kMaxShapesPerChunk + 5;
+  for (size_t i = 0; i < n; ++i) {
+    OpEvent op = FullOp(int64_t(i) * 1000, i);
+    op.count = i;  // every op a distinct shape
+    w->AddOp(op);
+  }
+  ASSERT_TRUE(w->Close({n, 0, 0, 0, 0, "exit"}, &err)) << err;
+  RankTrace t = ReadTraceFile(dir.file("big.dltrace"));
+  ASSERT_EQ(t.status, ReadStatus::kComplete) << t.message;
+  ASSERT_EQ(t.ops.size(), n);
+  EXPECT_EQ(t.ops.back().count, n - 1);
+  EXPECT_GE(t.chunks, 4u);
+}
+
+TEST(TraceSetTest, LoadsRanksInOrderAndReportsAMissingRank) {
+  TempDir dir;
+  std::string err;
+  for (int r : {3, 0, 1}) {  // rank 2 of 4 missing
+    auto w = TraceWriter::Create(dir.file("rank" + std::to_string(r) + ".dltrace"),
+                                 FullHeader(r, 4), &err);
+    ASSERT_TRUE(w) << err;
+    w->AddOp(FullOp(1000, 0));
+    ASSERT_TRUE(w->Close({1, 0, 0, 0, 0, "finalize"}, &err));
+  }
+  TraceSet set;
+  ASSERT_TRUE(LoadTraceSet(dir.path(), &set, &err)) << err;
+  ASSERT_EQ(set.ranks.size(), 3u);
+  EXPECT_EQ(set.ranks[0].header.global_rank, 0);
+  EXPECT_EQ(set.ranks[2].header.global_rank, 3);
+  EXPECT_EQ(set.world_size, 4);
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_NE(set.warnings[0].find("missing 1 of 4 ranks (2)"), std::string::npos)
+      << set.warnings[0];
+}
+
+TEST(TraceSetTest, TwoFilesClaimingOneRankIsAnError) {
+  TempDir dir;
+  std::string err;
+  for (const char* name : {"a.dltrace", "b.dltrace"}) {
+    auto w = TraceWriter::Create(dir.file(name), FullHeader(0, 2), &err);
+    ASSERT_TRUE(w->Close({}, &err));
+  }
+  TraceSet set;
+  EXPECT_FALSE(LoadTraceSet(dir.path(), &set, &err));
+  EXPECT_NE(err.find("rank 0 already recorded"), std::string::npos) << err;
+}
+
+TEST(TraceSetTest, TruncatedFileIsAWarningNotAnError) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  bytes.resize(bytes.size() - 7);
+  Spit(dir.file("r.dltrace"), bytes);
+  TraceSet set;
+  std::string err;
+  ASSERT_TRUE(LoadTraceSet(dir.file("r.dltrace"), &set, &err)) << err;
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_NE(set.warnings[0].find("truncated"), std::string::npos);
+  EXPECT_EQ(set.ranks[0].ops.size(), 9u);
+}
+
+TEST(TraceSetTest, EmptyDirectoryAndMissingPathAreErrors) {
+  TempDir dir;
+  TraceSet set;
+  std::string err;
+  EXPECT_FALSE(LoadTraceSet(dir.path(), &set, &err));
+  EXPECT_NE(err.find("no .dltrace files"), std::string::npos) << err;
+  EXPECT_FALSE(LoadTraceSet(dir.file("nope"), &set, &err));
+  EXPECT_NE(err.find("No such file"), std::string::npos) << err;
+}
+
+TEST(OpKinds, BusBandwidthFactorsFollowNcclTests) {
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CollectiveOf(OpKind::NcclAllReduce), 8), 2.0 * 7 / 8);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CollectiveOf(OpKind::MpiAllgather), 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CollectiveOf(OpKind::NcclReduceScatter), 4), 3.0 / 4);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CollectiveOf(OpKind::NcclBroadcast), 16), 1.0);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(CollectiveOf(OpKind::MpiBarrier), 16), 0.0);
+  EXPECT_TRUE(IsPointToPoint(OpKind::MpiIsend));
+  EXPECT_TRUE(IsCollective(OpKind::MpiIallreduce));
+  EXPECT_TRUE(IsNonblocking(OpKind::MpiIallreduce));
+  EXPECT_FALSE(IsNonblocking(OpKind::MpiAllreduce));
+  EXPECT_STREQ(OpKindName(OpKind::MpiReduceScatterBlock), "MPI_Reduce_scatter_block");
+}

@@ -1,0 +1,180 @@
+// dltrace-sample-trace: writes a small, deterministic trace set with the
+// trace writer (a data-parallel job: NCCL all-reduce buckets with GPU timing,
+// an MPI broadcast and barrier, ring point-to-point, resource samples).
+// Tests derive their expected values from the same parameters.
+#include <sys/stat.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "dltrace/formats/writer.h"
+
+using namespace dltrace::formats;
+
+namespace {
+
+struct Options {
+  std::string out;
+  int ranks = 4;
+  int hosts = 2;
+  int iterations = 10;
+  int buckets = 4;
+  uint64_t bucket_bytes = 25u << 20;  // PyTorch DDP's default bucket
+  int skip_rank = -1;                  // leave one rank out (tests)
+};
+
+int Usage() {
+  std::fprintf(stderr,
+               "usage: dltrace-sample-trace -o DIR [--ranks N] [--hosts H] [--iterations I]\n"
+               "                            [--buckets B] [--bucket-bytes N] [--skip-rank R]\n");
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if ((a == "-o" || a == "--output") && (v = next())) o.out = v;
+    else if (a == "--ranks" && (v = next())) o.ranks = std::atoi(v);
+    else if (a == "--hosts" && (v = next())) o.hosts = std::atoi(v);
+    else if (a == "--iterations" && (v = next())) o.iterations = std::atoi(v);
+    else if (a == "--buckets" && (v = next())) o.buckets = std::atoi(v);
+    else if (a == "--bucket-bytes" && (v = next())) o.bucket_bytes = std::strtoull(v, nullptr, 10);
+    else if (a == "--skip-rank" && (v = next())) o.skip_rank = std::atoi(v);
+    else return Usage();
+  }
+  if (o.out.empty() || o.ranks < 2 || o.hosts < 1 || o.hosts > o.ranks || o.iterations < 1 ||
+      o.buckets < 1)
+    return Usage();
+  if (::mkdir(o.out.c_str(), 0755) != 0) {
+    std::fprintf(stderr, "dltrace-sample-trace: cannot create %s: %s\n", o.out.c_str(),
+                 std::strerror(errno));
+    return 1;
+  }
+  const int per_host = (o.ranks + o.hosts - 1) / o.hosts;
+  const int64_t t0 = 1'000'000'000'000;  // 1000 s of CLOCK_MONOTONIC
+  for (int r = 0; r < o.ranks; ++r) {
+    if (r == o.skip_rank) continue;
+    Header h;
+    h.global_rank = r;
+    h.world_size = o.ranks;
+    h.local_rank = r % per_host;
+    h.host = "node" + std::to_string(r / per_host);
+    h.pid = 1000 + r;
+    h.command_line = {"python3", "train.py", "--model", "resnet50"};
+    h.start_monotonic_ns = uint64_t(t0);
+    h.start_realtime_ns = 1'700'000'000'000'000'000ull;
+    h.recorder_version = "sample";
+    h.nccl_version = "2.28.9";
+    h.mpi_version = "Open MPI v4.1.4";
+    h.gpu_device = h.local_rank;
+    h.gpu_bus_id = "0000:0" + std::to_string(h.local_rank) + ":00.0";
+    h.job_id = "sample";
+    h.rank_env = {{"RANK", std::to_string(r)}, {"LOCAL_RANK", std::to_string(h.local_rank)}};
+    std::string err;
+    std::string path = o.out + "/rank" + std::to_string(r) + ".dltrace";
+    auto w = TraceWriter::Create(path, h, &err);
+    if (!w) {
+      std::fprintf(stderr, "dltrace-sample-trace: %s\n", err.c_str());
+      return 1;
+    }
+    Communicator world;
+    world.id = 0;
+    world.api = Api::Mpi;
+    world.name = "MPI_COMM_WORLD";
+    world.size = o.ranks;
+    world.rank = r;
+    for (int m = 0; m < o.ranks; ++m) world.members.push_back(m);
+    world.created_ns = uint64_t(t0);
+    w->AddCommunicator(world);
+    Communicator nccl = world;
+    nccl.id = 1;
+    nccl.api = Api::Nccl;
+    nccl.name = "nccl-dp";
+    nccl.nccl_unique_id_hash = 0x5eed5eed12345678ull;
+    nccl.cuda_device = h.local_rank;
+    nccl.bus_id = h.gpu_bus_id;
+    w->AddCommunicator(nccl);
+
+    int64_t t = t0 + 1'000'000;
+    uint64_t mpi_seq = 0, nccl_seq = 0;
+    auto mpi_op = [&](OpKind kind, uint64_t bytes, int peer, int tag, int64_t dur) {
+      OpEvent op;
+      op.kind = kind;
+      op.comm = 0;
+      op.count = bytes / 4;
+      op.datatype = DataType::Float32;
+      op.bytes = bytes;
+      op.peer = peer;
+      op.tag = tag;
+      op.seq = mpi_seq++;
+      op.enter_ns = t;
+      op.exit_ns = t + dur;
+      t += dur + 10'000;
+      w->AddOp(op);
+    };
+    mpi_op(OpKind::MpiBcast, 1 << 20, 0, -1, 2'000'000);
+    for (int it = 0; it < o.iterations; ++it) {
+      t += 30'000'000;  // forward + backward
+      for (int b = 0; b < o.buckets; ++b) {
+        OpEvent op;
+        op.kind = OpKind::NcclAllReduce;
+        op.comm = 1;
+        op.count = o.bucket_bytes / 4;
+        op.datatype = DataType::Float32;
+        op.bytes = o.bucket_bytes;
+        op.red_op = RedOp::Sum;
+        op.stream = 0x7f0000001000ull;
+        op.seq = nccl_seq++;
+        op.enter_ns = t;
+        op.exit_ns = t + 20'000;
+        op.gpu_start_ns = t + 50'000;
+        op.gpu_end_ns = t + 50'000 + 10'000'000;  // 10 ms on the GPU
+        t += 2'000'000;
+        w->AddOp(op);
+      }
+      t += 40'000'000;
+      // Ring exchange of a 1 MB activation between neighbours.
+      int right = (r + 1) % o.ranks, left = (r + o.ranks - 1) % o.ranks;
+      if (r % 2 == 0) {
+        mpi_op(OpKind::MpiSend, 1 << 20, right, it, 500'000);
+        mpi_op(OpKind::MpiRecv, 1 << 20, left, it, 500'000);
+      } else {
+        mpi_op(OpKind::MpiRecv, 1 << 20, left, it, 500'000);
+        mpi_op(OpKind::MpiSend, 1 << 20, right, it, 500'000);
+      }
+      ResourceSample s;
+      s.time_ns = uint64_t(t);
+      s.cpu_percent = 95.0f + float(it % 5);
+      s.rss_bytes = (2ull << 30) + uint64_t(it) * (1u << 20);
+      s.net_rx_bytes = uint64_t(it + 1) * (100u << 20);
+      s.net_tx_bytes = uint64_t(it + 1) * (100u << 20);
+      s.disk_read_bytes = uint64_t(it + 1) * (10u << 20);
+      w->AddSample(s);
+      if (!w->Flush(&err)) {
+        std::fprintf(stderr, "dltrace-sample-trace: %s\n", err.c_str());
+        return 1;
+      }
+    }
+    mpi_op(OpKind::MpiBarrier, 0, -1, -1, 1'000'000);
+    Footer f;
+    f.events_written = w->ops_written() + w->pending_ops();
+    f.samples_written = uint64_t(o.iterations);
+    f.end_monotonic_ns = uint64_t(t);
+    f.end_realtime_ns = h.start_realtime_ns + uint64_t(t - t0);
+    f.reason = "finalize";
+    if (!w->Close(f, &err)) {
+      std::fprintf(stderr, "dltrace-sample-trace: %s\n", err.c_str());
+      return 1;
+    }
+  }
+  std::printf("wrote %d rank files to %s\n", o.skip_rank >= 0 ? o.ranks - 1 : o.ranks,
+              o.out.c_str());
+  return 0;
+}
