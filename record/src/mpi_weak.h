@@ -1,0 +1,72 @@
+// Weak references to everything the wrappers take from libmpi, so that the
+// library loads into processes that have no MPI (mpirun, shells, Python):
+// there the references resolve to null and the recorder never touches them.
+// Include after <mpi.h> and mpi_functions.h; the build checks the result.
+#pragma once
+
+#define DLTRACE_PRAGMA(x) _Pragma(#x)
+#define DLTRACE_WEAK_PMPI(name, ...) DLTRACE_PRAGMA(weak P##name)
+DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
+
+// PMPI calls the recorder makes besides the intercepted ones.
+#pragma weak PMPI_Comm_size
+#pragma weak PMPI_Comm_rank
+#pragma weak PMPI_Comm_group
+#pragma weak PMPI_Group_translate_ranks
+#pragma weak PMPI_Group_free
+#pragma weak PMPI_Type_size
+#pragma weak PMPI_Get_count
+#pragma weak PMPI_Get_library_version
+
+#ifdef OPEN_MPI
+// Open MPI's predefined handles are addresses of these objects.
+#pragma weak ompi_mpi_comm_world
+#pragma weak ompi_mpi_comm_self
+#pragma weak ompi_mpi_comm_null
+#pragma weak ompi_mpi_group_null
+#pragma weak ompi_request_null
+#pragma weak ompi_mpi_datatype_null
+#pragma weak ompi_mpi_byte
+#pragma weak ompi_mpi_packed
+#pragma weak ompi_mpi_char
+#pragma weak ompi_mpi_signed_char
+#pragma weak ompi_mpi_unsigned_char
+#pragma weak ompi_mpi_short
+#pragma weak ompi_mpi_unsigned_short
+#pragma weak ompi_mpi_int
+#pragma weak ompi_mpi_unsigned
+#pragma weak ompi_mpi_long
+#pragma weak ompi_mpi_unsigned_long
+#pragma weak ompi_mpi_long_long_int
+#pragma weak ompi_mpi_unsigned_long_long
+#pragma weak ompi_mpi_float
+#pragma weak ompi_mpi_double
+#pragma weak ompi_mpi_long_double
+#pragma weak ompi_mpi_int8_t
+#pragma weak ompi_mpi_uint8_t
+#pragma weak ompi_mpi_int16_t
+#pragma weak ompi_mpi_uint16_t
+#pragma weak ompi_mpi_int32_t
+#pragma weak ompi_mpi_uint32_t
+#pragma weak ompi_mpi_int64_t
+#pragma weak ompi_mpi_uint64_t
+#pragma weak ompi_mpi_c_float_complex
+#pragma weak ompi_mpi_c_double_complex
+#pragma weak ompi_mpi_2int
+#pragma weak ompi_mpi_float_int
+#pragma weak ompi_mpi_double_int
+#pragma weak ompi_mpi_long_int
+#pragma weak ompi_mpi_op_sum
+#pragma weak ompi_mpi_op_prod
+#pragma weak ompi_mpi_op_max
+#pragma weak ompi_mpi_op_min
+#pragma weak ompi_mpi_op_land
+#pragma weak ompi_mpi_op_lor
+#pragma weak ompi_mpi_op_lxor
+#pragma weak ompi_mpi_op_band
+#pragma weak ompi_mpi_op_bor
+#pragma weak ompi_mpi_op_bxor
+#pragma weak ompi_mpi_op_maxloc
+#pragma weak ompi_mpi_op_minloc
+#pragma weak ompi_mpi_op_replace
+#endif

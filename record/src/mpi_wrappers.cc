@@ -1,0 +1,514 @@
+// The MPI side of the recorder: MpiCall (one recorded call), the communicator
+// registry, nonblocking-request tracking, and the wrappers generated from
+// mpi_functions.h. Forwarding is always to PMPI_*, recording or not.
+// The C++ bindings would pull in libmpi_cxx symbols; the C API is all we wrap.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <array>
+#include <cstring>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "mpi_functions.h"
+#include "mpi_weak.h"
+#include "recorder.h"
+
+namespace dltrace::record {
+namespace {
+
+using formats::DataType;
+using formats::OpEvent;
+using formats::OpKind;
+using formats::RedOp;
+
+thread_local int t_depth = 0;  // > 0 inside a wrapper: nested MPI calls are not recorded
+
+// ---- communicators -------------------------------------------------------
+
+struct CommEntry {
+  uint32_t id = 0;
+  int size = 0;
+  std::atomic<uint64_t> collective_seq{0};  // matches one collective across ranks
+  std::atomic<uint64_t> p2p_seq{0};
+};
+
+std::mutex g_comm_mu;
+std::unordered_map<MPI_Comm, CommEntry*> g_comms;
+std::atomic<uint64_t> g_comm_generation{1};  // bumped on every free: invalidates caches
+MPI_Group g_world_group = MPI_GROUP_NULL;
+
+CommEntry* RegisterLocked(MPI_Comm comm, const char* name, int64_t parent, int color, int key) {
+  auto* e = new CommEntry();  // never freed: a stale cache entry must stay readable
+  e->id = Recorder::Get().NewCommunicatorId();
+  formats::Communicator c;
+  c.id = e->id;
+  c.api = formats::Api::Mpi;
+  c.name = name;
+  PMPI_Comm_size(comm, &c.size);
+  PMPI_Comm_rank(comm, &c.rank);
+  e->size = c.size;
+  // Members as world ranks, by translating through the groups.
+  MPI_Group group;
+  if (g_world_group != MPI_GROUP_NULL && PMPI_Comm_group(comm, &group) == MPI_SUCCESS) {
+    std::vector<int> local(size_t(c.size)), world(size_t(c.size));
+    for (int i = 0; i < c.size; ++i) local[size_t(i)] = i;
+    if (PMPI_Group_translate_ranks(group, c.size, local.data(), g_world_group, world.data()) ==
+        MPI_SUCCESS)
+      c.members.assign(world.begin(), world.end());
+    PMPI_Group_free(&group);
+  }
+  c.parent = parent;
+  c.color = color;
+  c.key = key;
+  c.created_ns = uint64_t(NowNs());
+  Recorder::Get().AddCommunicator(std::move(c));
+  g_comms[comm] = e;
+  return e;
+}
+
+CommEntry* LookupComm(MPI_Comm comm) {
+  struct Slot {
+    MPI_Comm comm;
+    CommEntry* entry = nullptr;
+    uint64_t generation = 0;
+  };
+  thread_local std::array<Slot, 8> cache{};
+  uint64_t gen = g_comm_generation.load(std::memory_order_acquire);
+  Slot& s = cache[std::hash<MPI_Comm>()(comm) % cache.size()];
+  if (s.entry && s.generation == gen && s.comm == comm) return s.entry;
+  std::lock_guard<std::mutex> lock(g_comm_mu);
+  auto it = g_comms.find(comm);
+  // Communicators made by calls we do not wrap are registered on first use.
+  CommEntry* e = it != g_comms.end() ? it->second : RegisterLocked(comm, "", -1, 0, 0);
+  s = {comm, e, gen};
+  return e;
+}
+
+// ---- datatypes and reductions --------------------------------------------
+
+uint64_t TypeSize(MPI_Datatype type) {
+  if (type == MPI_DATATYPE_NULL) return 0;
+  int size = 0;
+  PMPI_Type_size(type, &size);
+  return uint64_t(size > 0 ? size : 0);
+}
+
+DataType DataTypeOf(MPI_Datatype t) {
+  if (t == MPI_FLOAT) return DataType::Float32;
+  if (t == MPI_DOUBLE) return DataType::Float64;
+  if (t == MPI_INT || t == MPI_INT32_T) return DataType::Int32;
+  if (t == MPI_UNSIGNED || t == MPI_UINT32_T) return DataType::Uint32;
+  if (t == MPI_LONG || t == MPI_LONG_LONG || t == MPI_INT64_T) return DataType::Int64;
+  if (t == MPI_UNSIGNED_LONG || t == MPI_UNSIGNED_LONG_LONG || t == MPI_UINT64_T)
+    return DataType::Uint64;
+  if (t == MPI_BYTE || t == MPI_PACKED) return DataType::Byte;
+  if (t == MPI_CHAR) return DataType::Char;
+  if (t == MPI_SIGNED_CHAR || t == MPI_INT8_T) return DataType::Int8;
+  if (t == MPI_UNSIGNED_CHAR || t == MPI_UINT8_T) return DataType::Uint8;
+  if (t == MPI_SHORT || t == MPI_INT16_T) return DataType::Int16;
+  if (t == MPI_UNSIGNED_SHORT || t == MPI_UINT16_T) return DataType::Uint16;
+  if (t == MPI_LONG_DOUBLE) return DataType::LongDouble;
+  if (t == MPI_C_FLOAT_COMPLEX) return DataType::Complex64;
+  if (t == MPI_C_DOUBLE_COMPLEX) return DataType::Complex128;
+  if (t == MPI_2INT || t == MPI_FLOAT_INT || t == MPI_DOUBLE_INT || t == MPI_LONG_INT)
+    return DataType::PairType;
+  if (t == MPI_DATATYPE_NULL) return DataType::Unknown;
+  return DataType::Derived;
+}
+
+RedOp RedOpOf(MPI_Op op) {
+  if (op == MPI_SUM) return RedOp::Sum;
+  if (op == MPI_PROD) return RedOp::Prod;
+  if (op == MPI_MAX) return RedOp::Max;
+  if (op == MPI_MIN) return RedOp::Min;
+  if (op == MPI_LAND) return RedOp::LogicalAnd;
+  if (op == MPI_LOR) return RedOp::LogicalOr;
+  if (op == MPI_LXOR) return RedOp::LogicalXor;
+  if (op == MPI_BAND) return RedOp::BitAnd;
+  if (op == MPI_BOR) return RedOp::BitOr;
+  if (op == MPI_BXOR) return RedOp::BitXor;
+  if (op == MPI_MAXLOC) return RedOp::MaxLoc;
+  if (op == MPI_MINLOC) return RedOp::MinLoc;
+  if (op == MPI_REPLACE) return RedOp::Replace;
+  return RedOp::User;
+}
+
+// ---- nonblocking requests ------------------------------------------------
+
+struct PendingOp {
+  OpEvent op;
+  MPI_Datatype datatype;  // to count received elements; null for collectives
+  bool is_recv;
+};
+
+// Sharded so that threads completing different requests rarely meet.
+struct RequestShard {
+  std::mutex mu;
+  std::unordered_map<MPI_Request, PendingOp> pending;
+};
+std::array<RequestShard, 64> g_requests;
+
+RequestShard& ShardOf(MPI_Request r) { return g_requests[std::hash<MPI_Request>()(r) % 64]; }
+
+// ---- one recorded call ---------------------------------------------------
+
+class MpiCall {
+ public:
+  explicit MpiCall(OpKind kind) {
+    op_.kind = kind;
+    // MPI_Init runs its `after` before the recorder exists: it starts it.
+    active_ = t_depth == 0 && (kind == OpKind::MpiInit || Recorder::Get().active());
+    if (active_) {
+      ++t_depth;
+      op_.enter_ns = NowNs();
+    }
+  }
+  ~MpiCall() { Finish(); }
+  bool active() const { return active_; }
+  OpEvent& op() { return op_; }
+  void Discard() { record_ = false; }
+  void SetComm(CommEntry* e) { comm_ = e; }
+  CommEntry* comm() const { return comm_; }
+
+  MPI_Status* StatusFor(MPI_Status* s) { return s == MPI_STATUS_IGNORE ? &local_status_ : s; }
+  MPI_Status* StatusesFor(int n, MPI_Status* s) {
+    if (s != MPI_STATUSES_IGNORE) return s;
+    local_statuses_.resize(size_t(n > 0 ? n : 0));
+    return local_statuses_.data();
+  }
+
+  // A nonblocking call: its op waits in the request table for completion.
+  void Pend(MPI_Request* request, MPI_Datatype type, bool is_recv) {
+    if (!request || *request == MPI_REQUEST_NULL || !record_) return;
+    op_.exit_ns = NowNs();
+    RequestShard& shard = ShardOf(*request);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.pending[*request] = {std::move(op_), type, is_recv};
+    record_ = false;
+  }
+  // Wait/Test: remember the handles, which PMPI overwrites on completion.
+  void Watch(int n, const MPI_Request* requests) {
+    watched_.assign(requests, requests + (n > 0 ? n : 0));
+    op_.count = uint64_t(n > 0 ? n : 0);
+  }
+  void Completed(int i, const MPI_Status* status) {
+    if (i < 0 || size_t(i) >= watched_.size() || watched_[size_t(i)] == MPI_REQUEST_NULL) return;
+    MPI_Request r = watched_[size_t(i)];
+    RequestShard& shard = ShardOf(r);
+    PendingOp p;
+    {
+      std::lock_guard<std::mutex> lock(shard.mu);
+      auto it = shard.pending.find(r);
+      if (it == shard.pending.end()) return;  // persistent or unrecorded request
+      p = std::move(it->second);
+      shard.pending.erase(it);
+    }
+    p.op.completion_ns = NowNs();
+    if (p.is_recv && status) {
+      int count = 0;
+      if (PMPI_Get_count(status, p.datatype, &count) == MPI_SUCCESS && count != MPI_UNDEFINED) {
+        p.op.count = uint64_t(count);
+        p.op.bytes = uint64_t(count) * TypeSize(p.datatype);
+      }
+      p.op.peer = status->MPI_SOURCE;
+      p.op.tag = status->MPI_TAG;
+    }
+    Recorder::Get().Append(std::move(p.op));
+  }
+  void AllCompleted(int n, const MPI_Status* statuses) {
+    for (int i = 0; i < n; ++i) Completed(i, statuses ? &statuses[i] : nullptr);
+  }
+  void AnyCompleted(const int* index, const MPI_Status* status) {
+    if (*index != MPI_UNDEFINED) Completed(*index, status);
+  }
+  void SomeCompleted(const int* outcount, const int* indices, const MPI_Status* statuses) {
+    if (*outcount == MPI_UNDEFINED) return;
+    for (int k = 0; k < *outcount; ++k) Completed(indices[k], statuses ? &statuses[k] : nullptr);
+  }
+
+  void Finish() {
+    if (!active_) return;
+    active_ = false;
+    --t_depth;
+    if (!record_ || !Recorder::Get().active()) return;
+    op_.exit_ns = NowNs();
+    Recorder::Get().Append(std::move(op_));
+  }
+
+ private:
+  OpEvent op_;
+  bool active_ = false;
+  bool record_ = true;
+  CommEntry* comm_ = nullptr;
+  MPI_Status local_status_;
+  std::vector<MPI_Status> local_statuses_;
+  std::vector<MPI_Request> watched_;
+};
+
+// ---- what each call records (used by the table's before/after clauses) ----
+
+void OnComm(MpiCall& c, MPI_Comm comm, bool collective) {
+  CommEntry* e = LookupComm(comm);
+  c.SetComm(e);
+  c.op().comm = e->id;
+  c.op().seq = (collective ? e->collective_seq : e->p2p_seq).fetch_add(1, std::memory_order_relaxed);
+}
+
+void PointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) {
+  OnComm(c, comm, false);
+  OpEvent& op = c.op();
+  op.count = uint64_t(count > 0 ? count : 0);
+  op.datatype = DataTypeOf(type);
+  op.bytes = op.count * TypeSize(type);
+  op.peer = peer;
+  op.tag = tag;
+}
+
+void ReceivedFrom(MpiCall& c, const MPI_Status* status, MPI_Datatype type) {
+  int count = 0;
+  if (PMPI_Get_count(status, type, &count) == MPI_SUCCESS && count != MPI_UNDEFINED) {
+    c.op().count = uint64_t(count);
+    c.op().bytes = uint64_t(count) * TypeSize(type);
+  }
+  c.op().peer = status->MPI_SOURCE;
+  c.op().tag = status->MPI_TAG;
+}
+
+// Both directions of a sendrecv, as per-peer byte counts (index = comm rank).
+void SendRecv(MpiCall& c, int scount, MPI_Datatype stype, int dest, int stag, int rcount,
+              MPI_Datatype rtype, int source, MPI_Comm comm) {
+  PointToPoint(c, scount, stype, dest, stag, comm);
+  int n = c.comm()->size;
+  c.op().peer_send_bytes.assign(size_t(n), 0);
+  c.op().peer_recv_bytes.assign(size_t(n), 0);
+  if (dest >= 0 && dest < n) c.op().peer_send_bytes[size_t(dest)] = c.op().bytes;
+  if (source >= 0 && source < n)
+    c.op().peer_recv_bytes[size_t(source)] = uint64_t(rcount > 0 ? rcount : 0) * TypeSize(rtype);
+}
+
+void SendRecvDone(MpiCall& c, const MPI_Status* status, MPI_Datatype rtype) {
+  int count = 0, src = status->MPI_SOURCE;
+  auto& recv = c.op().peer_recv_bytes;
+  if (PMPI_Get_count(status, rtype, &count) == MPI_SUCCESS && count != MPI_UNDEFINED &&
+      src >= 0 && size_t(src) < recv.size()) {
+    std::fill(recv.begin(), recv.end(), 0);
+    recv[size_t(src)] = uint64_t(count) * TypeSize(rtype);
+  }
+}
+
+void Probe(MpiCall& c, int source, int tag, MPI_Comm comm) {
+  OnComm(c, comm, false);
+  c.op().peer = source;
+  c.op().tag = tag;
+}
+
+void ProbeDone(MpiCall& c, const MPI_Status* status) {
+  int count = 0;
+  if (PMPI_Get_count(status, MPI_BYTE, &count) == MPI_SUCCESS && count != MPI_UNDEFINED)
+    c.op().bytes = uint64_t(count);
+  c.op().peer = status->MPI_SOURCE;
+  c.op().tag = status->MPI_TAG;
+}
+
+void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype type, uint64_t ranks_factor,
+                int root) {
+  OnComm(c, comm, true);
+  OpEvent& op = c.op();
+  op.count = uint64_t(count > 0 ? count : 0);
+  op.datatype = type ? DataTypeOf(type) : DataType::Unknown;
+  op.bytes = type ? op.count * TypeSize(type) * ranks_factor : 0;
+  op.peer = root;
+}
+
+void Reduction(MpiCall& c, MPI_Op op) { c.op().red_op = RedOpOf(op); }
+
+// Gather/Scatter/Allgather/Alltoall: bytes are the whole gathered buffer
+// (this rank's block times the ranks), as nccl-tests counts them. `own` is
+// the side every rank passes; with MPI_IN_PLACE the other side says it.
+void Rooted(MpiCall& c, MPI_Comm comm, int root, const void* own_buf, int own_count,
+            MPI_Datatype own_type, int other_count, MPI_Datatype other_type, bool) {
+  OnComm(c, comm, true);
+  bool in_place = own_buf == MPI_IN_PLACE;
+  int count = in_place ? other_count : own_count;
+  MPI_Datatype type = in_place ? other_type : own_type;
+  OpEvent& op = c.op();
+  op.count = uint64_t(count > 0 ? count : 0);
+  op.datatype = DataTypeOf(type);
+  op.bytes = op.count * TypeSize(type) * uint64_t(c.comm()->size);
+  op.peer = root;
+}
+
+std::vector<uint64_t> PerPeer(const int counts[], int n, MPI_Datatype type) {
+  std::vector<uint64_t> out(static_cast<size_t>(n));
+  uint64_t size = TypeSize(type);
+  for (int i = 0; i < n; ++i) out[size_t(i)] = uint64_t(counts[i] > 0 ? counts[i] : 0) * size;
+  return out;
+}
+
+uint64_t Sum(const std::vector<uint64_t>& v) {
+  uint64_t s = 0;
+  for (auto x : v) s += x;
+  return s;
+}
+
+void Gatherv(MpiCall& c, MPI_Comm comm, int root, const void* sendbuf, int scount,
+             MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype) {
+  OnComm(c, comm, true);
+  OpEvent& op = c.op();
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  op.peer = root;
+  op.datatype = DataTypeOf(sendbuf == MPI_IN_PLACE ? rtype : stype);
+  op.count = uint64_t(scount > 0 ? scount : 0);
+  // recvcounts matter at the root (gatherv) or everywhere (allgatherv).
+  if (root < 0 || rank == root) {
+    op.peer_recv_bytes = PerPeer(rcounts, c.comm()->size, rtype);
+    op.bytes = Sum(op.peer_recv_bytes);
+  } else {
+    op.bytes = op.count * TypeSize(stype);
+  }
+}
+
+void Scatterv(MpiCall& c, MPI_Comm comm, int root, const int scounts[], MPI_Datatype stype,
+              const void* recvbuf, int rcount, MPI_Datatype rtype) {
+  OnComm(c, comm, true);
+  OpEvent& op = c.op();
+  int rank = 0;
+  PMPI_Comm_rank(comm, &rank);
+  op.peer = root;
+  op.datatype = DataTypeOf(recvbuf == MPI_IN_PLACE ? stype : rtype);
+  op.count = uint64_t(rcount > 0 ? rcount : 0);
+  if (rank == root) {
+    op.peer_send_bytes = PerPeer(scounts, c.comm()->size, stype);
+    op.bytes = Sum(op.peer_send_bytes);
+  } else {
+    op.bytes = op.count * TypeSize(rtype);
+  }
+}
+
+void Alltoallv(MpiCall& c, MPI_Comm comm, const void* sendbuf, const int scounts[],
+               const MPI_Datatype stypes[], const int rcounts[], const MPI_Datatype rtypes[],
+               bool per_peer_types) {
+  OnComm(c, comm, true);
+  OpEvent& op = c.op();
+  int n = c.comm()->size;
+  op.peer_recv_bytes.resize(size_t(n));
+  op.peer_send_bytes.resize(size_t(n));
+  for (int i = 0; i < n; ++i) {
+    MPI_Datatype rt = per_peer_types ? rtypes[i] : rtypes[0];
+    op.peer_recv_bytes[size_t(i)] = uint64_t(rcounts[i] > 0 ? rcounts[i] : 0) * TypeSize(rt);
+    // In place, what each rank sends equals what it receives.
+    if (sendbuf == MPI_IN_PLACE) {
+      op.peer_send_bytes[size_t(i)] = op.peer_recv_bytes[size_t(i)];
+    } else {
+      MPI_Datatype st = per_peer_types ? stypes[i] : stypes[0];
+      op.peer_send_bytes[size_t(i)] = uint64_t(scounts[i] > 0 ? scounts[i] : 0) * TypeSize(st);
+    }
+  }
+  op.datatype = per_peer_types ? DataType::Derived : DataTypeOf(rtypes[0]);
+  op.bytes = Sum(op.peer_send_bytes);
+}
+
+void ReduceScatter(MpiCall& c, MPI_Comm comm, const int rcounts[], int block,
+                   MPI_Datatype type) {
+  OnComm(c, comm, true);
+  OpEvent& op = c.op();
+  int n = c.comm()->size;
+  op.datatype = DataTypeOf(type);
+  if (rcounts) {
+    op.peer_recv_bytes = PerPeer(rcounts, n, type);
+    op.bytes = Sum(op.peer_recv_bytes);
+    int rank = 0;
+    PMPI_Comm_rank(comm, &rank);
+    op.count = uint64_t(rcounts[rank] > 0 ? rcounts[rank] : 0);
+  } else {
+    op.count = uint64_t(block > 0 ? block : 0);
+    op.bytes = op.count * TypeSize(type) * uint64_t(n);
+  }
+}
+
+// ---- setup, communicators, exit -----------------------------------------
+
+void OnInit(MpiCall& c) {
+  int rank = -1, size = 0;
+  PMPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  PMPI_Comm_size(MPI_COMM_WORLD, &size);
+  StartInfo info;
+  info.rank = rank;
+  info.world_size = size;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int len = 0;
+  PMPI_Get_library_version(version, &len);
+  info.mpi_version = std::string(version, strnlen(version, sizeof(version)));
+  info.mpi_version = info.mpi_version.substr(0, info.mpi_version.find_first_of(",\n"));
+  Recorder& r = Recorder::Get();
+  if (r.settings().enabled && r.settings().output.empty()) {
+    // Every rank must write into the same directory: rank 0 names it.
+    char dir[512] = {};
+    if (rank == 0) std::snprintf(dir, sizeof(dir), "%s", Recorder::DefaultOutputDir().c_str());
+    PMPI_Bcast(dir, sizeof(dir), MPI_CHAR, 0, MPI_COMM_WORLD);
+    info.output_dir = dir;
+  }
+  if (!r.settings().enabled || !r.Start(info)) {
+    c.Discard();
+    return;
+  }
+  PMPI_Comm_group(MPI_COMM_WORLD, &g_world_group);
+  std::lock_guard<std::mutex> lock(g_comm_mu);
+  RegisterLocked(MPI_COMM_WORLD, "MPI_COMM_WORLD", -1, 0, 0);
+  RegisterLocked(MPI_COMM_SELF, "MPI_COMM_SELF", -1, 0, 0);
+}
+
+void OnFinalize(MpiCall& c) {
+  c.Finish();
+  Recorder::Get().Stop("finalize");
+}
+
+void OnAbort(MpiCall& c, MPI_Comm comm) {
+  OnComm(c, comm, false);
+  c.Finish();
+  Recorder::Get().Stop("abort");
+}
+
+void OnNewComm(MpiCall& c, MPI_Comm parent, MPI_Comm* newcomm, const char* how, int color,
+               int key) {
+  c.Discard();
+  if (!newcomm || *newcomm == MPI_COMM_NULL) return;
+  CommEntry* p = LookupComm(parent);
+  std::lock_guard<std::mutex> lock(g_comm_mu);
+  RegisterLocked(*newcomm, how, int64_t(p->id), color, key);
+}
+
+void OnFreeComm(MpiCall& c, MPI_Comm* comm) {
+  c.Discard();
+  if (!comm) return;
+  std::lock_guard<std::mutex> lock(g_comm_mu);
+  // The handle value can come back for a new communicator: forget it.
+  g_comms.erase(*comm);
+  g_comm_generation.fetch_add(1, std::memory_order_release);
+}
+
+}  // namespace
+}  // namespace dltrace::record
+
+using dltrace::record::MpiCall;
+using namespace dltrace::record;
+using dltrace::formats::OpKind;
+
+#define DLTRACE_DEFINE_WRAPPER(name, kind, params, args, before, after) \
+  extern "C" DLTRACE_EXPORT int name params {                           \
+    MpiCall c(OpKind::kind);                                            \
+    if (c.active()) {                                                   \
+      before;                                                           \
+    }                                                                   \
+    int rc = P##name args;                                              \
+    if (c.active()) {                                                   \
+      after;                                                            \
+    }                                                                   \
+    return rc;                                                          \
+  }
+
+DLTRACE_MPI_FUNCTIONS(DLTRACE_DEFINE_WRAPPER)

@@ -1,0 +1,84 @@
+// The settings table and its parsing; unknown or malformed values fall back
+// to the default with a warning rather than stopping the host program.
+#include "settings.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+namespace dltrace::record {
+
+const std::vector<SettingInfo>& AllSettings() {
+  static const std::vector<SettingInfo> table = {
+      {"DLTRACE_OUTPUT", "",
+       "trace directory, or a file template with %r rank, %h host, %p pid, %j job id; "
+       "default: a fresh dltrace-<time> directory agreed by all ranks"},
+      {"DLTRACE_FLUSH_MS", "200", "flush interval; on SIGKILL at most this much is lost"},
+      {"DLTRACE_SAMPLE_MS", "100", "resource sample interval (CPU, memory, network, disk); 0 = off"},
+      {"DLTRACE_BUFFER_EVENTS", "1048576",
+       "events a thread may buffer between flushes before further events are dropped (counted)"},
+      {"DLTRACE_ENABLE", "1", "0 turns the recorder off (the program runs untouched)"},
+      {"DLTRACE_QUIET", "0", "1 silences the recorder's one-line notices on stderr"},
+      {"DLTRACE_GPU_TIMING", "1", "NCCL: time operations on the GPU with CUDA events"},
+      {"DLTRACE_RANK", "", "global rank, overriding RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ..."},
+      {"DLTRACE_LOCAL_RANK", "", "local rank, overriding LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ..."},
+  };
+  return table;
+}
+
+namespace {
+
+const char* Env(const char* name) {
+  const char* v = std::getenv(name);
+  return (v && *v) ? v : nullptr;
+}
+
+int64_t IntSetting(const char* name, int64_t def, int64_t min) {
+  const char* v = Env(name);
+  if (!v) return def;
+  char* end = nullptr;
+  long long x = std::strtoll(v, &end, 10);
+  if (*end != '\0' || x < min) {
+    std::fprintf(stderr, "dltrace: ignoring %s=%s (want an integer >= %lld); using %lld\n", name,
+                 v, (long long)min, (long long)def);
+    return def;
+  }
+  return x;
+}
+
+bool BoolSetting(const char* name, bool def) {
+  const char* v = Env(name);
+  if (!v) return def;
+  if (!std::strcmp(v, "0") || !std::strcmp(v, "false") || !std::strcmp(v, "no")) return false;
+  if (!std::strcmp(v, "1") || !std::strcmp(v, "true") || !std::strcmp(v, "yes")) return true;
+  std::fprintf(stderr, "dltrace: ignoring %s=%s (want 0 or 1)\n", name, v);
+  return def;
+}
+
+}  // namespace
+
+Settings Settings::FromEnvironment() {
+  Settings s;
+  if (const char* v = Env("DLTRACE_OUTPUT")) s.output = v;
+  s.flush_ms = IntSetting("DLTRACE_FLUSH_MS", s.flush_ms, 1);
+  s.sample_ms = IntSetting("DLTRACE_SAMPLE_MS", s.sample_ms, 0);
+  s.buffer_events = IntSetting("DLTRACE_BUFFER_EVENTS", s.buffer_events, 1);
+  s.enabled = BoolSetting("DLTRACE_ENABLE", s.enabled);
+  s.quiet = BoolSetting("DLTRACE_QUIET", s.quiet);
+  s.gpu_timing = BoolSetting("DLTRACE_GPU_TIMING", s.gpu_timing);
+  return s;
+}
+
+std::string Settings::Describe() const {
+  std::string out;
+  out += "DLTRACE_OUTPUT=" + output + "\n";
+  out += "DLTRACE_FLUSH_MS=" + std::to_string(flush_ms) + "\n";
+  out += "DLTRACE_SAMPLE_MS=" + std::to_string(sample_ms) + "\n";
+  out += "DLTRACE_BUFFER_EVENTS=" + std::to_string(buffer_events) + "\n";
+  out += std::string("DLTRACE_ENABLE=") + (enabled ? "1" : "0") + "\n";
+  out += std::string("DLTRACE_QUIET=") + (quiet ? "1" : "0") + "\n";
+  out += std::string("DLTRACE_GPU_TIMING=") + (gpu_timing ? "1" : "0") + "\n";
+  return out;
+}
+
+}  // namespace dltrace::record
