@@ -1,0 +1,135 @@
+// Collective algorithms: each is one table entry, a pure function from
+// (collective, members, bytes, options) to steps, as nccl-tests lists collectives.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+#include <vector>
+
+#include "dltrace/formats/op_kind.h"
+#include "dltrace/models/schedule.h"
+
+namespace dltrace::models {
+
+struct LowerOptions {
+  std::string algorithm = "recorded";
+  // Each channel's share of an op is cut into pieces of at most this many
+  // bytes, each lowered as a whole run of the algorithm (pipelining); 0: one piece.
+  uint64_t chunk_bytes = 0;
+  int channels = 1;  // parallel flows per peer pair; the op's bytes are split among them
+  // Parameter server: number of servers (gradients sharded by bytes), whether
+  // they run on workers 0..k-1 or on endpoints of their own, and whether a
+  // server answers each push at once (async) or after all workers pushed.
+  int servers = 1;
+  bool colocated_servers = false;
+  bool async_servers = false;
+  int gossip_peers = 1;  // neighbours each worker exchanges with per op
+  Link local_link{2400.0, 1000.0};  // same-host transfers: NVLink-like 300 GB/s, 1 us
+  // Ops per training iteration; 0: detect from the repeating pattern of ops.
+  int iteration_ops = 0;
+};
+
+// One collective, as an algorithm sees it.
+struct CollectiveSpec {
+  formats::Collective collective = formats::Collective::kAllReduce;
+  uint64_t bytes = 0;            // nccl-tests "size" (formats/README.md)
+  std::vector<int32_t> members;  // endpoint ids, index = communicator rank
+  int32_t root = 0;              // communicator rank of the root
+  uint64_t seq = 0;              // which call on the communicator (gossip rotates peers)
+};
+
+// Step ids in a dependency list; kNoStep entries are skipped, so "the
+// previous step, if any" can be passed as is.
+constexpr uint32_t kNoStep = 0xFFFFFFFFu;
+class DepList {
+ public:
+  // Up to kInline ids given in braces are copied, so a braced list needs no storage.
+  static constexpr size_t kInline = 4;
+  DepList(std::initializer_list<uint32_t> l) : size_(0) {
+    for (uint32_t d : l)
+      if (size_ < kInline) inline_[size_++] = d;
+  }
+  DepList(const std::vector<uint32_t>& v) : vector_(&v), size_(v.size()) {}
+  const uint32_t* begin() const { return vector_ ? vector_->data() : inline_; }
+  const uint32_t* end() const { return begin() + size_; }
+
+ private:
+  const std::vector<uint32_t>* vector_ = nullptr;
+  size_t size_;
+  uint32_t inline_[kInline] = {};
+};
+
+// Appends the steps of one schedule op at a time. A step given no
+// dependencies waits for its endpoint's entry steps (what came before the op).
+class StepBuilder {
+ public:
+  explicit StepBuilder(Schedule* schedule);
+
+  void BeginOp(uint32_t op);
+  void SetEntry(int32_t endpoint, const std::vector<uint32_t>& deps);
+  void EndOp();
+  // After EndOp: the op's steps on ENDPOINT that nothing else in the op waits
+  // for; empty when the op did not touch it.
+  const std::vector<uint32_t>& Exits(int32_t endpoint) const { return exits_[endpoint]; }
+  bool Touched(int32_t endpoint) const { return touched_mark_[endpoint] == op_ + 1; }
+
+  struct Pair {
+    uint32_t send, recv;
+  };
+  Pair Transfer(int32_t from, int32_t to, uint64_t bytes, uint16_t channel, DepList send_deps,
+                DepList recv_deps);
+  uint32_t Compute(int32_t endpoint, uint64_t duration_ns, DepList deps);
+
+  const Schedule& schedule() const { return *schedule_; }
+  uint16_t channel() const { return channel_; }
+  void set_channel(uint16_t channel) { channel_ = channel; }
+
+ private:
+  uint32_t Add(int32_t endpoint, const Step& step, DepList deps);
+
+  Schedule* schedule_;
+  uint32_t op_ = 0;
+  uint32_t transfers_ = 0;
+  uint16_t channel_ = 0;
+  std::vector<std::vector<uint32_t>> entry_;
+  std::vector<std::vector<uint32_t>> exits_;
+  std::vector<uint32_t> op_begin_;
+  std::vector<uint32_t> touched_mark_;  // op + 1 when touched by the current op
+  std::vector<int32_t> touched_;
+};
+
+// Lowers one piece of a collective on one channel (bytes = the piece's size).
+// Returns false when the algorithm does not define this collective.
+using LowerFn = bool (*)(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
+                         StepBuilder& out);
+
+struct Algorithm {
+  const char* name;
+  const char* summary;
+  LowerFn lower;
+};
+
+const std::vector<Algorithm>& AllAlgorithms();
+const Algorithm* FindAlgorithm(const std::string& name);
+
+// Lowers SPEC with ALGO across options.channels channels and chunk_bytes
+// pieces; collectives the algorithm does not define use ring. Returns the
+// name of the algorithm that was used.
+const char* LowerCollective(const Algorithm& algo, const CollectiveSpec& spec,
+                            const LowerOptions& options, StepBuilder& out);
+
+// A schedule holding only SPEC lowered on workers 0..n-1, each on a host of
+// its own (plus separate servers for ps): what tests and the CLI inspect.
+Schedule LowerSingleCollective(const CollectiveSpec& spec, int32_t world_size,
+                               const LowerOptions& options);
+
+// a/parts, the first a%parts shares one larger, so shares sum to a exactly.
+inline uint64_t Share(uint64_t total, uint64_t parts, uint64_t i) {
+  return total / parts + (i < total % parts ? 1 : 0);
+}
+
+// NCCL's double binary tree: parent of RANK in tree 0 or 1, -1 for a root.
+int32_t TreeParent(int32_t nranks, int32_t rank, int tree);
+
+}  // namespace dltrace::models

@@ -1,0 +1,107 @@
+// The lowered form of a trace that executors run: per endpoint, a list of
+// compute/send/recv steps with explicit dependencies, plus what op each step came from.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dltrace/formats/op_kind.h"
+
+namespace dltrace::models {
+
+enum class StepType : uint8_t { kCompute, kSend, kRecv };
+const char* StepTypeName(StepType type);  // "calc", "send", "recv" (GOAL's words)
+
+// One step of one endpoint. Its id is its index in RankSchedule::steps; every
+// dependency has a smaller id, so the steps vector is already a topological order.
+struct Step {
+  StepType type = StepType::kCompute;
+  // Both ends on one host: executors use the local link (Schedule::local_link),
+  // not the network.
+  bool local = false;
+  uint16_t channel = 0;  // parallel flow between the same pair (NCCL channel)
+  int32_t peer = -1;     // endpoint index (== world rank for workers); -1 for compute
+  uint32_t op = 0;       // index into Schedule::ops
+  uint32_t deps_begin = 0, deps_end = 0;  // range in RankSchedule::deps
+  uint64_t bytes = 0;                     // send/recv payload
+  // A send and its receive carry the same tag; (sender, receiver, tag) is
+  // unique in a schedule, so an executor matches receives by (peer, tag).
+  uint64_t tag = 0;
+  uint64_t duration_ns = 0;  // compute only
+};
+
+// Tags are (schedule op << 32) | k, the k-th transfer the op lowered to.
+inline uint64_t MakeTag(uint32_t op, uint32_t k) { return (uint64_t(op) << 32) | k; }
+constexpr uint32_t kNoOp = 0xFFFFFFFFu;
+inline uint32_t TagOp(uint64_t tag) { return uint32_t(tag >> 32); }
+
+enum class EndpointRole : uint8_t { kWorker, kServer };
+
+// Who runs one rank schedule: a recorded rank, or a parameter server that
+// the ps algorithm added on an endpoint of its own.
+struct Endpoint {
+  EndpointRole role = EndpointRole::kWorker;
+  int32_t world_rank = -1;  // workers; -1 for separate servers
+  int32_t host = -1;        // index into Schedule::hosts
+};
+
+struct RankSchedule {
+  std::vector<Step> steps;
+  std::vector<uint32_t> deps;  // step ids, concatenated; Step::deps_begin/end index it
+
+  const uint32_t* deps_begin(const Step& s) const { return deps.data() + s.deps_begin; }
+  const uint32_t* deps_end(const Step& s) const { return deps.data() + s.deps_end; }
+};
+
+// What a group of steps was lowered from: one recorded collective call, one
+// matched point-to-point transfer, or a compute gap.
+struct ScheduleOp {
+  enum class Source : uint8_t { kCollective, kTransfer, kCompute, kSynthetic };
+  Source source = Source::kCollective;
+  formats::Collective collective = formats::Collective::kNone;
+  formats::OpKind kind = formats::OpKind::Unknown;  // the recorded call
+  uint32_t recorded = 0;  // index into MergedTrace::calls or ::transfers (by source)
+  int32_t iteration = 0;
+  int32_t comm = -1;        // index into MergedTrace::comms; -1 when none
+  uint64_t bytes = 0;       // as recorded (nccl-tests "size")
+  std::string algorithm;    // the algorithm that actually lowered it
+};
+
+// Bandwidth and latency of a link class, for executors and the estimate.
+struct Link {
+  double gbps = 0;        // gigabits per second
+  double latency_ns = 0;  // per message
+};
+
+struct Schedule {
+  std::vector<Endpoint> endpoints;  // index = endpoint id; workers first, by world rank
+  std::vector<RankSchedule> ranks;  // one per endpoint
+  std::vector<ScheduleOp> ops;
+  std::vector<std::string> hosts;
+  int32_t world_size = 0;
+  int32_t iterations = 0;
+  Link local_link;  // same-host transfers (NVLink-like)
+
+  uint64_t step_count() const;
+};
+
+// Per endpoint: bytes sent/received and step counts.
+struct RankTotals {
+  uint64_t sent_bytes = 0, recv_bytes = 0;
+  uint64_t local_sent_bytes = 0;
+  uint64_t sends = 0, recvs = 0, computes = 0;
+  uint64_t compute_ns = 0;
+};
+std::vector<RankTotals> ComputeTotals(const Schedule& schedule);
+
+// Checks the invariants executors rely on: dependencies point backwards, peers
+// exist, every send has exactly one receive with the same (pair, tag, bytes)
+// and vice versa. Returns the problems found (empty when sound), at most `limit`.
+std::vector<std::string> CheckSchedule(const Schedule& schedule, size_t limit = 20);
+
+// One endpoint's steps in LogGOPSim's GOAL syntax ("l3: send 8b to 1 tag 7",
+// "l4 requires l3"), prefixed by a comment naming each op.
+std::string FormatGoal(const Schedule& schedule, int32_t endpoint);
+
+}  // namespace dltrace::models
