@@ -33,5 +33,7 @@ int UsageError(const Command& command, const std::string& message);
 const Command& FindCommand(const char* name);
 
 int RunInfo(const Args& args);
+int RunDump(const Args& args);
+int RunRecord(const Args& args);
 
 }  // namespace dltrace::cli

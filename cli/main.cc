@@ -15,6 +15,21 @@ const std::vector<Command>& AllCommands() {
        "  --json print the same facts as JSON\n"
        "Exit status: 0 complete, 1 error, 3 printed but the trace is incomplete.",
        RunInfo},
+      {"dump", "print every record of a trace as JSON lines",
+       "dltrace dump PATH [--rank R]\n"
+       "  PATH    a .dltrace file or a trace-set directory\n"
+       "  --rank  only this rank's records",
+       RunDump},
+      {"record", "run a command with the MPI/NCCL recorder preloaded",
+       "dltrace record [-o DIR] [--sample-ms N] [--flush-ms N] [--] CMD [ARGS...]\n"
+       "  -o DIR        where the traces go (default: a fresh dltrace-<time> directory)\n"
+       "  --sample-ms N resource sample interval, 0 = off (default 100)\n"
+       "  --flush-ms N  flush interval; a SIGKILL loses at most this much (default 200)\n"
+       "Examples:\n"
+       "  dltrace record -- mpirun -np 4 ./app\n"
+       "  dltrace record -o run1 -- torchrun --nproc_per_node=8 train.py\n"
+       "The command's exit status is passed through.",
+       RunRecord},
   };
   return commands;
 }

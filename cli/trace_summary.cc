@@ -128,7 +128,8 @@ TraceSummary Summarize(const TraceSet& set) {
       k.kind = OpKindName(op.kind);
       ++k.calls;
       k.bytes += bytes;
-      int64_t d = op.duration_ns();
+      // Nonblocking calls take time from issue to completion, not the call itself.
+      int64_t d = op.completion_ns ? *op.completion_ns - op.enter_ns : op.duration_ns();
       if (d > 0 && bytes > 0) {
         k.time_s += double(d) * 1e-9;
         k.timed = true;

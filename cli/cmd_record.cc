@@ -1,0 +1,187 @@
+// dltrace record [-o DIR] [--sample-ms N] [--flush-ms N] -- CMD...: runs CMD
+// with the recorder preloaded (for it and every process it starts, mpirun
+// ranks included), then says where the traces went and summarises them.
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+#include "commands.h"
+#include "dltrace/formats/trace_set.h"
+#include "trace_summary.h"
+
+namespace dltrace::cli {
+
+namespace {
+
+pid_t g_child = -1;
+
+void ForwardSignal(int sig) {
+  if (g_child > 0) ::kill(g_child, sig);
+}
+
+std::string SelfDir() {
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n <= 0) return ".";
+  std::string p(buf, size_t(n));
+  return p.substr(0, p.rfind('/'));
+}
+
+bool Exists(const std::string& p) {
+  struct stat st {};
+  return ::stat(p.c_str(), &st) == 0;
+}
+
+// The preload library: $DLTRACE_RECORD_LIB, else next to this program in
+// the build tree (../record) or an install tree (../lib).
+std::string FindRecorderLibrary() {
+  if (const char* v = std::getenv("DLTRACE_RECORD_LIB")) return v;
+  std::string dir = SelfDir();
+  for (const char* rel : {"/../record/libdltrace-record.so", "/../lib/libdltrace-record.so",
+                          "/libdltrace-record.so"}) {
+    std::string p = dir + rel;
+    if (Exists(p)) {
+      char real[PATH_MAX];
+      return ::realpath(p.c_str(), real) ? real : p;
+    }
+  }
+  return "";
+}
+
+std::string Absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[PATH_MAX];
+  return std::string(::getcwd(cwd, sizeof(cwd)) ? cwd : ".") + "/" + p;
+}
+
+void AppendEnv(const char* name, const std::string& value, const char* sep) {
+  const char* old = std::getenv(name);
+  std::string v = (old && *old) ? value + sep + old : value;
+  ::setenv(name, v.c_str(), 1);
+}
+
+}  // namespace
+
+int RunRecord(const Args& args) {
+  const Command& self = FindCommand("record");
+  std::string out;
+  std::string sample_ms, flush_ms;
+  size_t i = 0;
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    auto value = [&](std::string* dst) {
+      if (i + 1 >= args.size()) return false;
+      *dst = args[++i];
+      return true;
+    };
+    if (a == "--") {
+      ++i;
+      break;
+    } else if (a == "-o" || a == "--output") {
+      if (!value(&out)) return UsageError(self, a + " needs a directory");
+    } else if (a == "--sample-ms") {
+      if (!value(&sample_ms) || sample_ms.find_first_not_of("0123456789") != std::string::npos)
+        return UsageError(self, "--sample-ms needs a number of milliseconds (0 = off)");
+    } else if (a == "--flush-ms") {
+      if (!value(&flush_ms) || flush_ms.empty() ||
+          flush_ms.find_first_not_of("0123456789") != std::string::npos || flush_ms == "0")
+        return UsageError(self, "--flush-ms needs a positive number of milliseconds");
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError(self, "unknown option " + a);
+    } else {
+      break;  // the command starts here (the -- is optional)
+    }
+  }
+  if (i >= args.size()) return UsageError(self, "missing the command to run");
+  std::vector<std::string> cmd(args.begin() + long(i), args.end());
+
+  std::string lib = FindRecorderLibrary();
+  if (lib.empty() || !Exists(lib))
+    return Fail("cannot find libdltrace-record.so (set DLTRACE_RECORD_LIB, or build with MPI "
+                "headers present)");
+
+  // A fresh directory: never record into an earlier run's.
+  if (out.empty()) {
+    char stamp[32];
+    time_t now = time(nullptr);
+    tm local;
+    localtime_r(&now, &local);
+    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
+    out = std::string("dltrace-") + stamp;
+    for (int n = 2; Exists(out); ++n) out = std::string("dltrace-") + stamp + "-" + std::to_string(n);
+  }
+  out = Absolute(out);
+  if (Exists(out) && !formats::ListTraceFiles(out).empty())
+    return Fail(out + " already holds traces; choose another -o (a run never overwrites another)");
+  if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
+    return Fail("cannot create " + out + ": " + std::strerror(errno));
+
+  AppendEnv("LD_PRELOAD", lib, ":");
+  ::setenv("DLTRACE_OUTPUT", out.c_str(), 1);
+  if (!sample_ms.empty()) ::setenv("DLTRACE_SAMPLE_MS", sample_ms.c_str(), 1);
+  if (!flush_ms.empty()) ::setenv("DLTRACE_FLUSH_MS", flush_ms.c_str(), 1);
+  // Open MPI's mpirun passes these to ranks on every host.
+  std::string forward = "LD_PRELOAD;DLTRACE_OUTPUT";
+  for (const char* v : {"DLTRACE_SAMPLE_MS", "DLTRACE_FLUSH_MS", "DLTRACE_BUFFER_EVENTS",
+                        "DLTRACE_QUIET", "DLTRACE_GPU_TIMING"})
+    if (std::getenv(v)) forward += std::string(";") + v;
+  AppendEnv("OMPI_MCA_mca_base_env_list", forward, ";");
+
+  std::fprintf(stderr, "dltrace: recording '%s' into %s\n", cmd[0].c_str(), out.c_str());
+  std::fflush(stderr);
+  g_child = ::fork();
+  if (g_child < 0) return Fail(std::string("fork failed: ") + std::strerror(errno));
+  if (g_child == 0) {
+    std::vector<char*> argv;
+    for (auto& a : cmd) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execvp(argv[0], argv.data());
+    std::fprintf(stderr, "dltrace: error: cannot run %s: %s\n", cmd[0].c_str(), std::strerror(errno));
+    ::_exit(127);
+  }
+  // The child shares our terminal; signals sent to dltrace alone reach it too.
+  struct sigaction sa {};
+  sa.sa_handler = ForwardSignal;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
+  int status = 0;
+  while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+
+  if (formats::ListTraceFiles(out).empty()) {
+    Warn("no traces were written to " + out + " (did the command call MPI or NCCL?)");
+    return code;
+  }
+  formats::TraceSet set;
+  std::string error;
+  if (!formats::LoadTraceSet(out, &set, &error)) {
+    Warn("cannot summarise the traces: " + error);
+    return code;
+  }
+  TraceSummary s = Summarize(set);
+  std::fprintf(stderr, "\ndltrace: traces in %s\n", out.c_str());
+  std::fprintf(stderr, "  ranks %zu of %d on %zu host(s), %llu events (%llu dropped), %s, %.3f s\n",
+               s.ranks_found, s.world_size, s.hosts.size(), (unsigned long long)s.events,
+               (unsigned long long)s.dropped, HumanBytes(double(s.bytes)).c_str(), s.time_span_s);
+  size_t shown = 0;
+  for (const auto& k : s.op_kinds) {
+    if (shown++ == 8) break;
+    std::fprintf(stderr, "  %-24s %10llu calls %14s\n", k.kind.c_str(), (unsigned long long)k.calls,
+                 HumanBytes(double(k.bytes)).c_str());
+  }
+  for (const auto& w : set.warnings) Warn(w);
+  std::fprintf(stderr, "  more: dltrace info %s\n", out.c_str());
+  if (code != 0) std::fprintf(stderr, "dltrace: the command exited with status %d\n", code);
+  return code;
+}
+
+}  // namespace dltrace::cli
