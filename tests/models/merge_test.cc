@@ -1,0 +1,271 @@
+// Merging trace sets written with the formats writer, and lowering them:
+// communicators, matched calls and transfers, hosts, problems, gaps, iterations.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+
+#include "dltrace/formats/trace_set.h"
+#include "dltrace/formats/writer.h"
+#include "dltrace/models/lower.h"
+#include "dltrace/models/merge.h"
+
+namespace dltrace::models {
+namespace {
+
+using formats::Api;
+using formats::Communicator;
+using formats::OpEvent;
+using formats::OpKind;
+
+constexpr int kRanks = 4, kIterations = 5, kBuckets = 3;
+constexpr uint64_t kBucketBytes = 4u << 20, kActivation = 1u << 20;
+constexpr int64_t kT0 = 1'000'000'000;
+constexpr uint64_t kNcclHash = 0xabcdef;
+
+// A data-parallel job like tests/tools/sample_trace.cc: per iteration
+// kBuckets NCCL all-reduces (GPU-timed) and a ring exchange over MPI.
+// EDIT may change each rank's ops before they are written.
+class TraceSetTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/dltrace-merge-XXXXXX";
+    dir_ = ::mkdtemp(tmpl);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  formats::TraceSet Write(const std::function<void(int, std::vector<OpEvent>&)>& edit = {},
+                          int skip_rank = -1) {
+    for (int r = 0; r < kRanks; ++r) {
+      if (r == skip_rank) continue;
+      formats::Header h;
+      h.global_rank = r;
+      h.world_size = kRanks;
+      h.local_rank = r % 2;
+      h.host = "node" + std::to_string(r / 2);
+      std::string err;
+      auto w = formats::TraceWriter::Create(dir_ + "/rank" + std::to_string(r) + ".dltrace", h, &err);
+      EXPECT_TRUE(w) << err;
+      Communicator world;
+      world.id = 0;
+      world.api = Api::Mpi;
+      world.name = "MPI_COMM_WORLD";
+      world.size = kRanks;
+      world.rank = r;
+      for (int m = 0; m < kRanks; ++m) world.members.push_back(m);
+      w->AddCommunicator(world);
+      Communicator nccl;
+      nccl.id = uint32_t(7 + r);  // ids are per file; the hash ties them together
+      nccl.api = Api::Nccl;
+      nccl.name = "dp";
+      nccl.size = kRanks;
+      nccl.rank = r;
+      nccl.nccl_unique_id_hash = kNcclHash;
+      w->AddCommunicator(nccl);
+      std::vector<OpEvent> ops;
+      int64_t t = kT0;
+      uint64_t mpi_seq = 0, nccl_seq = 0;
+      for (int it = 0; it < kIterations; ++it) {
+        t += 30'000'000;  // forward and backward
+        for (int b = 0; b < kBuckets; ++b) {
+          OpEvent op;
+          op.kind = OpKind::NcclAllReduce;
+          op.comm = nccl.id;
+          op.bytes = kBucketBytes;
+          op.stream = 0x1000;
+          op.seq = nccl_seq++;
+          op.enter_ns = t;
+          op.exit_ns = t + 10'000;
+          op.gpu_start_ns = t + 1'000'000;  // 1 ms of compute on the stream first
+          op.gpu_end_ns = t + 3'000'000;
+          t += 3'000'000;
+          ops.push_back(op);
+        }
+        int right = (r + 1) % kRanks, left = (r + kRanks - 1) % kRanks;
+        for (int k = 0; k < 2; ++k) {
+          OpEvent op;
+          bool send = (k == 0) == (r % 2 == 0);
+          op.kind = send ? OpKind::MpiSend : OpKind::MpiRecv;
+          op.comm = 0;
+          op.bytes = kActivation;
+          op.peer = send ? right : left;
+          op.tag = it;
+          op.seq = mpi_seq++;
+          op.enter_ns = t;
+          op.exit_ns = t + 500'000;
+          t += 600'000;
+          ops.push_back(op);
+        }
+      }
+      if (edit) edit(r, ops);
+      for (const auto& op : ops) w->AddOp(op);
+      formats::Footer f;
+      EXPECT_TRUE(w->Close(f, &err)) << err;
+    }
+    formats::TraceSet set;
+    std::string err;
+    EXPECT_TRUE(formats::LoadTraceSet(dir_, &set, &err)) << err;
+    return set;
+  }
+
+  std::string dir_;
+};
+
+bool Mentions(const std::vector<std::string>& lines, const std::string& what) {
+  for (const auto& l : lines)
+    if (l.find(what) != std::string::npos) return true;
+  return false;
+}
+
+TEST_F(TraceSetTest, MergesCommunicatorsCallsTransfersAndHosts) {
+  formats::TraceSet set = Write();
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(m.problems.empty()) << m.problems.front();
+  ASSERT_EQ(m.comms.size(), 2u);
+  EXPECT_EQ(m.comms[1].nccl_unique_id_hash, kNcclHash);
+  EXPECT_EQ(m.comms[1].members, (std::vector<int32_t>{0, 1, 2, 3}));
+  EXPECT_EQ(m.calls.size(), size_t(kIterations * kBuckets));
+  for (const auto& c : m.calls) {
+    EXPECT_TRUE(c.consistent);
+    EXPECT_EQ(c.bytes, kBucketBytes);
+  }
+  EXPECT_EQ(m.transfers.size(), size_t(kRanks * kIterations));
+  for (const auto& t : m.transfers) EXPECT_EQ(t.dst, (t.src + 1) % kRanks);
+  ASSERT_EQ(m.hosts.size(), 2u);
+  EXPECT_EQ(m.hosts[0].ranks, (std::vector<int32_t>{0, 1}));
+  EXPECT_EQ(m.hosts[1].ranks, (std::vector<int32_t>{2, 3}));
+}
+
+TEST_F(TraceSetTest, MissingRankIsReportedNotFatal) {
+  formats::TraceSet set = Write({}, 2);
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(Mentions(m.problems, "rank 2 has no trace file"));
+  EXPECT_TRUE(Mentions(m.problems, "not recorded on rank(s) comm rank 2"));
+  std::vector<std::string> notes;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
+  EXPECT_TRUE(CheckSchedule(s).empty());
+  EXPECT_TRUE(Mentions(notes, "left out"));
+}
+
+TEST_F(TraceSetTest, CollectiveOnSomeMembersOnlyIsReported) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) {
+    if (r == 1) ops.erase(ops.begin() + kBuckets + 2);  // last all-reduce of iteration 2
+  });
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(Mentions(m.problems, "not recorded on rank(s) 1")) << m.problems.front();
+}
+
+TEST_F(TraceSetTest, DisagreeingCountsAndKindsAreReported) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) {
+    if (r == 3) ops[0].bytes = 7;
+    if (r == 2) ops[1].kind = OpKind::NcclBroadcast;
+  });
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(Mentions(m.problems, "rank 3 moved 7 bytes"));
+  EXPECT_TRUE(Mentions(m.problems, "rank 2 called ncclBroadcast"));
+}
+
+TEST_F(TraceSetTest, UnmatchedSendIsReported) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) {
+    if (r == 1) ops[kBuckets].tag = 99;  // rank 1 receives with another tag
+  });
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(Mentions(m.problems, "no matching"));
+  Schedule s = LowerTrace(m, LowerOptions{}, nullptr);
+  EXPECT_TRUE(CheckSchedule(s).empty());
+}
+
+TEST_F(TraceSetTest, LoweringKeepsEveryRankSoundAndFindsIterations) {
+  formats::TraceSet set = Write();
+  MergedTrace m = Merge(set);
+  for (const auto& algo : AllAlgorithms()) {
+    LowerOptions o;
+    o.algorithm = algo.name;
+    std::vector<std::string> notes;
+    Schedule s = LowerTrace(m, o, &notes);
+    auto problems = CheckSchedule(s);
+    EXPECT_TRUE(problems.empty()) << algo.name << ": " << problems.front();
+    EXPECT_EQ(s.iterations, kIterations) << algo.name;
+    EXPECT_EQ(s.ops.size(), size_t(kIterations * (kBuckets + kRanks)));
+  }
+}
+
+TEST_F(TraceSetTest, ComputeGapsComeFromTheGpuTimeline) {
+  formats::TraceSet set = Write();
+  MergedTrace m = Merge(set);
+  LowerOptions o;
+  o.algorithm = "ring";
+  Schedule s = LowerTrace(m, o, nullptr);
+  // On the NCCL stream, each all-reduce follows 1 ms of idle stream time
+  // (2nd and 3rd bucket); the first bucket of the next iteration follows the
+  // MPI exchange (1.2 ms) and the forward/backward pass (30 ms) as well.
+  std::vector<uint64_t> gaps;
+  for (const Step& st : s.ranks[0].steps)
+    if (st.type == StepType::kCompute && s.ops[st.op].source == ScheduleOp::Source::kCollective)
+      gaps.push_back(st.duration_ns);
+  ASSERT_EQ(gaps.size(), size_t(kIterations * kBuckets));
+  EXPECT_EQ(gaps[1], 1'000'000u);
+  EXPECT_EQ(gaps[2], 1'000'000u);
+  EXPECT_EQ(gaps[0], 1'000'000u);  // measured from the rank's first call
+  EXPECT_EQ(gaps[kBuckets], 32'200'000u);
+}
+
+TEST_F(TraceSetTest, SameHostTransfersAreLocal) {
+  formats::TraceSet set = Write();
+  MergedTrace m = Merge(set);
+  Schedule s = LowerTrace(m, LowerOptions{}, nullptr);
+  for (int e = 0; e < kRanks; ++e)
+    for (const Step& st : s.ranks[size_t(e)].steps)
+      if (st.type != StepType::kCompute) {
+        EXPECT_EQ(st.local, st.peer / 2 == e / 2);
+      }
+}
+
+TEST_F(TraceSetTest, DifferentStreamsStayConcurrent) {
+  // Alternate buckets between two streams: a bucket waits only for the one
+  // before it on its own stream.
+  formats::TraceSet set = Write([](int, std::vector<OpEvent>& ops) {
+    int k = 0;
+    for (auto& op : ops)
+      if (op.kind == OpKind::NcclAllReduce) op.stream = (k++ % 2) ? 0x2000 : 0x1000;
+  });
+  MergedTrace m = Merge(set);
+  LowerOptions o;
+  o.algorithm = "ring";
+  Schedule s = LowerTrace(m, o, nullptr);
+  ASSERT_TRUE(CheckSchedule(s).empty());
+  // Collect, per op, which ops its steps on rank 0 depend on directly.
+  const RankSchedule& r0 = s.ranks[0];
+  uint32_t op_b1 = r0.steps.back().op;
+  for (const Step& st : r0.steps)
+    if (s.ops[st.op].source == ScheduleOp::Source::kCollective) {
+      op_b1 = st.op;
+      if (m.calls[s.ops[st.op].recorded].ordinal == 1) break;
+    }
+  for (const Step& st : r0.steps) {
+    if (st.op != op_b1) continue;
+    for (const uint32_t* d = r0.deps_begin(st); d != r0.deps_end(st); ++d) {
+      uint32_t dep_op = r0.steps[*d].op;
+      EXPECT_TRUE(dep_op == op_b1 || m.calls[s.ops[dep_op].recorded].ordinal != 0 ||
+                  s.ops[dep_op].source != ScheduleOp::Source::kCollective)
+          << "bucket 1 waits for bucket 0 on another stream";
+    }
+  }
+}
+
+TEST(Iterations, PeriodWithSetupPrefixAndTrailingOps) {
+  std::vector<uint64_t> sig = {9};
+  for (int i = 0; i < 10; ++i)
+    for (uint64_t x : {1, 1, 2, 3}) sig.push_back(x);
+  sig.push_back(8);
+  IterationPattern p = DetectIterations(sig);
+  EXPECT_EQ(p.period, 4u);
+  EXPECT_EQ(p.prefix, 1u);
+  EXPECT_EQ(DetectIterations({1, 2, 3, 4, 5}).period, 0u);
+}
+
+}  // namespace
+}  // namespace dltrace::models
