@@ -119,8 +119,10 @@ std::unique_ptr<TraceWriter> TraceWriter::FromFd(int fd, const std::string& path
 
 void TraceWriter::AddCommunicator(const Communicator& comm) { comms_.push_back(comm); }
 
-void TraceWriter::AddOp(const OpEvent& op) {
-  ops_.push_back(op);
+void TraceWriter::AddOp(const OpEvent& op) { AddOp(OpEvent(op)); }
+
+void TraceWriter::AddOp(OpEvent&& op) {
+  ops_.push_back(std::move(op));
   // Distinct shapes can only be counted exactly while encoding; the op
   // count bounds them, so flush early enough that the u16 index never wraps.
   if (ops_.size() >= kMaxOpsPerChunk || ops_.size() >= kMaxShapesPerChunk) {

@@ -462,13 +462,25 @@ void OnInit(MpiCall& c) {
   RegisterLocked(MPI_COMM_SELF, "MPI_COMM_SELF", -1, 0, 0);
 }
 
+// Requests never completed through Wait/Test (freed, cancelled) are still
+// operations the program issued: keep them, without a completion time.
+void FlushPendingRequests() {
+  for (RequestShard& shard : g_requests) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    for (auto& [request, p] : shard.pending) Recorder::Get().Append(std::move(p.op));
+    shard.pending.clear();
+  }
+}
+
 void OnFinalize(MpiCall& c) {
+  FlushPendingRequests();
   c.Finish();
   Recorder::Get().Stop("finalize");
 }
 
 void OnAbort(MpiCall& c, MPI_Comm comm) {
   OnComm(c, comm, false);
+  FlushPendingRequests();
   c.Finish();
   Recorder::Get().Stop("abort");
 }

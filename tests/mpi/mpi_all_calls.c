@@ -194,7 +194,7 @@ int main(int argc, char** argv) {
   MPI_Allgather(iv, 2, MPI_INT, iv2, 2, MPI_INT, MPI_COMM_WORLD); op("MPI_Allgather", "world", -1, -1, 8LL * n, 2);
   MPI_Alltoall(d, 1, MPI_DOUBLE, d2, 1, MPI_DOUBLE, MPI_COMM_WORLD); op("MPI_Alltoall", "world", -1, -1, 8LL * n, 1);
   int counts[64], displs[64], rcounts[64], rdispls[64];
-  long long per[64], per2[64], total = 0;
+  long long per[64] = {0}, per2[64] = {0}, total = 0;
   for (int i = 0, off = 0; i < n; ++i) {
     counts[i] = i + 1; displs[i] = off; off += i + 1; per[i] = 4LL * (i + 1); total += per[i];
   }

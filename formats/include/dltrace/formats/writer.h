@@ -32,6 +32,7 @@ class TraceWriter {
 
   void AddCommunicator(const Communicator& comm);
   void AddOp(const OpEvent& op);
+  void AddOp(OpEvent&& op);
   void AddSample(const ResourceSample& sample);
 
   size_t pending_ops() const { return ops_.size(); }

@@ -1,0 +1,296 @@
+#!/usr/bin/env python3
+"""The MPI recorder end to end, under real Open MPI mpirun: every wrapped call
+recorded with the exact fields the program used, MPI_THREAD_MULTIPLE, fork,
+inert non-MPI processes, every exit path (finalize, exit, abort, SIGTERM,
+SIGKILL), and a real MPI program from Debian (hpcc)."""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+import unittest
+
+DLTRACE = os.environ["DLTRACE"]
+LIB = os.environ["DLTRACE_RECORD_LIB"]
+BIN = os.environ["DLTRACE_TEST_BIN"]  # directory of the MPI test programs
+
+MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none"]
+if os.geteuid() == 0:
+    MPIRUN.append("--allow-run-as-root")
+
+
+def prog(name):
+    for d in (BIN, os.path.join(BIN, "mpi")):
+        if os.path.exists(os.path.join(d, name)):
+            return os.path.join(d, name)
+    raise FileNotFoundError(name + " not built")
+
+
+def dump(path, rank=None):
+    args = [DLTRACE, "dump", path] + (["--rank", str(rank)] if rank is not None else [])
+    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
+    return p.returncode, [json.loads(l) for l in p.stdout.splitlines()], p.stderr
+
+
+def info(path):
+    p = subprocess.run([DLTRACE, "info", path, "--json"], capture_output=True, text=True,
+                       timeout=120)
+    return p.returncode, (json.loads(p.stdout) if p.stdout else None), p.stderr
+
+
+def preload_env(outdir, **extra):
+    env = dict(os.environ, LD_PRELOAD=LIB, DLTRACE_OUTPUT=outdir, DLTRACE_QUIET="1")
+    env.update({k: str(v) for k, v in extra.items()})
+    return env
+
+
+def mpirun_preloaded(np, argv, outdir, **extra):
+    fwd = ["-x", "LD_PRELOAD", "-x", "DLTRACE_OUTPUT", "-x", "DLTRACE_QUIET"]
+    for k in extra:
+        fwd += ["-x", k]
+    return MPIRUN + ["-np", str(np)] + fwd + argv
+
+
+class RecorderTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="dltrace-rec-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def test_every_wrapped_call_is_recorded_exactly(self):
+        out = os.path.join(self.tmp, "run")
+        os.mkdir(out)
+        p = subprocess.run([DLTRACE, "record", "-o", out, "--"] + MPIRUN +
+                           ["-np", "4", prog("dltrace-mpi-all-calls"), out],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("dltrace: traces in " + out, p.stderr)
+        self.assertIn("ranks 4 of 4", p.stderr)
+        for rank in range(4):
+            with open(os.path.join(out, f"expected.rank{rank}.jsonl")) as f:
+                lines = [json.loads(l) for l in f]
+            members = {l["comm"]: l["members"] for l in lines if "members" in l}
+            expected = [l for l in lines if "kind" in l]
+            rc, recs, err = dump(out, rank)
+            self.assertEqual(rc, 0, err)
+            comms = {r["id"]: r["members"] for r in recs if r["type"] == "comm"}
+            ops = sorted((r for r in recs if r["type"] == "op"), key=lambda r: r["enter_ns"])
+            got = [o["kind"] for o in ops]
+            self.assertEqual(got, [e["kind"] for e in expected], f"rank {rank}: call sequence")
+            for i, (e, o) in enumerate(zip(expected, ops)):
+                where = f"rank {rank} op {i} {e['kind']}"
+                self.assertEqual(o["peer"], e["peer"], where + " peer")
+                self.assertEqual(o["bytes"], e["bytes"], where + " bytes")
+                if "tag" in e:
+                    self.assertEqual(o["tag"], e["tag"], where + " tag")
+                if "count" in e:
+                    self.assertEqual(o["count"], e["count"], where + " count")
+                for arr in ("peer_send_bytes", "peer_recv_bytes"):
+                    if arr in e:
+                        self.assertEqual(o.get(arr), e[arr], where + " " + arr)
+                if e["comm"] == "-":
+                    self.assertIsNone(o["comm"], where + " comm")
+                else:
+                    self.assertEqual(comms[o["comm"]], members[e["comm"]], where + " members")
+                if e["kind"] in ("MPI_Isend", "MPI_Issend", "MPI_Irecv", "MPI_Iallreduce"):
+                    self.assertGreaterEqual(o["completion_ns"], o["exit_ns"], where)
+            footer = [r for r in recs if r["type"] == "footer"][0]
+            self.assertEqual(footer["reason"], "finalize")
+            self.assertEqual(footer["events_dropped"], 0)
+            self.assertEqual(footer["events_written"], len(ops))
+            header = [r for r in recs if r["type"] == "header"][0]
+            self.assertEqual(header["rank_env"]["OMPI_COMM_WORLD_RANK"], str(rank))
+            self.assertIn("Open MPI", header["mpi_version"])
+        # Collectives of one call share a sequence number on every member.
+        rc, recs, _ = dump(out)
+        seqs = {}
+        for r in recs:
+            if r["type"] == "op" and r["kind"] == "MPI_Allreduce" and r["bytes"] == 4000:
+                seqs[r["rank"]] = r["seq"]
+        self.assertEqual(len(set(seqs.values())), 1, seqs)
+        with open(os.path.join(out, "dltrace-settings.txt")) as f:
+            self.assertIn("DLTRACE_FLUSH_MS=200", f.read())
+
+    def test_thread_multiple_and_fork(self):
+        out = os.path.join(self.tmp, "thr")
+        threads, iters = 4, 300
+        p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-threads"), str(threads),
+                                                str(iters)], out),
+                           env=preload_env(out), capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        if "SKIP" in p.stdout:
+            self.skipTest("MPI_THREAD_MULTIPLE not provided by this Open MPI")
+        self.assertEqual(sorted(os.listdir(out)),
+                         ["dltrace-settings.txt", "rank0.dltrace", "rank1.dltrace"])
+        for rank in (0, 1):
+            rc, recs, err = dump(out, rank)
+            self.assertEqual(rc, 0, err)
+            comms = {r["id"]: r for r in recs if r["type"] == "comm"}
+            dups = [c for c in comms.values() if c["name"] == "dup"]
+            self.assertEqual(len(dups), threads)
+            ops = [r for r in recs if r["type"] == "op"]
+            for c in dups:
+                on = [o for o in ops if o["comm"] == c["id"]]
+                self.assertEqual(len(on), 2 * iters)
+                self.assertEqual({o["kind"] for o in on}, {"MPI_Sendrecv", "MPI_Allreduce"})
+                # One thread per communicator, every op of it from that thread.
+                self.assertEqual(len({o["thread"] for o in on}), 1)
+                sr = [o for o in on if o["kind"] == "MPI_Sendrecv"]
+                self.assertEqual(len({o["tag"] for o in sr}), 1)
+                # Collectives and point-to-point count separately per communicator.
+                for kind in ("MPI_Sendrecv", "MPI_Allreduce"):
+                    self.assertEqual(sorted(o["seq"] for o in on if o["kind"] == kind),
+                                     list(range(iters)))
+            self.assertEqual(len({o["thread"] for o in ops if o["comm"] in
+                                  {c["id"] for c in dups}}), threads)
+            footer = [r for r in recs if r["type"] == "footer"][0]
+            self.assertEqual(footer["reason"], "finalize")
+
+    def test_output_and_exit_status_unchanged(self):
+        argv = [prog("dltrace-mpi-train"), "--steps", "20"]
+        plain = subprocess.run(MPIRUN + ["-np", "4"] + argv, capture_output=True, text=True,
+                               timeout=120)
+        out = os.path.join(self.tmp, "train")
+        rec = subprocess.run([DLTRACE, "record", "-o", out, "--"] + MPIRUN + ["-np", "4"] + argv,
+                             capture_output=True, text=True, timeout=120)
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        self.assertEqual(rec.returncode, plain.returncode)
+        self.assertEqual(rec.stdout, plain.stdout)
+        self.assertIn("final loss", rec.stdout)
+        rc, j, err = info(out)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(j["ranks_found"], 4)
+        kinds = {k["kind"]: k for k in j["op_kinds"]}
+        self.assertEqual(kinds["MPI_Bcast"]["calls"] % 4, 0)
+        self.assertGreaterEqual(kinds["MPI_Allreduce"]["calls"], 4 * 20)
+        self.assertGreater(j["samples"], 0)
+        # A failing command's status is passed through, with no traces to show.
+        p = subprocess.run([DLTRACE, "record", "-o", os.path.join(self.tmp, "f"), "--", "sh",
+                            "-c", "exit 7"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 7)
+        self.assertIn("no traces were written", p.stderr)
+        # Recording into a directory that holds a run is refused.
+        p = subprocess.run([DLTRACE, "record", "-o", out, "--", "true"], capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("already holds traces", p.stderr)
+
+    def test_inert_in_processes_without_mpi(self):
+        out = os.path.join(self.tmp, "inert")
+        env = preload_env(out)
+        for argv in (["true"], ["python3", "-c", "print('hello')"],
+                     MPIRUN + ["-np", "2", "hostname"]):
+            plain = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+            pre = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+            self.assertEqual(pre.returncode, plain.returncode, argv)
+            self.assertEqual(pre.stdout, plain.stdout, argv)
+            self.assertNotIn("dltrace", pre.stderr)
+        self.assertFalse(os.path.exists(out), "a process without MPI wrote traces")
+
+    def test_exit_without_finalize_keeps_everything(self):
+        out = os.path.join(self.tmp, "exit")
+        p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-train"), "--steps", "10",
+                                                "--exit-without-finalize"], out),
+                           env=preload_env(out), capture_output=True, text=True, timeout=120)
+        rc, recs, err = dump(out)
+        self.assertEqual(rc, 0, err)
+        footers = [r for r in recs if r["type"] == "footer"]
+        self.assertEqual([f["reason"] for f in footers], ["exit", "exit"])
+        for f in footers:
+            n = len([r for r in recs if r["type"] == "op" and r["rank"] == f["rank"]])
+            self.assertEqual(f["events_written"], n)
+            self.assertGreater(n, 10)
+
+    def test_mpi_abort_writes_footer(self):
+        out = os.path.join(self.tmp, "abort")
+        # One rank is an odd count: the program calls MPI_Abort.
+        p = subprocess.run(mpirun_preloaded(1, [prog("dltrace-mpi-all-calls"), self.tmp], out),
+                           env=preload_env(out), capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(p.returncode, 0)
+        rc, recs, err = dump(out)
+        self.assertEqual(rc, 0, err)
+        kinds = [r["kind"] for r in recs if r["type"] == "op"]
+        self.assertEqual(kinds, ["MPI_Init", "MPI_Abort"])
+        self.assertEqual([r["reason"] for r in recs if r["type"] == "footer"], ["abort"])
+
+    def _run_and_kill(self, sig, out, **extra):
+        argv = [prog("dltrace-mpi-train"), "--steps", "100000", "--sleep-ms", "5"]
+        if sig == signal.SIGTERM:
+            argv.append("--handle-sigterm")
+        proc = subprocess.Popen(mpirun_preloaded(2, argv, out, **extra),
+                                env=preload_env(out, **extra), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        ranks = []
+        while time.time() < deadline and len(ranks) < 2:
+            time.sleep(0.2)
+            ps = subprocess.run(["pgrep", "-f", "dltrace-mpi-train --steps 100000"],
+                                capture_output=True, text=True)
+            ranks = [int(x) for x in ps.stdout.split() if int(x) != proc.pid]
+        time.sleep(1.5)  # let it record a while
+        for pid in ranks:
+            os.kill(pid, sig)
+        _, stderr = proc.communicate(timeout=60)
+        return stderr
+
+    def test_sigterm_flushes_and_chains_to_the_programs_handler(self):
+        out = os.path.join(self.tmp, "term")
+        stderr = self._run_and_kill(signal.SIGTERM, out)
+        self.assertIn("caught SIGTERM", stderr)  # the program's own handler still ran
+        rc, recs, err = dump(out)
+        self.assertEqual(rc, 0, err)
+        footers = [r for r in recs if r["type"] == "footer"]
+        self.assertEqual([f["reason"] for f in footers], ["signal 15", "signal 15"])
+        for f in footers:
+            ops = [r for r in recs if r["type"] == "op" and r["rank"] == f["rank"]]
+            self.assertEqual(f["events_written"], len(ops))
+            self.assertGreater(len(ops), 50)
+
+    def test_sigkill_loses_at_most_the_flush_interval(self):
+        out = os.path.join(self.tmp, "kill")
+        self._run_and_kill(signal.SIGKILL, out, DLTRACE_FLUSH_MS=100)
+        rc, j, err = info(out)
+        self.assertEqual(rc, 3, err)  # readable, but incomplete
+        self.assertIn("no footer", err + json.dumps(j["warnings"]))
+        for r in j["ranks"]:
+            self.assertIn(r["status"], ("no footer", "truncated"))
+            self.assertGreater(r["ops"], 50)  # ~1.5 s of steps at 5 ms, flushed every 100 ms
+
+    def test_hpcc_from_debian_is_recorded_end_to_end(self):
+        if not shutil.which("hpcc"):
+            self.skipTest("hpcc not installed")
+        work = os.path.join(self.tmp, "hpcc")
+        os.mkdir(work)
+        shutil.copy(os.path.join(os.path.dirname(__file__), "hpccinf.txt"), work)
+        out = os.path.join(work, "trace")
+        p = subprocess.run([DLTRACE, "record", "-o", out, "--"] + MPIRUN + ["-np", "2", "hpcc"],
+                           cwd=work, capture_output=True, text=True, timeout=600)
+        self.assertEqual(p.returncode, 0, p.stderr[-2000:])
+        with open(os.path.join(work, "hpccoutf.txt")) as f:
+            self.assertIn("End of LatencyBandwidth section", f.read())
+        rc, j, err = info(out)
+        self.assertEqual(rc, 0, err)
+        self.assertTrue(j["complete"])
+        self.assertEqual(j["events_dropped"], 0)
+        k = {x["kind"]: x for x in j["op_kinds"]}
+        for kind in ("MPI_Send", "MPI_Recv", "MPI_Isend", "MPI_Irecv", "MPI_Sendrecv",
+                     "MPI_Alltoall", "MPI_Allreduce", "MPI_Bcast", "MPI_Barrier", "MPI_Reduce"):
+            self.assertIn(kind, k)
+        # Consistent totals: blocking sends and receives pair up exactly, and
+        # the calls hpcc makes only on the world communicator (FFT all-to-all,
+        # barriers, ring sendrecv) were made as often on both ranks. All-reduce
+        # and broadcast also run on size-1 row/column communicators, so their
+        # totals need not be even.
+        self.assertEqual(k["MPI_Send"]["calls"], k["MPI_Recv"]["calls"])
+        self.assertEqual(k["MPI_Send"]["bytes"], k["MPI_Recv"]["bytes"])
+        for kind in ("MPI_Alltoall", "MPI_Barrier", "MPI_Sendrecv"):
+            self.assertEqual(k[kind]["calls"] % 2, 0, kind)
+        world = [c for c in j["communicators"] if c["name"] == "MPI_COMM_WORLD"][0]
+        self.assertEqual(world["members"], [0, 1])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
