@@ -33,6 +33,8 @@ int UsageError(const Command& command, const std::string& message);
 const Command& FindCommand(const char* name);
 
 int RunInfo(const Args& args);
+int RunSynth(const Args& args);
+int RunSchedule(const Args& args);
 int RunDump(const Args& args);
 int RunRecord(const Args& args);
 

@@ -30,6 +30,34 @@ const std::vector<Command>& AllCommands() {
        "  dltrace record -o run1 -- torchrun --nproc_per_node=8 train.py\n"
        "The command's exit status is passed through.",
        RunRecord},
+      {"synth", "write a synthetic data-parallel training trace set",
+       "dltrace synth --model M --ranks N -o DIR [--ranks-per-host H] [--iterations I]\n"
+       "              [--compute-ms MS] [--dtype fp32|bf16] [--bucket-mb MB] [--link-gbps G]\n"
+       "  --model           resnet50, resnet152, bert-large or gpt2-xl (default resnet50)\n"
+       "  --ranks           data-parallel ranks (default 8)\n"
+       "  --ranks-per-host  ranks sharing a host (default 8)\n"
+       "  --iterations      training iterations (default 10)\n"
+       "  --compute-ms      forward + backward time per iteration (default: per model)\n"
+       "  --dtype           gradient type (default fp32)\n"
+       "  --bucket-mb       DDP gradient bucket cap in MiB (default 25)\n"
+       "  --link-gbps       link rate that sets each all-reduce's recorded time (default 100)\n"
+       "  -o DIR            output directory; must not exist",
+       RunSynth},
+      {"schedule", "lower a trace set to per-rank steps for an algorithm, with an estimate",
+       "dltrace schedule PATH --algo A [--rank R] [--no-steps] [--link-gbps G] [--latency-us L]\n"
+       "                 [--local-gbps G] [--local-latency-us L] [--chunk-bytes N] [--channels C]\n"
+       "                 [--servers K] [--colocated] [--async] [--gossip-peers P] [--iteration-ops N]\n"
+       "  --algo        recorded, ring, tree, hd, ps, stepwise, gossip or pairwise\n"
+       "  --rank R      print the steps and totals of endpoint R only\n"
+       "  --no-steps    print totals and the estimate only\n"
+       "  --link-gbps, --latency-us              network link for the estimate (100, 5)\n"
+       "  --local-gbps, --local-latency-us      same-host link (2400, 1)\n"
+       "  --chunk-bytes, --channels             pipelining piece and parallel flows per pair\n"
+       "  --servers, --colocated, --async       parameter-server layout (ps)\n"
+       "  --gossip-peers                        neighbours per op (gossip)\n"
+       "  --iteration-ops                       ops per iteration (default: detected)\n"
+       "Exit status: 0 ok, 1 error, 2 usage, 3 printed but the trace set is inconsistent.",
+       RunSchedule},
   };
   return commands;
 }

@@ -98,7 +98,9 @@ class Lowerer {
       if (g < 0 || g >= m_.world_size) continue;
       int64_t first = INT64_MAX;
       for (const auto& op : rt.ops) first = std::min(first, op.enter_ns);
-      first_ns_[size_t(g)] = first == INT64_MAX ? 0 : first;
+      // The recorder's start, when the file says it, else the first call.
+      int64_t start = int64_t(rt.header.start_monotonic_ns);
+      first_ns_[size_t(g)] = first == INT64_MAX ? 0 : (start > 0 && start <= first ? start : first);
     }
   }
 

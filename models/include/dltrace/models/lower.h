@@ -23,7 +23,8 @@ constexpr char kIterationOpsAttribute[] = "dltrace.iteration_ops";
 //   nonblocking MPI call holds up nothing after it;
 // - the time a lane was idle between two ops (on the GPU timeline when the
 //   op was timed there, else on the host) becomes a compute step before the
-//   later op, and belongs to that op.
+//   later op, and belongs to that op (the first op's gap counts from the
+//   header's start_monotonic_ns when set, else from the rank's first call).
 Schedule LowerTrace(const MergedTrace& merged, const LowerOptions& options,
                     std::vector<std::string>* notes);
 

@@ -1,0 +1,85 @@
+// The alpha-beta estimate: a sweep over all endpoints that runs each step once
+// its dependencies (and, for a receive, its matching send) have finished.
+#include "dltrace/models/estimate.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+namespace dltrace::models {
+
+namespace {
+
+struct Key {
+  int32_t from, to;
+  uint64_t tag;
+  bool operator==(const Key& o) const { return from == o.from && to == o.to && tag == o.tag; }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    return std::hash<uint64_t>()(k.tag * 0x9E3779B97F4A7C15ull ^ (uint64_t(uint32_t(k.from)) << 32) ^
+                                 uint32_t(k.to));
+  }
+};
+
+}  // namespace
+
+Estimate EstimateSchedule(const Schedule& s, const Link& network) {
+  Estimate est;
+  const size_t n = s.ranks.size();
+  est.ops.assign(s.ops.size(), {1e300, -1e300});
+  est.iterations.assign(size_t(std::max(s.iterations, 1)), {1e300, -1e300});
+  std::vector<std::vector<double>> finish(n);
+  for (size_t e = 0; e < n; ++e) finish[e].resize(s.ranks[e].steps.size());
+  std::vector<size_t> cursor(n, 0);
+  // Arrival time of each sent message not yet received.
+  std::unordered_map<Key, double, KeyHash> arrivals;
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t e = 0; e < n; ++e) {
+      const RankSchedule& r = s.ranks[e];
+      size_t& c = cursor[e];
+      for (; c < r.steps.size(); ++c) {
+        const Step& st = r.steps[c];
+        double start = 0;
+        for (const uint32_t* d = r.deps_begin(st); d != r.deps_end(st); ++d)
+          start = std::max(start, finish[e][*d]);
+        double end = start;
+        if (st.type == StepType::kCompute) {
+          end = start + double(st.duration_ns);
+        } else if (st.type == StepType::kSend) {
+          end = start + TransferNs(st.local ? s.local_link : network, st.bytes);
+          arrivals[{int32_t(e), st.peer, st.tag}] = end;
+        } else {
+          auto it = arrivals.find({st.peer, int32_t(e), st.tag});
+          if (it == arrivals.end()) break;  // its send has not run yet
+          end = std::max(start, it->second);
+          start = std::max(start, it->second - TransferNs(st.local ? s.local_link : network, st.bytes));
+          arrivals.erase(it);
+        }
+        finish[e][c] = end;
+        progress = true;
+        est.total_ns = std::max(est.total_ns, end);
+        if (st.op < s.ops.size()) {
+          if (st.type != StepType::kCompute) {
+            TimeSpan& o = est.ops[st.op];
+            o.start_ns = std::min(o.start_ns, start);
+            o.end_ns = std::max(o.end_ns, end);
+          }
+          size_t it = size_t(std::clamp(s.ops[st.op].iteration, 0, std::max(s.iterations, 1) - 1));
+          TimeSpan& i = est.iterations[it];
+          i.start_ns = std::min(i.start_ns, start);
+          i.end_ns = std::max(i.end_ns, end);
+        }
+      }
+    }
+  }
+  for (size_t e = 0; e < n; ++e)
+    if (cursor[e] < s.ranks[e].steps.size()) est.complete = false;
+  for (auto* spans : {&est.ops, &est.iterations})
+    for (TimeSpan& t : *spans)
+      if (t.end_ns < t.start_ns) t = {0, 0};
+  return est;
+}
+
+}  // namespace dltrace::models
