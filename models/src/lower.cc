@@ -296,8 +296,10 @@ class Lowerer {
       int64_t since = lane.started ? lane.last_end : first_ns_[size_t(p.rank)];
       int64_t gap = StartNs(e) - since;
       b.SetEntry(p.rank, lane.exits);
-      if (gap > 0) {
-        uint32_t c = b.Compute(p.rank, uint64_t(gap), {});
+      // The previous op may end in many steps (a ring's sends); one compute
+      // step joins them, so the new op's first steps wait on one step each.
+      if (gap > 0 || lane.exits.size() > 1) {
+        uint32_t c = b.Compute(p.rank, uint64_t(std::max<int64_t>(gap, 0)), {});
         b.SetEntry(p.rank, {c});
         gap_step_[p.rank] = c;
       }
