@@ -33,26 +33,35 @@ flatbuffers::Offset<flatbuffers::Vector<flatbuffers::Offset<fbv::KeyValue>>> Enc
   return b.CreateVector(out);
 }
 
-// Serialises the fields of an op that go into its shape, as a map key.
-void AppendShapeKey(const OpEvent& op, std::string* key) {
-  key->clear();
-  auto put = [key](const auto& v) { key->append(reinterpret_cast<const char*>(&v), sizeof(v)); };
-  put(op.kind);
-  put(op.comm);
-  put(op.count);
-  put(op.datatype);
-  put(op.bytes);
-  put(op.red_op);
-  put(op.peer);
-  put(op.tag);
-  put(op.stream);
-  put(op.thread);
-  put(op.captured_in_graph);
-  put(op.peer_send_bytes.size());
-  for (auto v : op.peer_send_bytes) put(v);
-  put(op.peer_recv_bytes.size());
-  for (auto v : op.peer_recv_bytes) put(v);
-}
+// Shape identity: every OpEvent field that goes into OpShape. Hashing the
+// fields directly (not a serialised key) keeps the flusher cheap.
+struct ShapeHash {
+  size_t operator()(const OpEvent* o) const {
+    uint64_t h = 0x9E3779B97F4A7C15ull;
+    auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001B3ull + (h >> 29); };
+    mix(uint64_t(o->kind) | uint64_t(o->datatype) << 8 | uint64_t(o->red_op) << 16 |
+        uint64_t(o->captured_in_graph) << 24 | uint64_t(o->comm) << 32);
+    mix(o->count);
+    mix(o->bytes);
+    mix(uint64_t(uint32_t(o->peer)) | uint64_t(uint32_t(o->tag)) << 32);
+    mix(o->stream);
+    mix(o->thread);
+    for (auto v : o->peer_send_bytes) mix(v);
+    mix(o->peer_send_bytes.size());
+    for (auto v : o->peer_recv_bytes) mix(v);
+    return size_t(h);
+  }
+};
+
+struct ShapeEqual {
+  bool operator()(const OpEvent* a, const OpEvent* b) const {
+    return a->kind == b->kind && a->comm == b->comm && a->count == b->count &&
+           a->datatype == b->datatype && a->bytes == b->bytes && a->red_op == b->red_op &&
+           a->peer == b->peer && a->tag == b->tag && a->stream == b->stream &&
+           a->thread == b->thread && a->captured_in_graph == b->captured_in_graph &&
+           a->peer_send_bytes == b->peer_send_bytes && a->peer_recv_bytes == b->peer_recv_bytes;
+  }
+};
 
 // A column stored narrow when every value fits, wide otherwise.
 template <typename Narrow, typename Wide>
@@ -224,7 +233,7 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   }
 
   // Shape dictionary and per-event columns.
-  std::unordered_map<std::string, uint16_t> shape_index;
+  std::unordered_map<const OpEvent*, uint16_t, ShapeHash, ShapeEqual> shape_index;
   std::vector<flatbuffers::Offset<fbv::OpShape>> shapes;
   std::vector<uint16_t> shape_col;
   Column<uint32_t, uint64_t> seq;
@@ -236,19 +245,26 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   Column<uint32_t, uint64_t> completion;
   const int64_t base_ns = ops_.empty() ? 0 : ops_.front().enter_ns;
   int64_t prev_enter = base_ns;
-  std::string key;
+  const OpEvent* prev = nullptr;
+  uint16_t prev_shape = 0;
   for (const auto& op : ops_) {
-    AppendShapeKey(op, &key);
-    auto it = shape_index.find(key);
-    if (it == shape_index.end()) {
-      it = shape_index.emplace(key, uint16_t(shapes.size())).first;
-      shapes.push_back(fbv::CreateOpShape(
-          b, op.kind, op.comm, op.count, op.datatype, op.bytes, op.red_op, op.peer, op.tag,
-          op.stream, op.thread, op.captured_in_graph,
-          op.peer_send_bytes.empty() ? 0 : b.CreateVector(op.peer_send_bytes),
-          op.peer_recv_bytes.empty() ? 0 : b.CreateVector(op.peer_recv_bytes)));
+    // Training loops repeat: most ops share the previous op's shape.
+    if (prev && ShapeEqual()(prev, &op)) {
+      shape_col.push_back(prev_shape);
+    } else {
+      auto it = shape_index.find(&op);
+      if (it == shape_index.end()) {
+        it = shape_index.emplace(&op, uint16_t(shapes.size())).first;
+        shapes.push_back(fbv::CreateOpShape(
+            b, op.kind, op.comm, op.count, op.datatype, op.bytes, op.red_op, op.peer, op.tag,
+            op.stream, op.thread, op.captured_in_graph,
+            op.peer_send_bytes.empty() ? 0 : b.CreateVector(op.peer_send_bytes),
+            op.peer_recv_bytes.empty() ? 0 : b.CreateVector(op.peer_recv_bytes)));
+      }
+      prev_shape = it->second;
+      shape_col.push_back(prev_shape);
     }
-    shape_col.push_back(it->second);
+    prev = &op;
     seq.values.push_back(op.seq);
     group.values.push_back(op.group);
     group.any_set |= op.group != 0;
