@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# The main job on a built-in default: installs, builds, writes a small trace
-# set with the trace writer and prints `dltrace info` on it.
+# The main job on a built-in default: installs, builds, records a real
+# data-parallel MPI training run (4 ranks under mpirun) and prints
+# `dltrace info` of its trace set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
 ./scripts/build.sh >/dev/null
 build=${DLTRACE_BUILD_DIR:-build}
 out=$(mktemp -d /tmp/dltrace-demo-XXXXXX)
-echo "== writing a sample trace set (4 ranks on 2 hosts, 10 iterations) to $out/sample"
-"$build/tests/dltrace-sample-trace" -o "$out/sample" --ranks 4 --hosts 2 --iterations 10
-echo "== dltrace info $out/sample"
-"$build/cli/dltrace" info "$out/sample"
+mpirun=(mpirun --oversubscribe --bind-to none)
+[ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)
+
+echo "== dltrace record -o $out/train -- mpirun -np 4 dltrace-mpi-train --steps 50"
+"$build/cli/dltrace" record -o "$out/train" -- \
+  "${mpirun[@]}" -np 4 "$build/tests/mpi/dltrace-mpi-train" --steps 50
+echo
+echo "== dltrace info $out/train"
+"$build/cli/dltrace" info "$out/train"

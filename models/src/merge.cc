@@ -211,13 +211,23 @@ void MergePointToPoint(MergedTrace& m, Problems& problems) {
   };
   // (comm, src, dst) -> sends in the order the sender made them (MPI's non-overtaking rule).
   std::map<std::tuple<uint32_t, int32_t, int32_t>, std::vector<PendingSend>> sends;
-  auto peer_world = [&](int32_t g, const formats::OpEvent& op, uint32_t* comm) -> int32_t {
+  // A send-receive records its send peer in `peer` and both directions in
+  // the per-peer byte arrays; its receive side comes from those.
+  auto recv_peer = [](const formats::OpEvent& op) -> int32_t {
+    if (formats::CollectiveOf(op.kind) != Collective::kSendRecv) return op.peer;
+    for (size_t i = 0; i < op.peer_recv_bytes.size(); ++i)
+      if (op.peer_recv_bytes[i] > 0) return int32_t(i);
+    return op.peer;
+  };
+  auto peer_world = [&](int32_t g, const formats::OpEvent& op, uint32_t* comm,
+                        bool receiving = false) -> int32_t {
     auto ci = m.comm_index[size_t(g)].find(op.comm);
     if (ci == m.comm_index[size_t(g)].end()) return -2;
     *comm = ci->second;
     const auto& members = m.comms[ci->second].members;
-    if (op.peer < 0) return -1;  // any source
-    return op.peer < int32_t(members.size()) ? members[size_t(op.peer)] : -2;
+    const int32_t peer = receiving ? recv_peer(op) : op.peer;
+    if (peer < 0) return -1;  // any source
+    return peer < int32_t(members.size()) ? members[size_t(peer)] : -2;
   };
   for (const auto& rt : m.set->ranks) {
     const int32_t g = rt.header.global_rank;
@@ -245,13 +255,16 @@ void MergePointToPoint(MergedTrace& m, Problems& problems) {
       Collective c = formats::CollectiveOf(op.kind);
       if (c != Collective::kRecv && c != Collective::kSendRecv) continue;
       uint32_t comm = 0;
-      int32_t src = peer_world(g, op, &comm);
+      int32_t src = peer_world(g, op, &comm, /*receiving=*/true);
       if (src == -2) continue;
+      // The recorded tag of a send-receive is its send tag; match its receive
+      // side by order from the source alone.
+      const int32_t want_tag = c == Collective::kSendRecv ? -1 : op.tag;
       PendingSend* best = nullptr;
       auto consider = [&](std::vector<PendingSend>& q) {
         for (PendingSend& s : q) {
           if (s.matched) continue;
-          if (op.tag >= 0 && s.tag != op.tag) continue;
+          if (want_tag >= 0 && s.tag != want_tag) continue;
           if (!best || s.enter_ns < best->enter_ns) best = &s;
           break;  // the earliest matching send of this sender
         }

@@ -113,6 +113,12 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual(len(set(seqs.values())), 1, seqs)
         with open(os.path.join(out, "dltrace-settings.txt")) as f:
             self.assertIn("DLTRACE_FLUSH_MS=200", f.read())
+        # The merged view of a real recording: every send has its receive and
+        # every collective was seen on all members.
+        p = subprocess.run([DLTRACE, "schedule", out, "--algo", "recorded", "--no-steps"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertNotIn("no matching", p.stderr)
+        self.assertNotIn("not recorded on rank", p.stderr)
 
     def test_thread_multiple_and_fork(self):
         out = os.path.join(self.tmp, "thr")
@@ -167,6 +173,10 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual(kinds["MPI_Bcast"]["calls"] % 4, 0)
         self.assertGreaterEqual(kinds["MPI_Allreduce"]["calls"], 4 * 20)
         self.assertGreater(j["samples"], 0)
+        p = subprocess.run([DLTRACE, "schedule", out, "--algo", "ring", "--no-steps"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("total_ms", p.stdout)
         # A failing command's status is passed through, with no traces to show.
         p = subprocess.run([DLTRACE, "record", "-o", os.path.join(self.tmp, "f"), "--", "sh",
                             "-c", "exit 7"], capture_output=True, text=True, timeout=60)
