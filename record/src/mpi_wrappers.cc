@@ -89,12 +89,33 @@ CommEntry* LookupComm(MPI_Comm comm) {
 
 // ---- datatypes and reductions --------------------------------------------
 
-uint64_t TypeSize(MPI_Datatype type) {
+DataType DataTypeOf(MPI_Datatype t);
+
+uint64_t QueryTypeSize(MPI_Datatype type) {
   if (type == MPI_DATATYPE_NULL) return 0;
   int size = 0;
   PMPI_Type_size(type, &size);
   return uint64_t(size > 0 ? size : 0);
 }
+
+// Most calls reuse one predefined datatype: remember it per thread. Derived
+// types are not cached, since a freed handle can come back with another size.
+struct TypeInfo {
+  MPI_Datatype type;
+  DataType kind;
+  uint64_t size;
+};
+thread_local TypeInfo t_last_type{MPI_DATATYPE_NULL, DataType::Unknown, 0};
+
+const TypeInfo& DescribeType(MPI_Datatype type) {
+  if (type == t_last_type.type && type != MPI_DATATYPE_NULL) return t_last_type;
+  static thread_local TypeInfo fresh;
+  fresh = {type, DataTypeOf(type), QueryTypeSize(type)};
+  if (fresh.kind != DataType::Derived) t_last_type = fresh;
+  return fresh;
+}
+
+uint64_t TypeSize(MPI_Datatype type) { return DescribeType(type).size; }
 
 DataType DataTypeOf(MPI_Datatype t) {
   if (t == MPI_FLOAT) return DataType::Float32;
@@ -260,9 +281,10 @@ void OnComm(MpiCall& c, MPI_Comm comm, bool collective) {
 void PointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) {
   OnComm(c, comm, false);
   OpEvent& op = c.op();
+  const TypeInfo& t = DescribeType(type);
   op.count = uint64_t(count > 0 ? count : 0);
-  op.datatype = DataTypeOf(type);
-  op.bytes = op.count * TypeSize(type);
+  op.datatype = t.kind;
+  op.bytes = op.count * t.size;
   op.peer = peer;
   op.tag = tag;
 }
@@ -318,8 +340,11 @@ void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype type, uint64_
   OnComm(c, comm, true);
   OpEvent& op = c.op();
   op.count = uint64_t(count > 0 ? count : 0);
-  op.datatype = type ? DataTypeOf(type) : DataType::Unknown;
-  op.bytes = type ? op.count * TypeSize(type) * ranks_factor : 0;
+  if (type) {
+    const TypeInfo& t = DescribeType(type);
+    op.datatype = t.kind;
+    op.bytes = op.count * t.size * ranks_factor;
+  }
   op.peer = root;
 }
 
