@@ -173,6 +173,13 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual(kinds["MPI_Bcast"]["calls"] % 4, 0)
         self.assertGreaterEqual(kinds["MPI_Allreduce"]["calls"], 4 * 20)
         self.assertGreater(j["samples"], 0)
+        rc, recs, err = dump(out, 0)
+        samples = [r for r in recs if r["type"] == "sample"]
+        self.assertTrue(samples)
+        self.assertTrue(all(s["rss_bytes"] > 1 << 20 for s in samples))  # a real process
+        self.assertTrue(all(0 <= s["cpu_percent"] <= 100 * os.cpu_count() + 50 for s in samples))
+        times = [s["time_ns"] for s in samples]
+        self.assertEqual(times, sorted(times))
         p = subprocess.run([DLTRACE, "schedule", out, "--algo", "ring", "--no-steps"],
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
