@@ -23,8 +23,11 @@ namespace {
 
 pid_t g_child = -1;
 
-void ForwardSignal(int sig) {
-  if (g_child > 0) ::kill(g_child, sig);
+// A terminal's Ctrl-C already reaches the child (same process group); only
+// signals sent to dltrace itself (kill, a batch system) are passed on.
+void ForwardSignal(int sig, siginfo_t* info, void*) {
+  if (g_child > 0 && info && (info->si_code == SI_USER || info->si_code == SI_QUEUE))
+    ::kill(g_child, sig);
 }
 
 std::string SelfDir() {
@@ -147,9 +150,9 @@ int RunRecord(const Args& args) {
     std::fprintf(stderr, "dltrace: error: cannot run %s: %s\n", cmd[0].c_str(), std::strerror(errno));
     ::_exit(127);
   }
-  // The child shares our terminal; signals sent to dltrace alone reach it too.
   struct sigaction sa {};
-  sa.sa_handler = ForwardSignal;
+  sa.sa_sigaction = ForwardSignal;
+  sa.sa_flags = SA_SIGINFO;
   sigemptyset(&sa.sa_mask);
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) sigaction(sig, &sa, nullptr);
   int status = 0;

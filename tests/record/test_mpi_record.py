@@ -276,6 +276,22 @@ class RecorderTest(unittest.TestCase):
             self.assertIn(r["status"], ("no footer", "truncated"))
             self.assertGreater(r["ops"], 50)  # ~1.5 s of steps at 5 ms, flushed every 100 ms
 
+    def test_sigterm_to_dltrace_record_reaches_every_rank(self):
+        out = os.path.join(self.tmp, "rec-term")
+        proc = subprocess.Popen([DLTRACE, "record", "-o", out, "--"] + MPIRUN +
+                                ["-np", "2", prog("dltrace-mpi-train"), "--steps", "100000",
+                                 "--sleep-ms", "5"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(3)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn("dltrace: traces in " + out, stderr)
+        rc, j, err = info(out)
+        self.assertEqual(rc, 0, err)  # every rank wrote its footer
+        self.assertEqual([r["status"] for r in j["ranks"]], ["complete", "complete"])
+        self.assertTrue(all(r["ops"] > 50 for r in j["ranks"]))
+
     def test_hpcc_from_debian_is_recorded_end_to_end(self):
         if not shutil.which("hpcc"):
             self.skipTest("hpcc not installed")
