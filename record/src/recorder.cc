@@ -256,11 +256,27 @@ Recorder::ThreadBuffer* Recorder::ThisThreadBuffer() {
 
 void Recorder::Append(OpEvent&& op) {
   ThreadBuffer* b = ThisThreadBuffer();
-  std::lock_guard<SpinLock> lock(b->mu);  // only the flusher ever contends
+  b->mu.lock();  // only the flusher ever contends
   if (int64_t(b->events.size()) >= settings_.buffer_events) {
-    ++b->dropped;
-    return;
+    // Full: the program outruns the flusher (more threads than cores, say).
+    // Wait for it rather than lose events; drop, counted, only if it is stuck.
+    b->mu.unlock();
+    if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
+    bool room = false;
+    for (int i = 0; i < 20000 && !room && state_.load(std::memory_order_relaxed) == 1; ++i) {
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+      b->mu.lock();
+      room = int64_t(b->events.size()) < settings_.buffer_events;
+      if (!room) b->mu.unlock();
+    }
+    if (!room) {
+      b->mu.lock();
+      ++b->dropped;
+      b->mu.unlock();
+      return;
+    }
   }
+  std::lock_guard<SpinLock> lock(b->mu, std::adopt_lock);
   uint32_t extras = 0;
   if (!op.peer_send_bytes.empty() || !op.peer_recv_bytes.empty()) {
     b->extras.push_back({std::move(op.peer_send_bytes), std::move(op.peer_recv_bytes)});

@@ -123,9 +123,11 @@ class RecorderTest(unittest.TestCase):
     def test_thread_multiple_and_fork(self):
         out = os.path.join(self.tmp, "thr")
         threads, iters = 4, 300
+        # A tiny buffer: threads outrun the flusher and must wait, not drop.
         p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-threads"), str(threads),
-                                                str(iters)], out),
-                           env=preload_env(out), capture_output=True, text=True, timeout=120)
+                                                str(iters)], out, DLTRACE_BUFFER_EVENTS=16),
+                           env=preload_env(out, DLTRACE_BUFFER_EVENTS=16), capture_output=True,
+                           text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         if "SKIP" in p.stdout:
             self.skipTest("MPI_THREAD_MULTIPLE not provided by this Open MPI")
@@ -154,6 +156,7 @@ class RecorderTest(unittest.TestCase):
                                   {c["id"] for c in dups}}), threads)
             footer = [r for r in recs if r["type"] == "footer"][0]
             self.assertEqual(footer["reason"], "finalize")
+            self.assertEqual(footer["events_dropped"], 0)
 
     def test_output_and_exit_status_unchanged(self):
         argv = [prog("dltrace-mpi-train"), "--steps", "20"]
