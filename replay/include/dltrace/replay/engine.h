@@ -1,0 +1,91 @@
+// Runs one endpoint's lowered schedule over a Transport: issues each step when
+// its dependencies are met, matches receives, and times steps, ops and iterations.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dltrace/models/schedule.h"
+#include "dltrace/replay/receive_matcher.h"
+#include "dltrace/replay/transport.h"
+
+namespace dltrace::replay {
+
+struct EngineOptions {
+  // Compute steps last duration_ns * time_scale (0 skips them).
+  double time_scale = 1.0;
+};
+
+struct TimeRange {
+  uint64_t start_ns = 0, end_ns = 0;  // transport clock, relative to the engine's start
+  bool valid = false;
+};
+
+// What one endpoint did: when each step, op and iteration ran, and the bytes moved.
+struct RankResult {
+  int32_t endpoint = -1;
+  bool complete = false;
+  std::string error;  // why it stopped early; empty when complete
+  uint64_t clock_origin_ns = 0;  // transport clock at Start(); all times are relative to it
+  uint64_t end_ns = 0;
+  uint64_t steps_done = 0, steps_total = 0;
+  uint64_t bytes_sent = 0, bytes_received = 0;
+  uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
+  std::vector<TimeRange> steps;  // index = step id
+  // Per schedule op: its transfer steps on this endpoint (compute gaps
+  // excluded, as the estimate does); invalid for ops this endpoint has no transfer in.
+  std::vector<TimeRange> ops;
+  std::vector<uint64_t> op_sent, op_received;  // per schedule op, on this endpoint
+  // Per iteration: all steps of its ops on this endpoint, compute included.
+  std::vector<TimeRange> iterations;
+};
+
+class ScheduleEngine {
+ public:
+  using DoneFn = std::function<void(const RankResult& result)>;
+
+  // SCHEDULE must outlive the engine. The engine takes over the transport's
+  // data and error callbacks at once, so data that comes before Start is kept.
+  ScheduleEngine(const models::Schedule& schedule, int32_t endpoint, Transport& transport,
+                 EngineOptions options = {});
+
+  // Issues the steps without dependencies; DONE runs once, when every step
+  // finished or the run failed.
+  void Start(DoneFn done);
+  // Stops the run with MESSAGE (first failure wins).
+  void Fail(const std::string& message);
+
+  bool finished() const { return finished_; }
+  const RankResult& result() const { return result_; }
+  // Bytes this endpoint still has to receive from, or send to, PEER: a
+  // connection to a peer with nothing outstanding may close without harm.
+  uint64_t outstanding_with(int32_t peer) const;
+
+ private:
+  void Issue(uint32_t step);
+  void Complete(uint32_t step);
+  void Pump();
+  void OnData(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes);
+  void Finish();
+
+  const models::Schedule& schedule_;
+  const models::RankSchedule& rank_;
+  int32_t endpoint_;
+  Transport& transport_;
+  EngineOptions options_;
+  ReceiveMatcher matcher_;
+  DoneFn done_;
+  RankResult result_;
+  std::vector<uint32_t> waiting_deps_;   // per step: dependencies not yet finished
+  std::vector<uint32_t> dependents_;     // CSR: steps waiting on each step
+  std::vector<uint32_t> dependents_at_;  // size steps + 1
+  std::vector<uint32_t> ready_;
+  std::vector<uint64_t> peer_outstanding_;  // per endpoint: bytes still to move with it
+  bool pumping_ = false;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace dltrace::replay

@@ -1,0 +1,74 @@
+// The results file shared by socket replay, ns-3 and the recorded run: per
+// endpoint, per-op and per-iteration rows as JSON, written whole or not at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dltrace/models/merge.h"
+#include "dltrace/models/schedule.h"
+#include "dltrace/replay/engine.h"
+
+namespace dltrace::replay {
+
+constexpr char kResultsFormat[] = "dltrace-results";
+constexpr int kResultsVersion = 1;
+
+struct OpRow {
+  uint32_t op = 0;
+  std::string kind;        // recorded call, e.g. "ncclAllReduce"
+  std::string collective;  // e.g. "AllReduce"
+  int32_t iteration = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+  uint64_t bytes = 0;      // the op's size as recorded (nccl-tests "size")
+  uint64_t sent_bytes = 0, received_bytes = 0;  // by this endpoint
+  double algbw_gbps = 0;   // bytes / duration, GB/s (nccl-tests algbw)
+};
+
+struct IterationRow {
+  int32_t iteration = 0;
+  uint64_t start_ns = 0, end_ns = 0;
+};
+
+// One results file: one endpoint of one run.
+struct ResultsFile {
+  std::string source;  // "replay", "ns3", "recorded"
+  std::string trace;
+  std::string algorithm;
+  uint64_t schedule_hash = 0;
+  int32_t endpoint = -1;
+  int32_t endpoints = 0;
+  bool complete = false;
+  std::string error;
+  uint64_t clock_origin_ns = 0;
+  uint64_t duration_ns = 0;
+  uint64_t bytes_sent = 0, bytes_received = 0;
+  uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
+  std::vector<OpRow> ops;
+  std::vector<IterationRow> iterations;
+};
+
+// Rows of RESULT for SCHEDULE's ops (those this endpoint took part in).
+ResultsFile MakeResultsFile(const models::Schedule& schedule, const RankResult& result);
+
+std::string ResultsToJson(const ResultsFile& results);
+bool ResultsFromJson(const std::string& text, ResultsFile* results, std::string* error);
+
+// Writes PATH through a temporary name renamed into place once complete.
+bool WriteResultsFile(const ResultsFile& results, const std::string& path, std::string* error);
+bool ReadResultsFile(const std::string& path, ResultsFile* results, std::string* error);
+// "rank<E>.results.json"
+std::string ResultsFileName(int32_t endpoint);
+
+// Recorded duration of each schedule op (the longest member's, on the GPU
+// when timed there), and of each iteration (the longest rank's, from the end
+// of the previous iteration's last op, so compute gaps count as the replay counts them).
+struct RecordedTimes {
+  std::vector<double> op_ns;         // per schedule op; 0 when unknown
+  std::vector<double> iteration_ns;  // per iteration
+};
+RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged,
+                                   const models::Schedule& schedule);
+
+}  // namespace dltrace::replay

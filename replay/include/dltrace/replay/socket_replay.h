@@ -1,0 +1,51 @@
+// Replays one endpoint of a schedule over real TCP connections (Boost.Asio):
+// connection set-up with a handshake, then the schedule engine over the sockets.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dltrace/models/schedule.h"
+#include "dltrace/replay/engine.h"
+
+namespace dltrace::replay {
+
+struct HostPort {
+  std::string host;
+  uint16_t port = 0;
+  std::string str() const { return host + ":" + std::to_string(port); }
+};
+// "h0:p0,h1:p1,..." -> list; false with *error on a malformed entry.
+bool ParseHostList(const std::string& text, std::vector<HostPort>* out, std::string* error);
+
+struct SocketOptions {
+  std::vector<HostPort> hosts;  // index = endpoint
+  int32_t self = 0;
+  // A socket already bound and listening (the --local launcher opens them
+  // before forking, so ports are never raced); -1: bind hosts[self].
+  int listen_fd = -1;
+  uint64_t schedule_hash = 0;
+  std::string token;        // DLTRACE_REPLAY_TOKEN; peers must present the same one
+  std::string congestion;   // TCP_CONGESTION per socket; empty: the system default
+  int send_buffer = 0, receive_buffer = 0;  // SO_SNDBUF / SO_RCVBUF; 0: the system default
+  double connect_timeout_s = 30;  // how long to retry while peers start
+  double linger_s = 5;            // after finishing, how long to wait for peers to close
+};
+
+// Called about once a second while the schedule runs.
+using ProgressFn = std::function<void(const RankResult& progress)>;
+
+// Connects to every peer the endpoint exchanges messages with (one
+// connection per channel; the lower endpoint connects to the higher), runs
+// the schedule and returns the result: complete, or with one error line
+// naming the peer and the cause.
+RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions& options,
+                           const EngineOptions& engine_options, ProgressFn progress = nullptr);
+
+// Checks that the kernel offers congestion control NAME; else false with one
+// line listing the ones it does offer.
+bool CheckCongestionControl(const std::string& name, std::string* error);
+
+}  // namespace dltrace::replay

@@ -1,0 +1,171 @@
+// The schedule engine: a ready queue over the dependency graph of one
+// endpoint's steps; transports call back into it when sends, timers and data finish.
+#include "dltrace/replay/engine.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dltrace::replay {
+
+using models::Step;
+using models::StepType;
+
+ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoint,
+                               Transport& transport, EngineOptions options)
+    : schedule_(schedule),
+      rank_(schedule.ranks.at(size_t(endpoint))),
+      endpoint_(endpoint),
+      transport_(transport),
+      options_(options),
+      matcher_([this](uint32_t id) { Complete(id); }) {
+  const size_t n = rank_.steps.size();
+  result_.endpoint = endpoint;
+  result_.steps_total = n;
+  result_.steps.resize(n);
+  result_.ops.resize(schedule.ops.size());
+  result_.op_sent.assign(schedule.ops.size(), 0);
+  result_.op_received.assign(schedule.ops.size(), 0);
+  result_.iterations.resize(size_t(std::max(schedule.iterations, 1)));
+  peer_outstanding_.assign(schedule.ranks.size(), 0);
+  waiting_deps_.resize(n);
+  dependents_at_.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& s = rank_.steps[i];
+    waiting_deps_[i] = s.deps_end - s.deps_begin;
+    for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
+      ++dependents_at_[*d + 1];
+    if (s.type == StepType::kSend) result_.bytes_scheduled_send += s.bytes;
+    if (s.type == StepType::kRecv) result_.bytes_scheduled_recv += s.bytes;
+    if (s.type != StepType::kCompute) peer_outstanding_[size_t(s.peer)] += s.bytes + 1;
+  }
+  for (size_t i = 0; i < n; ++i) dependents_at_[i + 1] += dependents_at_[i];
+  // Data may come before Start (a peer that started first): the matcher keeps it.
+  transport_.set_on_data([this](int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
+    OnData(peer, channel, tag, bytes);
+  });
+  transport_.set_on_error([this](const std::string& message) { Fail(message); });
+  dependents_.resize(dependents_at_[n]);
+  std::vector<uint32_t> fill(dependents_at_.begin(), dependents_at_.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& s = rank_.steps[i];
+    for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
+      dependents_[fill[*d]++] = uint32_t(i);
+  }
+}
+
+uint64_t ScheduleEngine::outstanding_with(int32_t peer) const {
+  return peer >= 0 && size_t(peer) < peer_outstanding_.size() ? peer_outstanding_[size_t(peer)]
+                                                               : 0;
+}
+
+void ScheduleEngine::Start(DoneFn done) {
+  done_ = std::move(done);
+  started_ = true;
+  result_.clock_origin_ns = transport_.NowNs();
+  for (uint32_t i = 0; i < rank_.steps.size(); ++i)
+    if (waiting_deps_[i] == 0) ready_.push_back(i);
+  Pump();
+}
+
+void ScheduleEngine::Pump() {
+  if (pumping_) return;  // a callback that ran inside Issue: the loop below picks it up
+  pumping_ = true;
+  while (!ready_.empty() && !finished_) {
+    uint32_t id = ready_.back();
+    ready_.pop_back();
+    Issue(id);
+  }
+  pumping_ = false;
+  if (!finished_ && result_.steps_done == result_.steps_total) Finish();
+}
+
+void ScheduleEngine::Issue(uint32_t id) {
+  const Step& s = rank_.steps[id];
+  TimeRange& t = result_.steps[id];
+  t.start_ns = transport_.NowNs() - result_.clock_origin_ns;
+  t.valid = true;
+  switch (s.type) {
+    case StepType::kCompute: {
+      double ns = double(s.duration_ns) * options_.time_scale;
+      if (ns < 1) {
+        Complete(id);
+      } else {
+        transport_.StartTimer(uint64_t(std::llround(ns)), [this, id] { Complete(id); });
+      }
+      break;
+    }
+    case StepType::kSend:
+      transport_.Send(s.peer, s.channel, s.tag, s.bytes, [this, id] {
+        const Step& sent = rank_.steps[id];
+        result_.bytes_sent += sent.bytes;
+        result_.op_sent[sent.op] += sent.bytes;
+        peer_outstanding_[size_t(sent.peer)] -= sent.bytes + 1;
+        Complete(id);
+      });
+      break;
+    case StepType::kRecv: {
+      std::string error;
+      if (!matcher_.Post(s.peer, s.tag, s.bytes, id, &error)) Fail(error);
+      break;
+    }
+  }
+}
+
+void ScheduleEngine::OnData(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
+  if (finished_) return;
+  result_.bytes_received += bytes;
+  uint32_t op = models::TagOp(tag);
+  if (op < result_.op_received.size()) result_.op_received[op] += bytes;
+  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
+    peer_outstanding_[size_t(peer)] -= std::min(peer_outstanding_[size_t(peer)], bytes);
+  std::string error;
+  if (!matcher_.Arrive(peer, tag, bytes, &error)) Fail(error);
+}
+
+void ScheduleEngine::Complete(uint32_t id) {
+  if (finished_) return;
+  const Step& s = rank_.steps[id];
+  TimeRange& t = result_.steps[id];
+  t.end_ns = transport_.NowNs() - result_.clock_origin_ns;
+  if (s.type == StepType::kRecv) {
+    // The +1 per message keeps a peer outstanding until its last receive, even of zero bytes.
+    uint64_t& left = peer_outstanding_[size_t(s.peer)];
+    left -= std::min<uint64_t>(left, 1);
+  }
+  ++result_.steps_done;
+  auto widen = [&](TimeRange& r) {
+    if (!r.valid) {
+      r = t;
+      return;
+    }
+    r.start_ns = std::min(r.start_ns, t.start_ns);
+    r.end_ns = std::max(r.end_ns, t.end_ns);
+  };
+  if (s.op < result_.ops.size()) {
+    if (s.type != StepType::kCompute) widen(result_.ops[s.op]);
+    int32_t it = schedule_.ops[s.op].iteration;
+    if (it >= 0 && size_t(it) < result_.iterations.size()) widen(result_.iterations[size_t(it)]);
+  }
+  for (uint32_t k = dependents_at_[id]; k < dependents_at_[id + 1]; ++k)
+    if (--waiting_deps_[dependents_[k]] == 0) ready_.push_back(dependents_[k]);
+  Pump();
+}
+
+void ScheduleEngine::Finish() {
+  finished_ = true;
+  result_.complete = result_.error.empty();
+  result_.end_ns = transport_.NowNs() - result_.clock_origin_ns;
+  if (done_) done_(result_);
+}
+
+void ScheduleEngine::Fail(const std::string& message) {
+  if (finished_) return;
+  result_.error = message;
+  if (!started_) {
+    finished_ = true;
+    return;
+  }
+  Finish();
+}
+
+}  // namespace dltrace::replay

@@ -1,0 +1,64 @@
+// Receive matching by (peer, tag): one entry per message, created by whichever
+// of the post and the first arrival comes first, removed when complete.
+#include "dltrace/replay/receive_matcher.h"
+
+namespace dltrace::replay {
+
+namespace {
+std::string Describe(int32_t peer, uint64_t tag) {
+  return "peer " + std::to_string(peer) + " tag " + std::to_string(tag >> 32) + ":" +
+         std::to_string(tag & 0xFFFFFFFFu);
+}
+}  // namespace
+
+bool ReceiveMatcher::Post(int32_t peer, uint64_t tag, uint64_t bytes, uint32_t id,
+                          std::string* error) {
+  Key key{peer, tag};
+  Entry& e = entries_[key];
+  if (e.posted) {
+    *error = "receive from " + Describe(peer, tag) + " posted twice";
+    return false;
+  }
+  if (e.received > bytes) {
+    *error = "received " + std::to_string(e.received) + " bytes from " + Describe(peer, tag) +
+             ", expected " + std::to_string(bytes);
+    return false;
+  }
+  e.posted = true;
+  e.expected = bytes;
+  e.id = id;
+  MaybeComplete(key, e);
+  return true;
+}
+
+bool ReceiveMatcher::Arrive(int32_t peer, uint64_t tag, uint64_t bytes, std::string* error) {
+  Key key{peer, tag};
+  Entry& e = entries_[key];
+  e.arrived = true;
+  e.received += bytes;
+  if (e.posted && e.received > e.expected) {
+    *error = "received " + std::to_string(e.received) + " bytes from " + Describe(peer, tag) +
+             ", expected " + std::to_string(e.expected);
+    return false;
+  }
+  MaybeComplete(key, e);
+  return true;
+}
+
+bool ReceiveMatcher::MaybeComplete(const Key& key, Entry& e) {
+  if (!e.posted || !e.arrived || e.received < e.expected) return false;
+  uint32_t id = e.id;
+  entries_.erase(key);  // before the callback, which may post again
+  on_complete_(id);
+  return true;
+}
+
+size_t ReceiveMatcher::early() const {
+  size_t n = 0;
+  for (const auto& kv : entries_) n += kv.second.posted ? 0 : 1;
+  return n;
+}
+
+size_t ReceiveMatcher::waiting() const { return entries_.size() - early(); }
+
+}  // namespace dltrace::replay

@@ -1,0 +1,80 @@
+// Schedule fingerprint, iteration cut and peer list for the replayer.
+#include "dltrace/replay/schedule_tools.h"
+
+#include <algorithm>
+#include <map>
+
+namespace dltrace::replay {
+
+namespace {
+struct Fnv {
+  uint64_t h = 0xcbf29ce484222325ull;
+  void Add(uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xFF;
+      h *= 0x100000001b3ull;
+    }
+  }
+};
+}  // namespace
+
+uint64_t ScheduleHash(const models::Schedule& s) {
+  Fnv f;
+  f.Add(s.ranks.size());
+  f.Add(s.ops.size());
+  f.Add(uint64_t(s.iterations));
+  for (const auto& op : s.ops) {
+    f.Add(uint64_t(op.kind));
+    f.Add(uint64_t(int64_t(op.iteration)));
+    f.Add(op.bytes);
+  }
+  for (const auto& r : s.ranks) {
+    f.Add(r.steps.size());
+    for (const auto& st : r.steps) {
+      f.Add(uint64_t(st.type) | uint64_t(st.channel) << 8 | uint64_t(st.local) << 24);
+      f.Add(uint64_t(int64_t(st.peer)));
+      f.Add(st.op);
+      f.Add(st.bytes);
+      f.Add(st.tag);
+      f.Add(st.duration_ns);
+      f.Add(st.deps_end - st.deps_begin);
+    }
+    for (uint32_t d : r.deps) f.Add(d);
+  }
+  return f.h;
+}
+
+void KeepIterations(models::Schedule* s, int32_t iterations) {
+  if (iterations <= 0 || iterations >= s->iterations) return;
+  for (auto& r : s->ranks) {
+    std::vector<uint32_t> new_id(r.steps.size(), UINT32_MAX);
+    models::RankSchedule out;
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      const auto& st = r.steps[i];
+      if (st.op < s->ops.size() && s->ops[st.op].iteration >= iterations) continue;
+      models::Step copy = st;
+      copy.deps_begin = uint32_t(out.deps.size());
+      for (const uint32_t* d = r.deps_begin(st); d != r.deps_end(st); ++d)
+        if (new_id[*d] != UINT32_MAX) out.deps.push_back(new_id[*d]);
+      copy.deps_end = uint32_t(out.deps.size());
+      new_id[i] = uint32_t(out.steps.size());
+      out.steps.push_back(copy);
+    }
+    r = std::move(out);
+  }
+  s->iterations = iterations;
+}
+
+std::vector<PeerLinks> PeersOf(const models::Schedule& s, int32_t endpoint) {
+  std::map<int32_t, uint16_t> channels;
+  for (const auto& st : s.ranks.at(size_t(endpoint)).steps) {
+    if (st.type == models::StepType::kCompute || st.peer == endpoint) continue;
+    uint16_t& c = channels[st.peer];
+    c = std::max<uint16_t>(c, uint16_t(st.channel + 1));
+  }
+  std::vector<PeerLinks> out;
+  for (const auto& kv : channels) out.push_back({kv.first, kv.second});
+  return out;
+}
+
+}  // namespace dltrace::replay

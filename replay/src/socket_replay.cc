@@ -1,0 +1,688 @@
+// The socket transport: one io_context per rank process, a session per
+// connection with a fixed frame header and one write in flight, payloads
+// gathered from one shared zero buffer; plus connection set-up and handshake.
+#include "dltrace/replay/socket_replay.h"
+
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <array>
+#include <boost/asio.hpp>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <fstream>
+#include <memory>
+
+#include "dltrace/replay/schedule_tools.h"
+
+namespace dltrace::replay {
+
+namespace asio = boost::asio;
+using asio::ip::tcp;
+using boost::system::error_code;
+
+bool ParseHostList(const std::string& text, std::vector<HostPort>* out, std::string* error) {
+  out->clear();
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    std::string item = text.substr(pos, comma - pos);
+    size_t colon = item.rfind(':');
+    char* end = nullptr;
+    unsigned long port = colon == std::string::npos ? 0 : std::strtoul(item.c_str() + colon + 1, &end, 10);
+    if (colon == std::string::npos || colon == 0 || !end || *end || port == 0 || port > 65535) {
+      *error = "bad host:port '" + item + "'";
+      return false;
+    }
+    out->push_back({item.substr(0, colon), uint16_t(port)});
+    pos = comma + 1;
+  }
+  return true;
+}
+
+bool CheckCongestionControl(const std::string& name, std::string* error) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) {
+    *error = std::string("socket: ") + std::strerror(errno);
+    return false;
+  }
+  int rc = ::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), socklen_t(name.size()));
+  int err = errno;
+  ::close(fd);
+  if (rc == 0) return true;
+  std::string available;
+  std::ifstream in("/proc/sys/net/ipv4/tcp_available_congestion_control");
+  std::getline(in, available);
+  *error = "TCP congestion control '" + name + "' is not available (" + std::strerror(err) +
+           "); this kernel offers: " + (available.empty() ? "unknown" : available) +
+           " (/proc/sys/net/ipv4/tcp_available_congestion_control)";
+  return false;
+}
+
+namespace {
+
+constexpr size_t kHeaderBytes = 24;
+constexpr size_t kZeroBytes = 1 << 20;     // the one payload buffer every write gathers from
+constexpr size_t kSlicesPerWrite = 16;     // up to 16 MiB per gathered write
+constexpr size_t kSinkBytes = 1 << 20;     // incoming payload is read here and dropped
+constexpr uint64_t kHandshakeMagic = 0x31534852544c44ull;  // "DLTRHS1"
+constexpr uint32_t kProtocolVersion = 1;
+
+enum FrameKind : uint16_t { kData = 0, kHello = 1, kRefuse = 2 };
+
+struct Frame {
+  uint64_t tag = 0;
+  uint16_t channel = 0;
+  uint16_t kind = kData;
+  uint64_t length = 0;
+};
+
+void Put(uint8_t* p, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) p[i] = uint8_t(v >> (8 * i));
+}
+uint64_t Get(const uint8_t* p, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) v |= uint64_t(p[i]) << (8 * i);
+  return v;
+}
+void Encode(const Frame& f, uint8_t* p) {
+  Put(p, f.tag, 8);
+  Put(p + 8, f.channel, 2);
+  Put(p + 10, f.kind, 2);
+  Put(p + 12, 0, 4);
+  Put(p + 16, f.length, 8);
+}
+Frame Decode(const uint8_t* p) {
+  return {Get(p, 8), uint16_t(Get(p + 8, 2)), uint16_t(Get(p + 10, 2)), Get(p + 16, 8)};
+}
+
+// What each end of a new connection says about itself.
+struct Hello {
+  uint64_t magic = kHandshakeMagic;
+  uint32_t version = kProtocolVersion;
+  int32_t from = 0, to = 0;
+  uint32_t endpoints = 0;
+  uint16_t index = 0, channels = 0;
+  uint64_t schedule_hash = 0, token_hash = 0;
+  static constexpr size_t kBytes = 40;
+  void Encode(uint8_t* p) const {
+    Put(p, magic, 8);
+    Put(p + 8, version, 4);
+    Put(p + 12, uint32_t(from), 4);
+    Put(p + 16, uint32_t(to), 4);
+    Put(p + 20, endpoints, 4);
+    Put(p + 24, index, 2);
+    Put(p + 26, channels, 2);
+    Put(p + 28, schedule_hash, 8);
+    Put(p + 36, uint32_t(token_hash), 4);
+  }
+  static Hello Decode(const uint8_t* p) {
+    Hello h;
+    h.magic = Get(p, 8);
+    h.version = uint32_t(Get(p + 8, 4));
+    h.from = int32_t(Get(p + 12, 4));
+    h.to = int32_t(Get(p + 16, 4));
+    h.endpoints = uint32_t(Get(p + 20, 4));
+    h.index = uint16_t(Get(p + 24, 2));
+    h.channels = uint16_t(Get(p + 26, 2));
+    h.schedule_hash = Get(p + 28, 8);
+    h.token_hash = Get(p + 36, 4);
+    return h;
+  }
+};
+
+uint64_t TokenHash(const std::string& token) {
+  if (token.empty()) return 0;
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : token) h = (h ^ uint8_t(c)) * 0x100000001b3ull;
+  return (h & 0xFFFFFFFFu) | 1;  // never 0, which means "no token"
+}
+
+uint64_t MonotonicNs() {
+  return uint64_t(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                      std::chrono::steady_clock::now().time_since_epoch())
+                      .count());
+}
+
+class SocketTransport;
+
+// One TCP connection to a peer: reads frames and hands their payload to the
+// transport; writes queued frames one at a time.
+class Session : public std::enable_shared_from_this<Session> {
+ public:
+  Session(SocketTransport* t, tcp::socket socket) : t_(t), socket_(std::move(socket)) {}
+
+  tcp::socket& socket() { return socket_; }
+  int32_t peer = -1;  // known once the handshake named it
+  uint16_t index = 0;
+  bool ready = false;
+  bool closed = false;
+
+  void Queue(const Frame& f, std::string control, std::function<void()> on_sent) {
+    out_.push_back({f, std::move(control), std::move(on_sent)});
+    if (!writing_) WriteNext();
+  }
+  void StartReading() { ReadHeader(); }
+  void Close() {
+    if (closed) return;
+    closed = true;
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
+  }
+  void ShutdownSend() {
+    error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+  }
+
+ private:
+  struct Out {
+    Frame frame;
+    std::string control;  // hello or refusal; data frames gather zeros instead
+    std::function<void()> on_sent;
+  };
+  void WriteNext();
+  void Write(uint64_t left);
+  void ReadHeader();
+  void ReadPayload();
+
+  SocketTransport* t_;
+  tcp::socket socket_;
+  std::deque<Out> out_;
+  bool writing_ = false;
+  std::array<uint8_t, kHeaderBytes> out_header_{};
+  std::vector<asio::const_buffer> gather_;
+  std::array<uint8_t, kHeaderBytes> in_header_{};
+  std::vector<uint8_t> control_in_;
+  Frame in_;
+  uint64_t in_left_ = 0;
+};
+
+class SocketTransport : public Transport {
+ public:
+  SocketTransport(asio::io_context& io, const models::Schedule& schedule, const SocketOptions& o)
+      : io_(io), schedule_(schedule), o_(o), acceptor_(io), zero_(kZeroBytes, 0), sink_(kSinkBytes) {
+    for (const auto& p : PeersOf(schedule, o.self)) peers_[p.peer].resize(p.channels);
+  }
+
+  // Starts listening and connecting; READY runs once every connection is up.
+  bool Open(std::function<void()> ready, std::string* error);
+  void Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+            std::function<void()> on_sent) override;
+  void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
+  uint64_t NowNs() const override { return MonotonicNs(); }
+
+  // Session callbacks.
+  void OnControl(const std::shared_ptr<Session>& s, const Frame& f, const std::vector<uint8_t>& payload);
+  void OnPayload(Session* s, const Frame& f, uint64_t bytes) {
+    if (!s->ready) return Lost(s, "sent data before its handshake");
+    Deliver(s->peer, f.channel, f.tag, bytes);
+  }
+  void Lost(Session* s, const std::string& cause);
+
+  // Shuts the sending side of every connection and calls DONE once peers closed theirs.
+  void Finish(std::function<void()> done);
+  void CloseAll();
+
+  std::function<uint64_t(int32_t)> outstanding;  // bytes still to move with a peer
+  const std::vector<uint8_t>& zero() const { return zero_; }
+  std::vector<uint8_t>& sink() { return sink_; }
+  std::string Name(int32_t peer) const {
+    if (peer < 0 || size_t(peer) >= o_.hosts.size()) return "an unknown peer";
+    return "peer " + std::to_string(peer) + " (" + o_.hosts[size_t(peer)].str() + ")";
+  }
+
+ private:
+  void Accept();
+  void Connect(int32_t peer, uint16_t index, std::chrono::steady_clock::time_point deadline);
+  bool Configure(tcp::socket& s, std::string* error);
+  void CheckReady();
+  std::string MyHello(int32_t peer, uint16_t index) const;
+  std::string Check(const Hello& h, int32_t expect_from) const;
+  void SetupFailed(const std::string& message) {
+    if (!setup_failed_) {
+      setup_failed_ = true;
+      ReportError(message);
+    }
+  }
+
+  asio::io_context& io_;
+  const models::Schedule& schedule_;
+  SocketOptions o_;
+  tcp::acceptor acceptor_;
+  std::map<int32_t, std::vector<std::shared_ptr<Session>>> peers_;
+  std::vector<std::shared_ptr<Session>> pending_;  // accepted, handshake not done
+  std::vector<uint8_t> zero_, sink_;
+  std::function<void()> ready_;
+  std::function<void()> finished_;
+  bool is_ready_ = false, finishing_ = false, setup_failed_ = false;
+};
+
+void Session::WriteNext() {
+  if (out_.empty() || closed) {
+    writing_ = false;
+    return;
+  }
+  writing_ = true;
+  Out& out = out_.front();
+  Encode(out.frame, out_header_.data());
+  gather_.clear();
+  gather_.push_back(asio::buffer(out_header_));
+  if (out.frame.kind != kData) {
+    gather_.push_back(asio::buffer(out.control));
+    Write(0);
+  } else {
+    Write(out.frame.length);
+  }
+}
+
+// Writes the gathered header (if any) plus up to kSlicesPerWrite slices of the zero buffer.
+void Session::Write(uint64_t left) {
+  for (size_t i = 0; i < kSlicesPerWrite && left; ++i) {
+    size_t n = size_t(std::min<uint64_t>(left, kZeroBytes));
+    gather_.push_back(asio::buffer(t_->zero().data(), n));
+    left -= n;
+  }
+  auto self = shared_from_this();
+  asio::async_write(socket_, gather_, [this, self, left](const error_code& ec, size_t) {
+    if (closed) return;
+    if (ec) return t_->Lost(this, "write failed: " + ec.message());
+    gather_.clear();
+    if (left) return Write(left);
+    auto done = std::move(out_.front().on_sent);
+    out_.pop_front();
+    if (done) done();
+    WriteNext();
+  });
+}
+
+void Session::ReadHeader() {
+  auto self = shared_from_this();
+  asio::async_read(socket_, asio::buffer(in_header_), [this, self](const error_code& ec, size_t) {
+    if (closed) return;
+    if (ec) return t_->Lost(this, ec == asio::error::eof ? "closed the connection" : ec.message());
+    in_ = Decode(in_header_.data());
+    in_left_ = in_.length;
+    if (in_.kind != kData) {
+      if (in_.length > 4096) return t_->Lost(this, "sent a malformed frame");
+      control_in_.resize(size_t(in_.length));
+      asio::async_read(socket_, asio::buffer(control_in_), [this, self](const error_code& ec2, size_t) {
+        if (closed) return;
+        if (ec2) return t_->Lost(this, ec2 == asio::error::eof ? "closed the connection" : ec2.message());
+        t_->OnControl(self, in_, control_in_);
+        if (!closed) ReadHeader();
+      });
+      return;
+    }
+    if (in_left_ == 0) {
+      t_->OnPayload(this, in_, 0);
+      if (!closed) ReadHeader();
+      return;
+    }
+    ReadPayload();
+  });
+}
+
+void Session::ReadPayload() {
+  auto self = shared_from_this();
+  auto& sink = t_->sink();
+  size_t want = size_t(std::min<uint64_t>(in_left_, sink.size()));
+  socket_.async_read_some(asio::buffer(sink.data(), want), [this, self](const error_code& ec, size_t n) {
+    if (closed) return;
+    if (ec) return t_->Lost(this, ec == asio::error::eof ? "closed the connection" : ec.message());
+    in_left_ -= n;
+    t_->OnPayload(this, in_, n);
+    if (closed) return;
+    if (in_left_) return ReadPayload();
+    ReadHeader();
+  });
+}
+
+std::string SocketTransport::MyHello(int32_t peer, uint16_t index) const {
+  Hello h;
+  h.from = o_.self;
+  h.to = peer;
+  h.endpoints = uint32_t(schedule_.ranks.size());
+  h.index = index;
+  h.channels = uint16_t(peers_.at(peer).size());
+  h.schedule_hash = o_.schedule_hash;
+  h.token_hash = TokenHash(o_.token);
+  std::string out(Hello::kBytes, '\0');
+  h.Encode(reinterpret_cast<uint8_t*>(&out[0]));
+  return out;
+}
+
+std::string SocketTransport::Check(const Hello& h, int32_t expect_from) const {
+  if (h.magic != kHandshakeMagic || h.version != kProtocolVersion) return "not a dltrace replay peer of this version";
+  if (h.token_hash != TokenHash(o_.token)) return "DLTRACE_REPLAY_TOKEN does not match";
+  if (h.schedule_hash != o_.schedule_hash || h.endpoints != schedule_.ranks.size())
+    return "it replays a different schedule (trace set, algorithm or options differ)";
+  if (h.to != o_.self) return "it expected endpoint " + std::to_string(h.to) + ", this is " + std::to_string(o_.self);
+  if (expect_from >= 0 && h.from != expect_from) return "it says it is endpoint " + std::to_string(h.from);
+  auto it = peers_.find(h.from);
+  if (it == peers_.end()) return "endpoint " + std::to_string(h.from) + " exchanges nothing with this one";
+  if (h.channels != it->second.size() || h.index >= it->second.size()) return "connection counts disagree";
+  if (expect_from < 0 && it->second[h.index]) return "duplicate connection";
+  return "";
+}
+
+bool SocketTransport::Configure(tcp::socket& s, std::string* error) {
+  error_code ec;
+  s.set_option(tcp::no_delay(true), ec);
+  if (!ec && o_.send_buffer > 0) s.set_option(asio::socket_base::send_buffer_size(o_.send_buffer), ec);
+  if (!ec && o_.receive_buffer > 0)
+    s.set_option(asio::socket_base::receive_buffer_size(o_.receive_buffer), ec);
+  if (ec) {
+    *error = "socket option: " + ec.message();
+    return false;
+  }
+  if (!o_.congestion.empty() &&
+      ::setsockopt(s.native_handle(), IPPROTO_TCP, TCP_CONGESTION, o_.congestion.data(),
+                   socklen_t(o_.congestion.size())) != 0)
+    return CheckCongestionControl(o_.congestion, error);
+  return true;
+}
+
+bool SocketTransport::Open(std::function<void()> ready, std::string* error) {
+  ready_ = std::move(ready);
+  error_code ec;
+  const HostPort& me = o_.hosts[size_t(o_.self)];
+  if (o_.listen_fd >= 0) {
+    acceptor_.assign(tcp::v4(), o_.listen_fd, ec);
+  } else {
+    tcp::resolver resolver(io_);
+    auto found = resolver.resolve(me.host, std::to_string(me.port), ec);
+    if (!ec) {
+      tcp::endpoint at = *found.begin();
+      acceptor_.open(at.protocol(), ec);
+      if (!ec) acceptor_.set_option(tcp::acceptor::reuse_address(true), ec);
+      if (!ec) acceptor_.bind(at, ec);
+      if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
+    }
+  }
+  if (ec) {
+    *error = "cannot listen on " + me.str() + ": " + ec.message();
+    return false;
+  }
+  Accept();
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(int64_t(o_.connect_timeout_s * 1000));
+  for (auto& kv : peers_)
+    if (kv.first > o_.self)
+      for (uint16_t k = 0; k < kv.second.size(); ++k) Connect(kv.first, k, deadline);
+  // Waits for peers that never connect, as long as connecting to them would.
+  auto timer = std::make_shared<asio::steady_timer>(io_, deadline);
+  timer->async_wait([this, timer](const error_code& e) {
+    if (e || is_ready_) return;
+    for (auto& kv : peers_)
+      for (auto& s : kv.second)
+        if (!s || !s->ready)
+          return SetupFailed(Name(kv.first) + " did not connect within " +
+                             std::to_string(int(o_.connect_timeout_s)) + " s");
+  });
+  CheckReady();
+  return true;
+}
+
+void SocketTransport::Accept() {
+  acceptor_.async_accept([this](const error_code& ec, tcp::socket socket) {
+    if (ec) {
+      if (ec != asio::error::operation_aborted) SetupFailed("accept failed: " + ec.message());
+      return;
+    }
+    auto s = std::make_shared<Session>(this, std::move(socket));
+    std::string error;
+    if (!Configure(s->socket(), &error)) return SetupFailed(error);
+    pending_.push_back(s);
+    s->StartReading();
+    Accept();
+  });
+}
+
+void SocketTransport::Connect(int32_t peer, uint16_t index, std::chrono::steady_clock::time_point deadline) {
+  auto s = std::make_shared<Session>(this, tcp::socket(io_));
+  const HostPort& hp = o_.hosts[size_t(peer)];
+  tcp::resolver resolver(io_);
+  error_code ec;
+  auto found = resolver.resolve(hp.host, std::to_string(hp.port), ec);
+  if (ec) return SetupFailed("cannot resolve " + Name(peer) + ": " + ec.message());
+  tcp::endpoint at = *found.begin();
+  s->socket().async_connect(at, [this, s, peer, index, deadline](const error_code& e) {
+    if (setup_failed_) return;
+    if (e) {
+      s->closed = true;
+      if (std::chrono::steady_clock::now() >= deadline)
+        return SetupFailed("cannot connect to " + Name(peer) + ": " + e.message() + " (gave up after " +
+                           std::to_string(int(o_.connect_timeout_s)) + " s)");
+      // The peer may not listen yet: try again shortly.
+      auto retry = std::make_shared<asio::steady_timer>(io_, std::chrono::milliseconds(50));
+      retry->async_wait([this, retry, peer, index, deadline](const error_code&) { Connect(peer, index, deadline); });
+      return;
+    }
+    std::string error;
+    if (!Configure(s->socket(), &error)) return SetupFailed(error);
+    s->peer = peer;
+    s->index = index;
+    peers_[peer][index] = s;
+    s->Queue(Frame{0, index, kHello, Hello::kBytes}, MyHello(peer, index), nullptr);
+    s->StartReading();
+  });
+}
+
+void SocketTransport::OnControl(const std::shared_ptr<Session>& s, const Frame& f,
+                                const std::vector<uint8_t>& payload) {
+  if (f.kind == kRefuse) {
+    std::string why(payload.begin(), payload.end());
+    s->Close();
+    return SetupFailed(Name(s->peer) + " refused the connection: " + why);
+  }
+  if (f.kind != kHello || payload.size() != Hello::kBytes) return Lost(s.get(), "sent a malformed handshake");
+  Hello h = Hello::Decode(payload.data());
+  if (s->peer >= 0) {  // our connection: this is the peer's answer
+    std::string why = Check(h, s->peer);
+    if (!why.empty()) {
+      s->Close();
+      return SetupFailed("handshake with " + Name(s->peer) + " failed: " + why);
+    }
+    s->ready = true;
+    return CheckReady();
+  }
+  // An accepted connection introducing itself.
+  std::string why = Check(h, -1);
+  if (!why.empty()) {
+    // Refused peers are told why; this endpoint goes on waiting for the right one.
+    std::fprintf(stderr, "dltrace replay: endpoint %d: refused a connection from %s: %s\n", o_.self,
+                 s->socket().remote_endpoint().address().to_string().c_str(), why.c_str());
+    s->Queue(Frame{0, 0, kRefuse, why.size()}, why, [s] { s->Close(); });
+    return;
+  }
+  s->peer = h.from;
+  s->index = h.index;
+  peers_[h.from][h.index] = s;
+  s->Queue(Frame{0, h.index, kHello, Hello::kBytes}, MyHello(h.from, h.index), nullptr);
+  s->ready = true;
+  CheckReady();
+}
+
+void SocketTransport::CheckReady() {
+  if (is_ready_ || setup_failed_) return;
+  for (auto& kv : peers_)
+    for (auto& s : kv.second)
+      if (!s || !s->ready) return;
+  is_ready_ = true;
+  pending_.clear();
+  if (ready_) ready_();
+}
+
+void SocketTransport::Lost(Session* s, const std::string& cause) {
+  bool expected_more = !is_ready_ || (outstanding && outstanding(s->peer) > 0);
+  s->Close();
+  if (finishing_) {
+    if (finished_) {
+      for (auto& kv : peers_)
+        for (auto& c : kv.second)
+          if (c && !c->closed) return;
+      auto done = std::move(finished_);
+      finished_ = nullptr;
+      done();
+    }
+    return;
+  }
+  if (s->peer < 0) return;  // an unidentified connection that went away: not a peer of ours
+  if (expected_more) ReportError(Name(s->peer) + " " + cause + " while the replay still needed it");
+}
+
+void SocketTransport::Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+                           std::function<void()> on_sent) {
+  if (peer == o_.self) {  // a step to itself never touches the network
+    asio::post(io_, [this, channel, tag, bytes, on_sent = std::move(on_sent)] {
+      on_sent();
+      Deliver(o_.self, channel, tag, bytes);
+    });
+    return;
+  }
+  auto& conns = peers_.at(peer);
+  conns[channel % conns.size()]->Queue(Frame{tag, channel, kData, bytes}, std::string(), std::move(on_sent));
+}
+
+void SocketTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb) {
+  // Sleep until shortly before the deadline, then spin: compute gaps of tens
+  // of microseconds stay precise without a busy core for long ones.
+  const uint64_t deadline = MonotonicNs() + duration_ns;
+  constexpr uint64_t kSpinNs = 50'000;
+  auto spin = [deadline, cb = std::move(cb)] {
+    while (MonotonicNs() < deadline) {
+    }
+    cb();
+  };
+  if (duration_ns <= kSpinNs) return asio::post(io_, std::move(spin));
+  auto timer = std::make_shared<asio::steady_timer>(io_, std::chrono::nanoseconds(duration_ns - kSpinNs));
+  timer->async_wait([timer, spin = std::move(spin)](const error_code&) { spin(); });
+}
+
+void SocketTransport::Finish(std::function<void()> done) {
+  finishing_ = true;
+  finished_ = std::move(done);
+  error_code ignored;
+  acceptor_.close(ignored);
+  bool any = false;
+  for (auto& kv : peers_)
+    for (auto& s : kv.second)
+      if (s && !s->closed) {
+        s->ShutdownSend();
+        any = true;
+      }
+  if (!any) {
+    auto d = std::move(finished_);
+    finished_ = nullptr;
+    d();
+  }
+}
+
+void SocketTransport::CloseAll() {
+  finishing_ = true;
+  finished_ = nullptr;
+  error_code ignored;
+  acceptor_.close(ignored);
+  for (auto& kv : peers_)
+    for (auto& s : kv.second)
+      if (s) s->Close();
+  for (auto& s : pending_) s->Close();
+}
+
+}  // namespace
+
+RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions& options,
+                           const EngineOptions& engine_options, ProgressFn progress) {
+  asio::io_context io(1);
+  SocketTransport transport(io, schedule, options);
+  ScheduleEngine engine(schedule, options.self, transport, engine_options);
+  transport.outstanding = [&engine](int32_t peer) { return engine.outstanding_with(peer); };
+  RankResult failed;
+  failed.endpoint = options.self;
+
+  asio::signal_set signals(io, SIGINT, SIGTERM);
+  asio::steady_timer progress_timer(io);
+  asio::steady_timer linger(io);
+  bool running = false;
+  auto stop = [&] {
+    signals.cancel();
+    progress_timer.cancel();
+    io.stop();
+  };
+  std::function<void()> tick = [&] {
+    progress_timer.expires_after(std::chrono::seconds(1));
+    progress_timer.async_wait([&](const error_code& ec) {
+      if (ec || engine.finished()) return;
+      if (progress) progress(engine.result());
+      tick();
+    });
+  };
+  auto on_done = [&](const RankResult& r) {
+    progress_timer.cancel();
+    if (!r.complete) {
+      transport.CloseAll();
+      stop();
+      return;
+    }
+    // Peers close their ends too once they are done; wait for that (bounded)
+    // so no connection is reset under data still in flight to them.
+    linger.expires_after(std::chrono::milliseconds(int64_t(options.linger_s * 1000)));
+    linger.async_wait([&](const error_code& ec) {
+      if (!ec) {
+        transport.CloseAll();
+        stop();
+      }
+    });
+    transport.Finish([&] {
+      linger.cancel();
+      transport.CloseAll();
+      stop();
+    });
+  };
+  signals.async_wait([&](const error_code& ec, int signo) {
+    if (ec) return;
+    std::string why = std::string("interrupted by ") + (signo == SIGINT ? "SIGINT" : "SIGTERM");
+    if (running) {
+      engine.Fail(why);
+    } else {
+      failed.error = why;
+      transport.CloseAll();
+      stop();
+    }
+  });
+  transport.set_on_error([&](const std::string& message) {
+    if (running) return engine.Fail(message);
+    failed.error = message;
+    transport.CloseAll();
+    stop();
+  });
+  // The engine took over the error callback at construction; setup errors
+  // come before it runs, so route them here until it starts.
+  std::string error;
+  if (!transport.Open(
+          [&] {
+            running = true;
+            transport.set_on_error([&](const std::string& message) { engine.Fail(message); });
+            if (progress) tick();
+            engine.Start(on_done);
+          },
+          &error)) {
+    failed.error = error;
+    return failed;
+  }
+  io.run();
+  if (!running) {
+    if (failed.error.empty()) failed.error = "stopped before every peer connected";
+    return failed;
+  }
+  RankResult r = engine.result();
+  if (!engine.finished() && r.error.empty()) r.error = "stopped before the schedule finished";
+  return r;
+}
+
+}  // namespace dltrace::replay

@@ -1,0 +1,192 @@
+// The schedule engine over the in-memory loopback network: every algorithm on
+// 2..8 ranks finishes on every endpoint, moves exactly the scheduled bytes and
+// never starts a step before its dependencies ended; results files round-trip.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+
+#include "dltrace/formats/trace_set.h"
+#include "dltrace/models/algorithms.h"
+#include "dltrace/models/lower.h"
+#include "dltrace/models/synth.h"
+#include "dltrace/replay/loopback.h"
+#include "dltrace/replay/results.h"
+#include "dltrace/replay/schedule_tools.h"
+
+namespace dltrace::replay {
+namespace {
+
+using formats::Collective;
+using models::Schedule;
+
+void ExpectSoundRun(const Schedule& s, const std::vector<RankResult>& results,
+                    const std::string& what) {
+  ASSERT_EQ(results.size(), s.ranks.size()) << what;
+  auto totals = models::ComputeTotals(s);
+  for (size_t e = 0; e < results.size(); ++e) {
+    const RankResult& r = results[e];
+    EXPECT_TRUE(r.complete) << what << " endpoint " << e << ": " << r.error;
+    EXPECT_EQ(r.steps_done, s.ranks[e].steps.size()) << what << " endpoint " << e;
+    EXPECT_EQ(r.bytes_received, totals[e].recv_bytes) << what << " endpoint " << e;
+    EXPECT_EQ(r.bytes_sent, totals[e].sent_bytes) << what << " endpoint " << e;
+    EXPECT_EQ(r.bytes_scheduled_recv, totals[e].recv_bytes) << what;
+    const auto& rank = s.ranks[e];
+    for (size_t i = 0; i < rank.steps.size(); ++i) {
+      ASSERT_TRUE(r.steps[i].valid) << what << " endpoint " << e << " step " << i;
+      EXPECT_LE(r.steps[i].start_ns, r.steps[i].end_ns);
+      for (const uint32_t* d = rank.deps_begin(rank.steps[i]); d != rank.deps_end(rank.steps[i]); ++d)
+        EXPECT_GE(r.steps[i].start_ns, r.steps[*d].end_ns)
+            << what << " endpoint " << e << " step " << i << " started before dependency " << *d;
+    }
+  }
+}
+
+Schedule Single(const std::string& algo, Collective c, int n, uint64_t bytes,
+                models::LowerOptions o = {}) {
+  o.algorithm = algo;
+  models::CollectiveSpec spec;
+  spec.collective = c;
+  spec.bytes = bytes;
+  for (int i = 0; i < n; ++i) spec.members.push_back(i);
+  return models::LowerSingleCollective(spec, n, o);
+}
+
+TEST(ScheduleEngine, EveryAlgorithmFinishesWithTheScheduledBytesOn2To8Ranks) {
+  for (const auto& algo : models::AllAlgorithms()) {
+    for (int n = 2; n <= 8; ++n) {
+      for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kAllGather}) {
+        Schedule s = Single(algo.name, c, n, uint64_t(n) * 3072);
+        std::string what = std::string(algo.name) + " " + formats::CollectiveName(c) +
+                           " n=" + std::to_string(n);
+        ASSERT_TRUE(models::CheckSchedule(s).empty()) << what;
+        ExpectSoundRun(s, RunLoopback(s), what);
+      }
+    }
+  }
+}
+
+TEST(ScheduleEngine, PartialArrivalsAndChannelsStillMatch) {
+  models::LowerOptions o;
+  o.channels = 3;
+  o.chunk_bytes = 5000;
+  LoopbackOptions lo;
+  lo.chunk_bytes = 777;  // every message arrives in odd-sized parts
+  for (const char* algo : {"ring", "tree", "ps", "pairwise"}) {
+    Schedule s = Single(algo, Collective::kAllReduce, 5, 5 * 12000, o);
+    ExpectSoundRun(s, RunLoopback(s, lo), algo);
+  }
+}
+
+class SynthSchedule : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string((std::filesystem::temp_directory_path() /
+                            ("dltrace-engine-test-" + std::to_string(getpid()))).string());
+    models::SynthOptions o;
+    o.ranks = 4;
+    o.ranks_per_host = 2;
+    o.iterations = 3;
+    o.compute_ms = 20;
+    std::string error;
+    ASSERT_TRUE(models::WriteSynthTraceSet(o, *dir_, &error)) << error;
+    set_ = new formats::TraceSet;
+    ASSERT_TRUE(formats::LoadTraceSet(*dir_, set_, &error)) << error;
+    merged_ = new models::MergedTrace(models::Merge(*set_));
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
+    delete merged_;
+    delete set_;
+    delete dir_;
+  }
+  static Schedule Lower(const std::string& algo) {
+    models::LowerOptions o;
+    o.algorithm = algo;
+    std::vector<std::string> notes;
+    return models::LowerTrace(*merged_, o, &notes);
+  }
+  static std::string* dir_;
+  static formats::TraceSet* set_;
+  static models::MergedTrace* merged_;
+};
+std::string* SynthSchedule::dir_;
+formats::TraceSet* SynthSchedule::set_;
+models::MergedTrace* SynthSchedule::merged_;
+
+TEST_F(SynthSchedule, EveryAlgorithmReplaysATrainingRunWithComputeGaps) {
+  for (const auto& algo : models::AllAlgorithms()) {
+    Schedule s = Lower(algo.name);
+    ASSERT_TRUE(models::CheckSchedule(s).empty()) << algo.name;
+    auto results = RunLoopback(s);
+    ExpectSoundRun(s, results, algo.name);
+    ASSERT_EQ(results[0].iterations.size(), 3u);
+    for (const auto& it : results[0].iterations) EXPECT_TRUE(it.valid) << algo.name;
+  }
+}
+
+TEST_F(SynthSchedule, TimeScaleStretchesComputeSteps) {
+  Schedule s = Lower("ring");
+  LoopbackOptions fast, slow;
+  fast.engine.time_scale = 0;
+  slow.engine.time_scale = 2;
+  auto a = RunLoopback(s, fast), b = RunLoopback(s, slow);
+  uint64_t compute = models::ComputeTotals(s)[0].compute_ns;
+  ASSERT_GT(compute, 0u);
+  EXPECT_GE(b[0].end_ns, a[0].end_ns + compute);  // at least rank 0's own compute, twice over
+}
+
+TEST_F(SynthSchedule, KeepIterationsCutsTheScheduleSoundly) {
+  Schedule s = Lower("tree");
+  uint64_t all = models::ComputeTotals(s)[0].recv_bytes;
+  KeepIterations(&s, 1);
+  EXPECT_EQ(s.iterations, 1);
+  EXPECT_TRUE(models::CheckSchedule(s).empty());
+  uint64_t one = models::ComputeTotals(s)[0].recv_bytes;
+  EXPECT_GT(one, 0u);
+  EXPECT_LT(one, all);
+  ExpectSoundRun(s, RunLoopback(s), "tree, 1 iteration");
+}
+
+TEST_F(SynthSchedule, ScheduleHashDiffersBetweenAlgorithms) {
+  EXPECT_EQ(ScheduleHash(Lower("ring")), ScheduleHash(Lower("ring")));
+  EXPECT_NE(ScheduleHash(Lower("ring")), ScheduleHash(Lower("tree")));
+}
+
+TEST_F(SynthSchedule, ResultsFileRoundTripsAndIsWrittenWhole) {
+  Schedule s = Lower("ring");
+  auto results = RunLoopback(s);
+  ResultsFile f = MakeResultsFile(s, results[1]);
+  f.source = "replay";
+  f.algorithm = "ring";
+  f.trace = "a \"quoted\" path";
+  f.schedule_hash = ScheduleHash(s);
+  ASSERT_FALSE(f.ops.empty());
+  ASSERT_EQ(f.iterations.size(), 3u);
+  std::string path = *dir_ + "/" + ResultsFileName(1), error;
+  ASSERT_TRUE(WriteResultsFile(f, path, &error)) << error;
+  for (const auto& entry : std::filesystem::directory_iterator(*dir_))
+    EXPECT_EQ(entry.path().string().find(".tmp"), std::string::npos) << entry.path();
+  ResultsFile back;
+  ASSERT_TRUE(ReadResultsFile(path, &back, &error)) << error;
+  EXPECT_EQ(ResultsToJson(back), ResultsToJson(f));
+  EXPECT_TRUE(back.complete);
+  EXPECT_EQ(back.bytes_received, back.bytes_scheduled_recv);
+  EXPECT_EQ(back.ops[0].kind, f.ops[0].kind);
+  std::string cut = ResultsToJson(f);
+  cut.resize(cut.size() / 2);
+  EXPECT_FALSE(ResultsFromJson(cut, &back, &error));
+}
+
+TEST_F(SynthSchedule, RecordedTimesCoverEveryOpAndIteration) {
+  Schedule s = Lower("recorded");
+  RecordedTimes t = ComputeRecordedTimes(*merged_, s);
+  ASSERT_EQ(t.op_ns.size(), s.ops.size());
+  for (size_t i = 0; i < s.ops.size(); ++i) EXPECT_GT(t.op_ns[i], 0) << i;
+  ASSERT_EQ(t.iteration_ns.size(), 3u);
+  for (double ns : t.iteration_ns) EXPECT_GE(ns, 20e6);  // at least the compute time
+}
+
+}  // namespace
+}  // namespace dltrace::replay
