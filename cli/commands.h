@@ -37,5 +37,6 @@ int RunSynth(const Args& args);
 int RunSchedule(const Args& args);
 int RunDump(const Args& args);
 int RunRecord(const Args& args);
+int RunReplay(const Args& args);
 
 }  // namespace dltrace::cli

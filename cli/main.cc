@@ -58,6 +58,22 @@ const std::vector<Command>& AllCommands() {
        "  --iteration-ops                       ops per iteration (default: detected)\n"
        "Exit status: 0 ok, 1 error, 2 usage, 3 printed but the trace set is inconsistent.",
        RunSchedule},
+      {"replay", "replay a trace set's traffic over real TCP sockets",
+       "dltrace replay TRACE (--local | --rank R --hosts H0:PORT,H1:PORT,...) [--algo A]\n"
+       "               [--channels C] [--iterations N] [--time-scale X] [--cc NAME]\n"
+       "               [--sndbuf BYTES] [--rcvbuf BYTES] [--connect-timeout S] [-o RESULTS_DIR]\n"
+       "               [--chunk-bytes N] [--servers K] [--colocated] [--async] [--gossip-peers P]\n"
+       "  --local          every endpoint as a process on this host, over 127.0.0.1\n"
+       "  --rank, --hosts  this host's endpoint, and every endpoint's address (run on each host)\n"
+       "  --algo           recorded, ring, tree, hd, ps, stepwise, gossip or pairwise (default recorded)\n"
+       "  --channels       TCP connections per peer pair (default 1)\n"
+       "  --iterations     replay only the first N iterations\n"
+       "  --time-scale     multiply compute gaps (default 1; 0 skips them)\n"
+       "  --cc             TCP congestion control per socket (e.g. cubic, reno, bbr)\n"
+       "  -o RESULTS_DIR   where rankN.results.json go (default: a fresh dltrace-replay-<time>)\n"
+       "DLTRACE_REPLAY_TOKEN, when set, must be the same on every endpoint.\n"
+       "Exit status: 0 every endpoint finished, 1 error (a peer lost, a bad trace), 2 usage.",
+       RunReplay},
   };
   return commands;
 }

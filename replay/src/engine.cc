@@ -36,7 +36,8 @@ ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoin
       ++dependents_at_[*d + 1];
     if (s.type == StepType::kSend) result_.bytes_scheduled_send += s.bytes;
     if (s.type == StepType::kRecv) result_.bytes_scheduled_recv += s.bytes;
-    if (s.type != StepType::kCompute) peer_outstanding_[size_t(s.peer)] += s.bytes + 1;
+    // A zero-byte message counts as one so that its arrival is awaited too.
+    if (s.type == StepType::kRecv) peer_outstanding_[size_t(s.peer)] += s.bytes ? s.bytes : 1;
   }
   for (size_t i = 0; i < n; ++i) dependents_at_[i + 1] += dependents_at_[i];
   // Data may come before Start (a peer that started first): the matcher keeps it.
@@ -53,9 +54,8 @@ ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoin
   }
 }
 
-uint64_t ScheduleEngine::outstanding_with(int32_t peer) const {
-  return peer >= 0 && size_t(peer) < peer_outstanding_.size() ? peer_outstanding_[size_t(peer)]
-                                                               : 0;
+bool ScheduleEngine::expects_from(int32_t peer) const {
+  return peer >= 0 && size_t(peer) < peer_outstanding_.size() && peer_outstanding_[size_t(peer)] > 0;
 }
 
 void ScheduleEngine::Start(DoneFn done) {
@@ -99,7 +99,6 @@ void ScheduleEngine::Issue(uint32_t id) {
         const Step& sent = rank_.steps[id];
         result_.bytes_sent += sent.bytes;
         result_.op_sent[sent.op] += sent.bytes;
-        peer_outstanding_[size_t(sent.peer)] -= sent.bytes + 1;
         Complete(id);
       });
       break;
@@ -117,7 +116,7 @@ void ScheduleEngine::OnData(int32_t peer, uint16_t /*channel*/, uint64_t tag, ui
   uint32_t op = models::TagOp(tag);
   if (op < result_.op_received.size()) result_.op_received[op] += bytes;
   if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
-    peer_outstanding_[size_t(peer)] -= std::min(peer_outstanding_[size_t(peer)], bytes);
+    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
   std::string error;
   if (!matcher_.Arrive(peer, tag, bytes, &error)) Fail(error);
 }
@@ -127,11 +126,6 @@ void ScheduleEngine::Complete(uint32_t id) {
   const Step& s = rank_.steps[id];
   TimeRange& t = result_.steps[id];
   t.end_ns = transport_.NowNs() - result_.clock_origin_ns;
-  if (s.type == StepType::kRecv) {
-    // The +1 per message keeps a peer outstanding until its last receive, even of zero bytes.
-    uint64_t& left = peer_outstanding_[size_t(s.peer)];
-    left -= std::min<uint64_t>(left, 1);
-  }
   ++result_.steps_done;
   auto widen = [&](TimeRange& r) {
     if (!r.valid) {

@@ -161,6 +161,7 @@ class Session : public std::enable_shared_from_this<Session> {
   uint16_t index = 0;
   bool ready = false;
   bool closed = false;
+  bool peer_done = false;  // the peer shut its sending side
 
   void Queue(const Frame& f, std::string control, std::function<void()> on_sent) {
     out_.push_back({f, std::move(control), std::move(on_sent)});
@@ -223,12 +224,19 @@ class SocketTransport : public Transport {
     Deliver(s->peer, f.channel, f.tag, bytes);
   }
   void Lost(Session* s, const std::string& cause);
+  void Lost(Session* s, const error_code& ec, const char* what = "") {
+    if (ec == asio::error::eof && !*what) return PeerDone(s);
+    Lost(s, std::string(what) + (ec == asio::error::eof ? "closed the connection" : ec.message()));
+  }
+  // The peer shut its sending side: normal once it sent everything it owed us.
+  void PeerDone(Session* s);
+  bool AllPeersDone() const;
 
   // Shuts the sending side of every connection and calls DONE once peers closed theirs.
   void Finish(std::function<void()> done);
   void CloseAll();
 
-  std::function<uint64_t(int32_t)> outstanding;  // bytes still to move with a peer
+  std::function<bool(int32_t)> expects_from;  // whether a peer still owes us data
   const std::vector<uint8_t>& zero() const { return zero_; }
   std::vector<uint8_t>& sink() { return sink_; }
   std::string Name(int32_t peer) const {
@@ -290,7 +298,7 @@ void Session::Write(uint64_t left) {
   auto self = shared_from_this();
   asio::async_write(socket_, gather_, [this, self, left](const error_code& ec, size_t) {
     if (closed) return;
-    if (ec) return t_->Lost(this, "write failed: " + ec.message());
+    if (ec) return t_->Lost(this, ec, "write failed: ");
     gather_.clear();
     if (left) return Write(left);
     auto done = std::move(out_.front().on_sent);
@@ -304,7 +312,7 @@ void Session::ReadHeader() {
   auto self = shared_from_this();
   asio::async_read(socket_, asio::buffer(in_header_), [this, self](const error_code& ec, size_t) {
     if (closed) return;
-    if (ec) return t_->Lost(this, ec == asio::error::eof ? "closed the connection" : ec.message());
+    if (ec) return t_->Lost(this, ec);
     in_ = Decode(in_header_.data());
     in_left_ = in_.length;
     if (in_.kind != kData) {
@@ -312,7 +320,7 @@ void Session::ReadHeader() {
       control_in_.resize(size_t(in_.length));
       asio::async_read(socket_, asio::buffer(control_in_), [this, self](const error_code& ec2, size_t) {
         if (closed) return;
-        if (ec2) return t_->Lost(this, ec2 == asio::error::eof ? "closed the connection" : ec2.message());
+        if (ec2) return t_->Lost(this, ec2);
         t_->OnControl(self, in_, control_in_);
         if (!closed) ReadHeader();
       });
@@ -333,7 +341,7 @@ void Session::ReadPayload() {
   size_t want = size_t(std::min<uint64_t>(in_left_, sink.size()));
   socket_.async_read_some(asio::buffer(sink.data(), want), [this, self](const error_code& ec, size_t n) {
     if (closed) return;
-    if (ec) return t_->Lost(this, ec == asio::error::eof ? "closed the connection" : ec.message());
+    if (ec) return t_->Lost(this, ec);
     in_left_ -= n;
     t_->OnPayload(this, in_, n);
     if (closed) return;
@@ -519,21 +527,46 @@ void SocketTransport::CheckReady() {
 }
 
 void SocketTransport::Lost(Session* s, const std::string& cause) {
-  bool expected_more = !is_ready_ || (outstanding && outstanding(s->peer) > 0);
   s->Close();
   if (finishing_) {
-    if (finished_) {
-      for (auto& kv : peers_)
-        for (auto& c : kv.second)
-          if (c && !c->closed) return;
+    if (finished_ && AllPeersDone()) {
       auto done = std::move(finished_);
       finished_ = nullptr;
       done();
     }
     return;
   }
-  if (s->peer < 0) return;  // an unidentified connection that went away: not a peer of ours
-  if (expected_more) ReportError(Name(s->peer) + " " + cause + " while the replay still needed it");
+  if (s->peer < 0 || !s->ready) {
+    if (s->peer >= 0) SetupFailed(Name(s->peer) + " " + cause + " during the handshake");
+    return;  // an unidentified connection that went away: not a peer of ours
+  }
+  ReportError(Name(s->peer) + " " + cause + " while the replay still needed it");
+}
+
+void SocketTransport::PeerDone(Session* s) {
+  // Keep the socket open: our last writes to the peer may still be completing.
+  s->peer_done = true;
+  if (finishing_) {
+    if (finished_ && AllPeersDone()) {
+      auto done = std::move(finished_);
+      finished_ = nullptr;
+      done();
+    }
+    return;
+  }
+  if (!s->ready) return Lost(s, "closed the connection");
+  // Data owed on the peer's other channels may still be on its way: only
+  // once every connection to it ended is missing data an error.
+  for (const auto& c : peers_[s->peer])
+    if (c && !c->peer_done && !c->closed) return;
+  if (expects_from && expects_from(s->peer)) Lost(s, "closed the connection");
+}
+
+bool SocketTransport::AllPeersDone() const {
+  for (const auto& kv : peers_)
+    for (const auto& c : kv.second)
+      if (c && !c->closed && !c->peer_done) return false;
+  return true;
 }
 
 void SocketTransport::Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
@@ -569,14 +602,10 @@ void SocketTransport::Finish(std::function<void()> done) {
   finished_ = std::move(done);
   error_code ignored;
   acceptor_.close(ignored);
-  bool any = false;
   for (auto& kv : peers_)
     for (auto& s : kv.second)
-      if (s && !s->closed) {
-        s->ShutdownSend();
-        any = true;
-      }
-  if (!any) {
+      if (s && !s->closed) s->ShutdownSend();
+  if (AllPeersDone()) {
     auto d = std::move(finished_);
     finished_ = nullptr;
     d();
@@ -601,7 +630,7 @@ RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions
   asio::io_context io(1);
   SocketTransport transport(io, schedule, options);
   ScheduleEngine engine(schedule, options.self, transport, engine_options);
-  transport.outstanding = [&engine](int32_t peer) { return engine.outstanding_with(peer); };
+  transport.expects_from = [&engine](int32_t peer) { return engine.expects_from(peer); };
   RankResult failed;
   failed.endpoint = options.self;
 

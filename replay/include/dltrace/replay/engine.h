@@ -59,9 +59,9 @@ class ScheduleEngine {
 
   bool finished() const { return finished_; }
   const RankResult& result() const { return result_; }
-  // Bytes this endpoint still has to receive from, or send to, PEER: a
-  // connection to a peer with nothing outstanding may close without harm.
-  uint64_t outstanding_with(int32_t peer) const;
+  // Whether this endpoint still has to receive from PEER: a peer that closes
+  // its sending side after everything it owed us arrived finished normally.
+  bool expects_from(int32_t peer) const;
 
  private:
   void Issue(uint32_t step);
@@ -82,7 +82,7 @@ class ScheduleEngine {
   std::vector<uint32_t> dependents_;     // CSR: steps waiting on each step
   std::vector<uint32_t> dependents_at_;  // size steps + 1
   std::vector<uint32_t> ready_;
-  std::vector<uint64_t> peer_outstanding_;  // per endpoint: bytes still to move with it
+  std::vector<uint64_t> peer_outstanding_;  // per endpoint: bytes + messages still to receive
   bool pumping_ = false;
   bool started_ = false;
   bool finished_ = false;

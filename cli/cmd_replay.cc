@@ -1,0 +1,384 @@
+// dltrace replay TRACE: replays a trace set's lowered schedule over real TCP,
+// every rank on this host (--local, forked processes over loopback) or one rank
+// per host (--rank R --hosts ...), then prints replayed vs recorded times.
+#include "commands.h"
+
+#ifdef DLTRACE_HAVE_SOCKET_REPLAY
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <arpa/inet.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <map>
+#include <thread>
+
+#include "dltrace/formats/trace_set.h"
+#include "dltrace/models/lower.h"
+#include "dltrace/replay/results.h"
+#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/replay/socket_replay.h"
+
+namespace dltrace::cli {
+
+namespace {
+
+bool ParseNumber(const std::string& text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return !text.empty() && end && *end == '\0';
+}
+
+struct ReplayRun {
+  std::string trace;
+  std::string out_dir;
+  models::LowerOptions lower;
+  models::Schedule schedule;
+  replay::SocketOptions socket;
+  replay::EngineOptions engine;
+  bool quiet_progress = false;
+};
+
+std::string FreshDirName() {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
+  std::string base = std::string("dltrace-replay-") + stamp, name = base;
+  for (int i = 1; access(name.c_str(), F_OK) == 0; ++i) name = base + "-" + std::to_string(i);
+  return name;
+}
+
+bool MakeDir(const std::string& dir, std::string* error) {
+  std::string partial;
+  for (size_t pos = 0; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (!partial.empty() && mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) {
+      *error = partial + ": " + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
+}
+
+// Runs one endpoint and writes its results file; the process exit status.
+int RunEndpoint(const ReplayRun& run) {
+  const int32_t e = run.socket.self;
+  replay::ProgressFn progress;
+  if (e == 0 && !run.quiet_progress) {
+    const bool tty = isatty(STDERR_FILENO);
+    progress = [&run, tty](const replay::RankResult& r) {
+      int32_t iteration = 0;
+      for (size_t i = 0; i < r.iterations.size(); ++i)
+        if (r.iterations[i].valid) iteration = int32_t(i);
+      std::fprintf(stderr, "%sdltrace replay: endpoint 0: step %" PRIu64 "/%" PRIu64
+                   ", iteration %d/%d, %.1f MB received%s",
+                   tty ? "\r" : "", r.steps_done, r.steps_total, iteration + 1,
+                   run.schedule.iterations, r.bytes_received / 1e6, tty ? "" : "\n");
+      std::fflush(stderr);
+    };
+  }
+  replay::RankResult r = replay::RunSocketReplay(run.schedule, run.socket, run.engine, progress);
+  if (progress && isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
+  replay::ResultsFile f = replay::MakeResultsFile(run.schedule, r);
+  f.source = "replay";
+  f.trace = run.trace;
+  f.algorithm = run.lower.algorithm;
+  f.schedule_hash = run.socket.schedule_hash;
+  std::string error;
+  const std::string path = run.out_dir + "/" + replay::ResultsFileName(e);
+  bool written = replay::WriteResultsFile(f, path, &error);
+  if (!r.complete) {
+    std::fprintf(stderr, "dltrace: error: endpoint %d: %s\n", e, r.error.c_str());
+    return kExitError;
+  }
+  if (!written) return Fail(error);
+  if (r.bytes_received != r.bytes_scheduled_recv)
+    return Fail("endpoint " + std::to_string(e) + " received " + std::to_string(r.bytes_received) +
+                " bytes, " + std::to_string(r.bytes_scheduled_recv) + " scheduled");
+  return kExitOk;
+}
+
+double Percent(double replayed, double recorded) {
+  return recorded > 0 ? (replayed - recorded) / recorded * 100 : NAN;
+}
+
+void PrintSummary(const ReplayRun& run, const models::MergedTrace& merged,
+                  const std::vector<replay::ResultsFile>& files) {
+  replay::RecordedTimes recorded = replay::ComputeRecordedTimes(merged, run.schedule);
+  std::vector<double> op_ns(run.schedule.ops.size(), 0);
+  std::vector<double> it_ns(size_t(std::max(run.schedule.iterations, 1)), 0);
+  uint64_t sent = 0, received = 0, scheduled = 0;
+  for (const auto& f : files) {
+    sent += f.bytes_sent;
+    received += f.bytes_received;
+    scheduled += f.bytes_scheduled_recv;
+    for (const auto& row : f.ops)
+      if (row.op < op_ns.size()) op_ns[row.op] = std::max(op_ns[row.op], double(row.end_ns - row.start_ns));
+    for (const auto& row : f.iterations)
+      if (size_t(row.iteration) < it_ns.size())
+        it_ns[size_t(row.iteration)] = std::max(it_ns[size_t(row.iteration)], double(row.end_ns - row.start_ns));
+  }
+  struct Kind {
+    uint64_t ops = 0, bytes = 0;
+    double recorded = 0, replayed = 0;
+  };
+  std::map<std::string, Kind> kinds;
+  for (size_t i = 0; i < run.schedule.ops.size(); ++i) {
+    if (run.schedule.ops[i].source == models::ScheduleOp::Source::kCompute) continue;
+    Kind& k = kinds[formats::OpKindName(run.schedule.ops[i].kind)];
+    ++k.ops;
+    k.bytes += run.schedule.ops[i].bytes;
+    k.recorded += recorded.op_ns[i];
+    k.replayed += op_ns[i];
+  }
+  std::printf("# replay of %s: algorithm %s, %zu endpoints, %d iterations, time scale %g\n",
+              run.trace.c_str(), run.lower.algorithm.c_str(), run.schedule.ranks.size(),
+              run.schedule.iterations, run.engine.time_scale);
+  std::printf("%-18s %6s %14s %13s %13s %8s\n", "op_kind", "ops", "bytes", "recorded_ms",
+              "replayed_ms", "diff_%");
+  for (const auto& kv : kinds)
+    std::printf("%-18s %6" PRIu64 " %14" PRIu64 " %13.3f %13.3f %+8.1f\n", kv.first.c_str(),
+                kv.second.ops, kv.second.bytes, kv.second.recorded / 1e6, kv.second.replayed / 1e6,
+                Percent(kv.second.replayed, kv.second.recorded));
+  std::printf("\n%-18s %13s %13s %8s\n", "iteration", "recorded_ms", "replayed_ms", "diff_%");
+  for (size_t i = 0; i < it_ns.size(); ++i)
+    std::printf("%-18zu %13.3f %13.3f %+8.1f\n", i, i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] / 1e6 : 0.0,
+                it_ns[i] / 1e6, Percent(it_ns[i], i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] : 0));
+  std::printf("\nbytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n", sent,
+              received, scheduled, received == scheduled ? "all received" : "MISSING BYTES");
+  std::printf("results: %s\n", run.out_dir.c_str());
+  std::fflush(stdout);
+}
+
+// A listening socket on 127.0.0.1 with a port the kernel chose; -1 on failure.
+int ListenLoopback(uint16_t* port, std::string* error) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 128) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+    *error = std::string("cannot listen on 127.0.0.1: ") + std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  *port = ntohs(a.sin_port);
+  return fd;
+}
+
+// Forks one process per endpoint; when one fails, the others get a bounded
+// time to notice (they do, through their connections) before being stopped.
+int RunLocal(ReplayRun& run) {
+  const size_t n = run.schedule.ranks.size();
+  std::vector<int> fds(n, -1);
+  std::string error;
+  run.socket.hosts.resize(n);
+  for (size_t e = 0; e < n; ++e) {
+    uint16_t port = 0;
+    fds[e] = ListenLoopback(&port, &error);
+    if (fds[e] < 0) return Fail(error);
+    run.socket.hosts[e] = {"127.0.0.1", port};
+  }
+  std::fflush(stdout);
+  std::fflush(stderr);
+  std::map<pid_t, int32_t> children;
+  for (size_t e = 0; e < n; ++e) {
+    pid_t pid = fork();
+    if (pid < 0) {
+      for (auto& kv : children) kill(kv.first, SIGTERM);
+      return Fail(std::string("fork: ") + std::strerror(errno));
+    }
+    if (pid == 0) {
+      for (size_t k = 0; k < n; ++k)
+        if (k != e) ::close(fds[k]);
+      run.socket.self = int32_t(e);
+      run.socket.listen_fd = fds[e];
+      int status = RunEndpoint(run);
+      std::fflush(stdout);
+      std::fflush(stderr);
+      _exit(status);
+    }
+    children[pid] = int32_t(e);
+  }
+  for (int fd : fds) ::close(fd);
+  int failures = 0;
+  auto deadline = std::chrono::steady_clock::time_point::max();
+  bool terminated = false;
+  while (!children.empty()) {
+    int status = 0;
+    pid_t pid = waitpid(-1, &status, WNOHANG);
+    if (pid > 0) {
+      auto it = children.find(pid);
+      if (it == children.end()) continue;
+      bool ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+      if (!ok) {
+        ++failures;
+        if (WIFSIGNALED(status))
+          std::fprintf(stderr, "dltrace: error: endpoint %d was killed by signal %d\n", it->second,
+                       WTERMSIG(status));
+        if (deadline == std::chrono::steady_clock::time_point::max())
+          deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      }
+      children.erase(it);
+      continue;
+    }
+    if (pid < 0 && errno != EINTR) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      for (auto& kv : children) kill(kv.first, terminated ? SIGKILL : SIGTERM);
+      deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      terminated = true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  if (failures) {
+    std::fprintf(stderr, "dltrace: error: %d of %zu endpoints failed; results in %s are incomplete\n",
+                 failures, n, run.out_dir.c_str());
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunReplay(const Args& args) {
+  const Command& self = FindCommand("replay");
+  ReplayRun run;
+  bool local = false;
+  int32_t rank = -1;
+  int iterations = 0;
+  std::string hosts;
+  run.lower.algorithm = "recorded";
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    double v = 0;
+    auto value = [&]() { return i + 1 < args.size() && ParseNumber(args[++i], &v); };
+    auto text = [&](std::string* out) {
+      if (i + 1 >= args.size()) return false;
+      *out = args[++i];
+      return true;
+    };
+    if (a == "--local") {
+      local = true;
+    } else if (a == "--rank" && value() && v >= 0) {
+      rank = int32_t(v);
+    } else if (a == "--hosts" && text(&hosts)) {
+    } else if (a == "--algo" && text(&run.lower.algorithm)) {
+    } else if (a == "--channels" && value() && v >= 1 && v <= 64) {
+      run.lower.channels = int(v);
+    } else if (a == "--chunk-bytes" && value() && v >= 0) {
+      run.lower.chunk_bytes = uint64_t(v);
+    } else if (a == "--servers" && value() && v >= 1) {
+      run.lower.servers = int(v);
+    } else if (a == "--colocated") {
+      run.lower.colocated_servers = true;
+    } else if (a == "--async") {
+      run.lower.async_servers = true;
+    } else if (a == "--gossip-peers" && value() && v >= 1) {
+      run.lower.gossip_peers = int(v);
+    } else if (a == "--iteration-ops" && value() && v >= 1) {
+      run.lower.iteration_ops = int(v);
+    } else if (a == "--iterations" && value() && v >= 1) {
+      iterations = int(v);
+    } else if (a == "--time-scale" && value() && v >= 0) {
+      run.engine.time_scale = v;
+    } else if (a == "--cc" && text(&run.socket.congestion)) {
+    } else if (a == "--sndbuf" && value() && v >= 0) {
+      run.socket.send_buffer = int(v);
+    } else if (a == "--rcvbuf" && value() && v >= 0) {
+      run.socket.receive_buffer = int(v);
+    } else if (a == "--connect-timeout" && value() && v > 0) {
+      run.socket.connect_timeout_s = v;
+    } else if (a == "--no-progress") {
+      run.quiet_progress = true;
+    } else if ((a == "-o" || a == "--output") && text(&run.out_dir)) {
+    } else if (!a.empty() && a[0] == '-') {
+      return UsageError(self, "bad option or value: " + a);
+    } else if (run.trace.empty()) {
+      run.trace = a;
+    } else {
+      return UsageError(self, "more than one TRACE given");
+    }
+  }
+  if (run.trace.empty()) return UsageError(self, "missing TRACE");
+  if (local == (rank >= 0)) return UsageError(self, "give either --local or --rank R --hosts LIST");
+  if (rank >= 0 && hosts.empty()) return UsageError(self, "--rank needs --hosts h0:port,h1:port,...");
+  if (!models::FindAlgorithm(run.lower.algorithm)) {
+    std::string names;
+    for (const auto& a : models::AllAlgorithms()) names += std::string(names.empty() ? "" : ", ") + a.name;
+    return UsageError(self, "unknown algorithm '" + run.lower.algorithm + "' (one of " + names + ")");
+  }
+  std::string error;
+  if (!run.socket.congestion.empty() && !replay::CheckCongestionControl(run.socket.congestion, &error))
+    return Fail(error);
+  if (const char* token = std::getenv("DLTRACE_REPLAY_TOKEN")) run.socket.token = token;
+
+  formats::TraceSet set;
+  if (!formats::LoadTraceSet(run.trace, &set, &error)) return Fail(error);
+  for (const auto& w : set.warnings) Warn(w);
+  models::MergedTrace merged = models::Merge(set);
+  std::vector<std::string> notes;
+  run.schedule = models::LowerTrace(merged, run.lower, &notes);
+  for (const auto& n : notes) Warn(n);
+  if (iterations > 0) replay::KeepIterations(&run.schedule, iterations);
+  auto problems = models::CheckSchedule(run.schedule, 1);
+  if (!problems.empty()) return Fail(run.trace + ": the lowered schedule cannot run: " + problems[0]);
+  run.socket.schedule_hash = replay::ScheduleHash(run.schedule);
+
+  if (rank >= 0) {
+    if (!replay::ParseHostList(hosts, &run.socket.hosts, &error)) return UsageError(self, error);
+    if (run.socket.hosts.size() != run.schedule.ranks.size())
+      return Fail("--hosts lists " + std::to_string(run.socket.hosts.size()) + " addresses, the schedule has " +
+                  std::to_string(run.schedule.ranks.size()) + " endpoints");
+    if (size_t(rank) >= run.schedule.ranks.size())
+      return Fail("no rank " + std::to_string(rank) + " (the schedule has " +
+                  std::to_string(run.schedule.ranks.size()) + " endpoints)");
+    run.socket.self = rank;
+  }
+  if (run.out_dir.empty()) run.out_dir = FreshDirName();
+  if (!MakeDir(run.out_dir, &error)) return Fail(error);
+  for (size_t e = 0; e < run.schedule.ranks.size(); ++e) {
+    if (rank >= 0 && int32_t(e) != rank) continue;
+    std::string path = run.out_dir + "/" + replay::ResultsFileName(int32_t(e));
+    if (access(path.c_str(), F_OK) == 0) return Fail(path + " exists: results of an earlier run are never overwritten");
+  }
+
+  int status = local ? RunLocal(run) : RunEndpoint(run);
+  if (status != kExitOk) return status;
+  std::vector<replay::ResultsFile> files;
+  for (size_t e = 0; e < run.schedule.ranks.size(); ++e) {
+    if (rank >= 0 && int32_t(e) != rank) continue;
+    replay::ResultsFile f;
+    if (!replay::ReadResultsFile(run.out_dir + "/" + replay::ResultsFileName(int32_t(e)), &f, &error))
+      return Fail(error);
+    files.push_back(std::move(f));
+  }
+  PrintSummary(run, merged, files);
+  return kExitOk;
+}
+
+}  // namespace dltrace::cli
+
+#else  // built without Boost: the command exists and says why it cannot run
+
+namespace dltrace::cli {
+int RunReplay(const Args&) {
+  return Fail("this dltrace was built without Boost.Asio, so it cannot replay over sockets "
+              "(apt-get install libboost-dev and rebuild)");
+}
+}  // namespace dltrace::cli
+
+#endif

@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""`dltrace replay` over loopback TCP: every algorithm moves every scheduled
+byte and writes complete results; channels and iteration cuts; the explicit
+--rank/--hosts form; the token and handshake checks; a rank killed mid-replay
+makes the others stop with an error naming it."""
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+DLTRACE = os.environ.get("DLTRACE", "dltrace")
+ALGORITHMS = ["recorded", "ring", "tree", "hd", "ps", "stepwise", "gossip", "pairwise"]
+
+
+def run(*args, timeout=60, env=None):
+    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout, env=env)
+
+
+def free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+class ReplayTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="dltrace-replay-")
+        cls.set = os.path.join(cls.tmp, "set")
+        # ResNet-50 in bf16 (51 MB of gradients per iteration), one rank per host.
+        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
+                "--iterations", "2", "--dtype", "bf16", "--compute-ms", "20", "-o", cls.set)
+        assert p.returncode == 0, p.stderr
+        cls.pair = os.path.join(cls.tmp, "pair")
+        p = run("synth", "--model", "resnet50", "--ranks", "2", "--ranks-per-host", "1",
+                "--iterations", "1", "--dtype", "bf16", "--compute-ms", "5", "-o", cls.pair)
+        assert p.returncode == 0, p.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def out(self, name):
+        return os.path.join(self.tmp, name)
+
+    def check_results(self, out, iterations):
+        files = sorted(glob.glob(os.path.join(out, "rank*.results.json")))
+        self.assertTrue(files, out)
+        self.assertEqual(glob.glob(os.path.join(out, "*.tmp*")), [])
+        endpoints = None
+        for path in files:
+            with open(path) as f:
+                r = json.load(f)
+            self.assertEqual(r["format"], "dltrace-results")
+            self.assertEqual(r["source"], "replay")
+            self.assertTrue(r["complete"], path + ": " + r["error"])
+            self.assertEqual(r["bytes_received"], r["bytes_scheduled_recv"], path)
+            self.assertEqual(r["bytes_sent"], r["bytes_scheduled_send"], path)
+            self.assertEqual(sorted({it["iteration"] for it in r["iterations"]}), list(range(iterations)))
+            for op in r["ops"]:
+                self.assertLessEqual(op["start_ns"], op["end_ns"])
+                self.assertIn(op["kind"], ("ncclAllReduce",))
+            endpoints = r["endpoints"]
+        self.assertEqual(len(files), endpoints)
+        return files
+
+    def test_every_algorithm_receives_every_scheduled_byte(self):
+        for algo in ALGORITHMS:
+            with self.subTest(algo=algo):
+                out = self.out("algo-" + algo)
+                p = run("replay", self.set, "--local", "--algo", algo, "-o", out)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                files = self.check_results(out, 2)
+                self.assertEqual(len(files), 5 if algo == "ps" else 4)
+                self.assertIn("(all received)", p.stdout)
+                self.assertRegex(p.stdout, r"ncclAllReduce\s+\d+\s+\d+\s+[\d.]+\s+[\d.]+\s+[-+][\d.]+")
+                self.assertRegex(p.stdout, r"(?m)^1\s+[\d.]+\s+[\d.]+")
+
+    def test_channels_and_iteration_cut(self):
+        out = self.out("channels")
+        p = run("replay", self.set, "--local", "--algo", "ring", "--channels", "3",
+                "--iterations", "1", "--time-scale", "0", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_results(out, 1)
+
+    def test_results_are_never_overwritten(self):
+        out = self.out("twice")
+        self.assertEqual(run("replay", self.pair, "--local", "-o", out).returncode, 0)
+        p = run("replay", self.pair, "--local", "-o", out)
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("never overwritten", p.stderr)
+
+    def start_ranks(self, out, tokens=(None, None), extra=()):
+        ports = free_ports(2)
+        hosts = ",".join("127.0.0.1:%d" % p for p in ports)
+        procs = []
+        for rank in range(2):
+            env = dict(os.environ)
+            env.pop("DLTRACE_REPLAY_TOKEN", None)
+            if tokens[rank] is not None:
+                env["DLTRACE_REPLAY_TOKEN"] = tokens[rank]
+            procs.append(subprocess.Popen(
+                [DLTRACE, "replay", self.pair, "--rank", str(rank), "--hosts", hosts,
+                 "--algo", "ring", "-o", out, *extra],
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        return [(p.wait(timeout=60), *p.communicate()) for p in procs]
+
+    def test_explicit_rank_and_hosts(self):
+        out = self.out("explicit")
+        results = self.start_ranks(out, tokens=("s3cret", "s3cret"))
+        for rc, stdout, stderr in results:
+            self.assertEqual(rc, 0, stderr)
+            self.assertIn("(all received)", stdout)
+        self.check_results(out, 1)
+
+    def test_peer_without_the_token_is_refused(self):
+        results = self.start_ranks(self.out("token"), tokens=("s3cret", None),
+                                   extra=("--connect-timeout", "3"))
+        self.assertNotEqual(results[0][0], 0)
+        self.assertNotEqual(results[1][0], 0)
+        self.assertIn("refused the connection: DLTRACE_REPLAY_TOKEN does not match", results[0][2])
+
+    def test_unknown_congestion_control_lists_the_available_ones(self):
+        p = run("replay", self.pair, "--local", "--cc", "no-such-cc", "-o", self.out("cc"))
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("no-such-cc", p.stderr)
+        self.assertIn("tcp_available_congestion_control", p.stderr)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+
+    def test_usage_errors(self):
+        self.assertEqual(run("replay", self.pair).returncode, 2)
+        self.assertEqual(run("replay", self.pair, "--rank", "0").returncode, 2)
+        self.assertEqual(run("replay", self.pair, "--local", "--algo", "nope").returncode, 2)
+        self.assertEqual(run("replay", self.out("missing"), "--local").returncode, 1)
+
+    def test_killed_rank_stops_the_others_with_an_error_naming_it(self):
+        long_set = self.out("long-set")
+        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
+                "--iterations", "50", "--dtype", "bf16", "--compute-ms", "100", "-o", long_set)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        out = self.out("killed")
+        proc = subprocess.Popen([DLTRACE, "replay", long_set, "--local", "--algo", "ring",
+                                 "--no-progress", "-o", out],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        children = []
+        deadline = time.time() + 10
+        while len(children) < 4 and time.time() < deadline:
+            time.sleep(0.05)
+            with open("/proc/%d/task/%d/children" % (proc.pid, proc.pid)) as f:
+                children = [int(c) for c in f.read().split()]
+        self.assertEqual(len(children), 4)
+        time.sleep(0.7)  # mid-replay: connections are up, data is flowing
+        os.kill(children[2], signal.SIGKILL)
+        killed_at = time.time()
+        stdout, stderr = proc.communicate(timeout=30)
+        self.assertLess(time.time() - killed_at, 15, "the others did not stop in time")
+        self.assertEqual(proc.returncode, 1, stderr)
+        self.assertIn("endpoint 2 was killed by signal 9", stderr)
+        self.assertRegex(stderr, r"endpoint [013]: peer 2 \(127\.0\.0\.1:\d+\)")
+        for path in glob.glob(os.path.join(out, "rank*.results.json")):
+            with open(path) as f:
+                self.assertFalse(json.load(f)["complete"], path)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
