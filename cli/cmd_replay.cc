@@ -1,6 +1,7 @@
 // dltrace replay TRACE: replays a trace set's lowered schedule over real TCP,
-// every rank on this host (--local, forked processes over loopback) or one rank
-// per host (--rank R --hosts ...), then prints replayed vs recorded times.
+// every rank on this host (--local, forked processes over loopback), one rank
+// per host (--rank R --hosts ...), or ranks started by mpirun/srun that find
+// each other through a coordinator; then prints replayed vs recorded times.
 #include "commands.h"
 
 #ifdef DLTRACE_HAVE_SOCKET_REPLAY
@@ -27,6 +28,7 @@
 
 #include "dltrace/formats/trace_set.h"
 #include "dltrace/models/lower.h"
+#include "dltrace/replay/rendezvous.h"
 #include "dltrace/replay/results.h"
 #include "dltrace/replay/schedule_tools.h"
 #include "dltrace/replay/socket_replay.h"
@@ -159,6 +161,12 @@ void PrintSummary(const ReplayRun& run, const models::MergedTrace& merged,
                 it_ns[i] / 1e6, Percent(it_ns[i], i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] : 0));
   std::printf("\nbytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n", sent,
               received, scheduled, received == scheduled ? "all received" : "MISSING BYTES");
+  uint64_t local = 0;
+  for (const auto& f : files) local += f.bytes_local_received;
+  if (local)
+    std::printf("same-host: %" PRIu64 " of those bytes timed on the model's local link (%g Gbit/s, %g us), "
+                "not sent over TCP\n",
+                local, run.schedule.local_link.gbps, run.schedule.local_link.latency_ns / 1000);
   std::printf("results: %s\n", run.out_dir.c_str());
   std::fflush(stdout);
 }
@@ -260,7 +268,7 @@ int RunReplay(const Args& args) {
   bool local = false;
   int32_t rank = -1;
   int iterations = 0;
-  std::string hosts;
+  std::string hosts, coordinator, listen;
   run.lower.algorithm = "recorded";
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -276,6 +284,14 @@ int RunReplay(const Args& args) {
     } else if (a == "--rank" && value() && v >= 0) {
       rank = int32_t(v);
     } else if (a == "--hosts" && text(&hosts)) {
+    } else if (a == "--coordinator" && text(&coordinator)) {
+    } else if (a == "--listen" && text(&listen) && !listen.empty()) {
+    } else if (a == "--peer-timeout" && value() && v >= 0) {
+      run.socket.peer_timeout_s = v;
+    } else if (a == "--local-gbps" && value() && v > 0) {
+      run.lower.local_link.gbps = v;
+    } else if (a == "--local-latency-us" && value() && v >= 0) {
+      run.lower.local_link.latency_ns = v * 1000;
     } else if (a == "--algo" && text(&run.lower.algorithm)) {
     } else if (a == "--channels" && value() && v >= 1 && v <= 64) {
       run.lower.channels = int(v);
@@ -314,14 +330,49 @@ int RunReplay(const Args& args) {
     }
   }
   if (run.trace.empty()) return UsageError(self, "missing TRACE");
-  if (local == (rank >= 0)) return UsageError(self, "give either --local or --rank R --hosts LIST");
-  if (rank >= 0 && hosts.empty()) return UsageError(self, "--rank needs --hosts h0:port,h1:port,...");
+  // Which form: --local; --hosts (the rank from --rank or the launcher); or a
+  // coordinator (--coordinator or DLTRACE_COORDINATOR) under mpirun/srun.
+  if (local && (rank >= 0 || !hosts.empty() || !coordinator.empty() || !listen.empty()))
+    return UsageError(self, "--local starts every endpoint itself: no --rank, --hosts, --coordinator or --listen");
+  if (!hosts.empty() && !coordinator.empty())
+    return UsageError(self, "give either --hosts or --coordinator, not both");
+  if (!local && hosts.empty() && coordinator.empty())
+    if (const char* env = std::getenv("DLTRACE_COORDINATOR"); env && *env) coordinator = env;
+  if (!local && hosts.empty() && coordinator.empty())
+    return UsageError(self, rank >= 0 ? "--rank needs --hosts h0:port,h1:port,... (or --coordinator HOST:PORT)"
+                                      : "give --local, --rank R --hosts LIST, or --coordinator HOST:PORT "
+                                        "(or DLTRACE_COORDINATOR) under mpirun/srun");
+  replay::LauncherRank launched;
+  std::string error;
+  if (!local && !replay::RankFromEnvironment(&launched, &error)) return Fail(error);
+  if (!local && rank < 0) {
+    if (launched.rank < 0)
+      return UsageError(self, "no rank: give --rank R, or run under mpirun/srun (none of " +
+                                  replay::RankVariableNames() + " is set)");
+    rank = launched.rank;
+  }
+  std::vector<replay::HostPort> coordinator_at;
+  if (!coordinator.empty() &&
+      (!replay::ParseHostList(coordinator, &coordinator_at, &error) || coordinator_at.size() != 1))
+    return UsageError(self, "--coordinator needs HOST:PORT, got '" + coordinator + "'");
+  // --listen ADDR, or ADDR:PORT with a coordinator (peers learn the port from it).
+  std::string listen_host = listen;
+  uint16_t listen_port = 0;
+  if (size_t colon = listen.rfind(':');
+      colon != std::string::npos && listen.find(':') == colon && !coordinator.empty()) {
+    std::vector<replay::HostPort> hp;
+    if (!replay::ParseHostList(listen, &hp, &error)) return UsageError(self, "--listen: " + error);
+    listen_host = hp[0].host;
+    listen_port = hp[0].port;
+  } else if (colon != std::string::npos && listen.find(':') == colon) {
+    return UsageError(self, "--listen takes an address with --hosts (the port is this rank's entry in --hosts)");
+  }
+  run.socket.listen_host = listen_host;
   if (!models::FindAlgorithm(run.lower.algorithm)) {
     std::string names;
     for (const auto& a : models::AllAlgorithms()) names += std::string(names.empty() ? "" : ", ") + a.name;
     return UsageError(self, "unknown algorithm '" + run.lower.algorithm + "' (one of " + names + ")");
   }
-  std::string error;
   if (!run.socket.congestion.empty() && !replay::CheckCongestionControl(run.socket.congestion, &error))
     return Fail(error);
   if (const char* token = std::getenv("DLTRACE_REPLAY_TOKEN")) run.socket.token = token;
@@ -338,7 +389,38 @@ int RunReplay(const Args& args) {
   if (!problems.empty()) return Fail(run.trace + ": the lowered schedule cannot run: " + problems[0]);
   run.socket.schedule_hash = replay::ScheduleHash(run.schedule);
 
-  if (rank >= 0) {
+  const size_t endpoints = run.schedule.ranks.size();
+  if (!coordinator.empty()) {
+    if (launched.world_size >= 0 && size_t(launched.world_size) != endpoints)
+      return Fail("the launcher started " + std::to_string(launched.world_size) + " ranks (" +
+                  launched.size_variable + "), the schedule has " + std::to_string(endpoints) +
+                  " endpoints: start " + std::to_string(endpoints) + " (--algo ps adds server endpoints)");
+    if (size_t(rank) >= endpoints)
+      return Fail("no rank " + std::to_string(rank) + " (the schedule has " + std::to_string(endpoints) + " endpoints)");
+    // Rank 0 names the output directory for everyone (one name on a shared file system).
+    if (run.out_dir.empty() && rank == 0) run.out_dir = FreshDirName();
+    if (!run.out_dir.empty()) {
+      std::string path = run.out_dir + "/" + replay::ResultsFileName(rank);
+      if (access(path.c_str(), F_OK) == 0)
+        return Fail(path + " exists: results of an earlier run are never overwritten");
+    }
+    replay::RendezvousOptions ro;
+    ro.coordinator = coordinator_at[0];
+    ro.rank = rank;
+    ro.ranks = int32_t(endpoints);
+    ro.listen_host = listen_host;
+    ro.listen_port = listen_port;
+    ro.schedule_hash = run.socket.schedule_hash;
+    ro.token = run.socket.token;
+    ro.run_name = run.out_dir;
+    ro.timeout_s = run.socket.connect_timeout_s;
+    replay::RendezvousResult rr;
+    if (!replay::Rendezvous(ro, &rr, &error)) return Fail("rank " + std::to_string(rank) + ": " + error);
+    if (run.out_dir.empty()) run.out_dir = rr.run_name.empty() ? FreshDirName() : rr.run_name;
+    run.socket.hosts = rr.hosts;
+    run.socket.listen_fd = rr.listen_fd;
+    run.socket.self = rank;
+  } else if (rank >= 0) {
     if (!replay::ParseHostList(hosts, &run.socket.hosts, &error)) return UsageError(self, error);
     if (run.socket.hosts.size() != run.schedule.ranks.size())
       return Fail("--hosts lists " + std::to_string(run.socket.hosts.size()) + " addresses, the schedule has " +

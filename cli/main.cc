@@ -59,12 +59,20 @@ const std::vector<Command>& AllCommands() {
        "Exit status: 0 ok, 1 error, 2 usage, 3 printed but the trace set is inconsistent.",
        RunSchedule},
       {"replay", "replay a trace set's traffic over real TCP sockets",
-       "dltrace replay TRACE (--local | --rank R --hosts H0:PORT,H1:PORT,...) [--algo A]\n"
-       "               [--channels C] [--iterations N] [--time-scale X] [--cc NAME]\n"
-       "               [--sndbuf BYTES] [--rcvbuf BYTES] [--connect-timeout S] [-o RESULTS_DIR]\n"
+       "dltrace replay TRACE (--local | --rank R --hosts H0:PORT,H1:PORT,... | --coordinator HOST:PORT)\n"
+       "               [--algo A] [--channels C] [--iterations N] [--time-scale X] [--cc NAME]\n"
+       "               [--listen ADDR] [--peer-timeout S] [--sndbuf BYTES] [--rcvbuf BYTES]\n"
+       "               [--connect-timeout S] [-o RESULTS_DIR] [--local-gbps G] [--local-latency-us L]\n"
        "               [--chunk-bytes N] [--servers K] [--colocated] [--async] [--gossip-peers P]\n"
        "  --local          every endpoint as a process on this host, over 127.0.0.1\n"
        "  --rank, --hosts  this host's endpoint, and every endpoint's address (run on each host)\n"
+       "  --coordinator    under mpirun/srun: the rank comes from the launcher's environment, rank 0\n"
+       "                   serves HOST:PORT and every rank reports its address there\n"
+       "                   (or set DLTRACE_COORDINATOR)\n"
+       "  --listen         address this rank's listener binds (ADDR[:PORT] with --coordinator);\n"
+       "                   default: this rank's --hosts address, or the one reaching the coordinator\n"
+       "  --peer-timeout   stop when a peer awaited sent nothing for S seconds (default 30; 0 off)\n"
+       "  --local-gbps, --local-latency-us  same-host link the model times local steps on (2400, 1)\n"
        "  --algo           recorded, ring, tree, hd, ps, stepwise, gossip or pairwise (default recorded)\n"
        "  --channels       TCP connections per peer pair (default 1)\n"
        "  --iterations     replay only the first N iterations\n"

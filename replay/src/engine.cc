@@ -44,6 +44,9 @@ ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoin
   transport_.set_on_data([this](int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
     OnData(peer, channel, tag, bytes);
   });
+  transport_.set_on_notice([this](int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
+    OnNotice(peer, channel, tag, bytes);
+  });
   transport_.set_on_error([this](const std::string& message) { Fail(message); });
   dependents_.resize(dependents_at_[n]);
   std::vector<uint32_t> fill(dependents_at_.begin(), dependents_at_.end() - 1);
@@ -95,6 +98,13 @@ void ScheduleEngine::Issue(uint32_t id) {
       break;
     }
     case StepType::kSend:
+      if (s.local && options_.model_local_steps) {
+        // Done once the notice is out and the model's serialisation time passed.
+        if (local_send_parts_.empty()) local_send_parts_.assign(rank_.steps.size(), 0);
+        transport_.SendNotice(s.peer, s.channel, s.tag, s.bytes, [this, id] { LocalSendPartDone(id); });
+        transport_.StartTimer(LocalNs(s.bytes, false), [this, id] { LocalSendPartDone(id); });
+        break;
+      }
       transport_.Send(s.peer, s.channel, s.tag, s.bytes, [this, id] {
         const Step& sent = rank_.steps[id];
         result_.bytes_sent += sent.bytes;
@@ -110,13 +120,46 @@ void ScheduleEngine::Issue(uint32_t id) {
   }
 }
 
+uint64_t ScheduleEngine::LocalNs(uint64_t bytes, bool with_latency) const {
+  const models::Link& l = schedule_.local_link;
+  double ns = l.gbps > 0 ? double(bytes) * 8.0 / l.gbps : 0;
+  if (with_latency) ns += std::max(l.latency_ns, 0.0);
+  return uint64_t(std::llround(ns));
+}
+
+void ScheduleEngine::LocalSendPartDone(uint32_t id) {
+  if (finished_ || ++local_send_parts_[id] < 2) return;
+  const Step& s = rank_.steps[id];
+  result_.bytes_sent += s.bytes;
+  result_.bytes_local_sent += s.bytes;
+  result_.op_sent[s.op] += s.bytes;
+  Complete(id);
+}
+
 void ScheduleEngine::OnData(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
   if (finished_) return;
+  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
+    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
+  Arrived(peer, tag, bytes);
+}
+
+void ScheduleEngine::OnNotice(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
+  if (finished_) return;
+  // The peer owes nothing more for this message: it may finish and close
+  // while the model's time runs here.
+  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
+    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
+  transport_.StartTimer(LocalNs(bytes, true), [this, peer, tag, bytes] {
+    if (finished_) return;
+    result_.bytes_local_received += bytes;
+    Arrived(peer, tag, bytes);
+  });
+}
+
+void ScheduleEngine::Arrived(int32_t peer, uint64_t tag, uint64_t bytes) {
   result_.bytes_received += bytes;
   uint32_t op = models::TagOp(tag);
   if (op < result_.op_received.size()) result_.op_received[op] += bytes;
-  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
-    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
   std::string error;
   if (!matcher_.Arrive(peer, tag, bytes, &error)) Fail(error);
 }

@@ -1,5 +1,6 @@
 // The in-memory loopback network: one event queue in simulated nanoseconds,
-// one serialised link per (sender, receiver, channel), chunked delivery.
+// one serialised link per (sender, receiver, channel), chunked delivery;
+// notices of same-host steps take the link's latency only.
 #include "dltrace/replay/loopback.h"
 
 #include <algorithm>
@@ -20,10 +21,15 @@ class LoopbackTransport : public Transport {
   LoopbackTransport(Network* net, int32_t self) : net_(net), self_(self) {}
   void Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
             std::function<void()> on_sent) override;
+  void SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+                  std::function<void()> on_sent) override;
   void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
   uint64_t NowNs() const override;
   void Receive(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
     Deliver(peer, channel, tag, bytes);
+  }
+  void ReceiveNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
+    DeliverNotice(peer, channel, tag, bytes);
   }
 
  private:
@@ -55,6 +61,14 @@ class Network {
       uint64_t when = start + uint64_t(double(done) * ns_per_byte) + latency;
       At(when, [this, from, to, channel, tag, n] { transports_[size_t(to)]->Receive(from, channel, tag, n); });
     } while (done < bytes);
+  }
+
+  // A notice is a small frame: it takes the link's latency and no link time.
+  void SendNotice(int32_t from, int32_t to, uint16_t channel, uint64_t tag, uint64_t bytes,
+                  std::function<void()> on_sent) {
+    At(now_, std::move(on_sent));
+    At(now_ + uint64_t(options_.link.latency_ns),
+       [this, from, to, channel, tag, bytes] { transports_[size_t(to)]->ReceiveNotice(from, channel, tag, bytes); });
   }
 
   std::vector<RankResult> Run(const models::Schedule& s) {
@@ -96,6 +110,10 @@ class Network {
 void LoopbackTransport::Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
                              std::function<void()> on_sent) {
   net_->Send(self_, peer, channel, tag, bytes, std::move(on_sent));
+}
+void LoopbackTransport::SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+                                   std::function<void()> on_sent) {
+  net_->SendNotice(self_, peer, channel, tag, bytes, std::move(on_sent));
 }
 void LoopbackTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb) {
   net_->At(net_->now() + duration_ns, std::move(cb));

@@ -2,6 +2,8 @@
 // of the post and the first arrival comes first, removed when complete.
 #include "dltrace/replay/receive_matcher.h"
 
+#include <algorithm>
+
 namespace dltrace::replay {
 
 namespace {
@@ -60,5 +62,14 @@ size_t ReceiveMatcher::early() const {
 }
 
 size_t ReceiveMatcher::waiting() const { return entries_.size() - early(); }
+
+std::vector<int32_t> ReceiveMatcher::waiting_peers() const {
+  std::vector<int32_t> peers;
+  for (const auto& kv : entries_)
+    if (kv.second.posted) peers.push_back(kv.first.peer);
+  std::sort(peers.begin(), peers.end());
+  peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+  return peers;
+}
 
 }  // namespace dltrace::replay

@@ -185,6 +185,8 @@ ResultsFile MakeResultsFile(const models::Schedule& schedule, const RankResult& 
   f.bytes_received = r.bytes_received;
   f.bytes_scheduled_send = r.bytes_scheduled_send;
   f.bytes_scheduled_recv = r.bytes_scheduled_recv;
+  f.bytes_local_sent = r.bytes_local_sent;
+  f.bytes_local_received = r.bytes_local_received;
   for (size_t i = 0; i < r.ops.size() && i < schedule.ops.size(); ++i) {
     if (!r.ops[i].valid) continue;
     const auto& op = schedule.ops[i];
@@ -219,7 +221,9 @@ std::string ResultsToJson(const ResultsFile& f) {
     << ",\n\"clock_origin_ns\":" << Num(f.clock_origin_ns) << ",\"duration_ns\":" << Num(f.duration_ns)
     << ",\n\"bytes_sent\":" << Num(f.bytes_sent) << ",\"bytes_received\":" << Num(f.bytes_received)
     << ",\"bytes_scheduled_send\":" << Num(f.bytes_scheduled_send)
-    << ",\"bytes_scheduled_recv\":" << Num(f.bytes_scheduled_recv) << ",\n\"ops\":[";
+    << ",\"bytes_scheduled_recv\":" << Num(f.bytes_scheduled_recv)
+    << ",\"bytes_local_sent\":" << Num(f.bytes_local_sent)
+    << ",\"bytes_local_received\":" << Num(f.bytes_local_received) << ",\n\"ops\":[";
   for (size_t i = 0; i < f.ops.size(); ++i) {
     const OpRow& r = f.ops[i];
     o << (i ? ",\n" : "\n") << "{\"op\":" << r.op << ",\"kind\":" << Quote(r.kind)
@@ -265,6 +269,8 @@ bool ResultsFromJson(const std::string& text, ResultsFile* f, std::string* error
   f->bytes_received = U64(v.get("bytes_received"));
   f->bytes_scheduled_send = U64(v.get("bytes_scheduled_send"));
   f->bytes_scheduled_recv = U64(v.get("bytes_scheduled_recv"));
+  f->bytes_local_sent = U64(v.get("bytes_local_sent"));
+  f->bytes_local_received = U64(v.get("bytes_local_received"));
   if (const Value* ops = v.get("ops"))
     for (const Value& o : ops->items) {
       OpRow r;

@@ -8,13 +8,16 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <boost/asio.hpp>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <fstream>
 #include <memory>
+#include <set>
 
 #include "dltrace/replay/schedule_tools.h"
 
@@ -70,9 +73,14 @@ constexpr size_t kZeroBytes = 1 << 20;     // the one payload buffer every write
 constexpr size_t kSlicesPerWrite = 16;     // up to 16 MiB per gathered write
 constexpr size_t kSinkBytes = 1 << 20;     // incoming payload is read here and dropped
 constexpr uint64_t kHandshakeMagic = 0x31534852544c44ull;  // "DLTRHS1"
-constexpr uint32_t kProtocolVersion = 1;
+constexpr uint32_t kProtocolVersion = 2;
+// Keepalive on every data socket: a peer host that vanished is noticed on an
+// idle connection within about idle + interval * count seconds.
+constexpr int kKeepIdleS = 5, kKeepIntervalS = 2, kKeepCount = 3;
 
-enum FrameKind : uint16_t { kData = 0, kHello = 1, kRefuse = 2 };
+// kNotice: a same-host step the model times, its payload the byte count (8
+// bytes); kHeartbeat: nothing to say, sent on idle connections for the watchdog.
+enum FrameKind : uint16_t { kData = 0, kHello = 1, kRefuse = 2, kNotice = 3, kHeartbeat = 4 };
 
 struct Frame {
   uint64_t tag = 0;
@@ -162,6 +170,7 @@ class Session : public std::enable_shared_from_this<Session> {
   bool ready = false;
   bool closed = false;
   bool peer_done = false;  // the peer shut its sending side
+  bool busy() const { return writing_; }
 
   void Queue(const Frame& f, std::string control, std::function<void()> on_sent) {
     out_.push_back({f, std::move(control), std::move(on_sent)});
@@ -208,14 +217,30 @@ class SocketTransport : public Transport {
   SocketTransport(asio::io_context& io, const models::Schedule& schedule, const SocketOptions& o)
       : io_(io), schedule_(schedule), o_(o), acceptor_(io), zero_(kZeroBytes, 0), sink_(kSinkBytes) {
     for (const auto& p : PeersOf(schedule, o.self)) peers_[p.peer].resize(p.channels);
+    last_heard_.assign(schedule.ranks.size(), 0);
+    last_wrote_.assign(schedule.ranks.size(), 0);
   }
 
   // Starts listening and connecting; READY runs once every connection is up.
   bool Open(std::function<void()> ready, std::string* error);
   void Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
             std::function<void()> on_sent) override;
+  void SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+                  std::function<void()> on_sent) override;
   void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
   uint64_t NowNs() const override { return MonotonicNs(); }
+
+  // Stall watchdog (SocketOptions::peer_timeout_s): AWAITED lists the peers
+  // the engine waits to receive from; STALLED gets the error naming the ones
+  // silent for too long. Idle connections carry heartbeats meanwhile.
+  void StartWatchdog(std::function<std::vector<int32_t>()> awaited,
+                     std::function<void(const std::string&)> stalled);
+  void Heard(Session* s) {
+    if (s->peer >= 0 && size_t(s->peer) < last_heard_.size()) last_heard_[size_t(s->peer)] = MonotonicNs();
+  }
+  void Wrote(Session* s) {
+    if (s->peer >= 0 && size_t(s->peer) < last_wrote_.size()) last_wrote_[size_t(s->peer)] = MonotonicNs();
+  }
 
   // Session callbacks.
   void OnControl(const std::shared_ptr<Session>& s, const Frame& f, const std::vector<uint8_t>& payload);
@@ -248,6 +273,7 @@ class SocketTransport : public Transport {
   void Accept();
   void Connect(int32_t peer, uint16_t index, std::chrono::steady_clock::time_point deadline);
   bool Configure(tcp::socket& s, std::string* error);
+  void WatchdogTick();
   void CheckReady();
   std::string MyHello(int32_t peer, uint16_t index) const;
   std::string Check(const Hello& h, int32_t expect_from) const;
@@ -267,6 +293,11 @@ class SocketTransport : public Transport {
   std::vector<uint8_t> zero_, sink_;
   std::function<void()> ready_;
   std::function<void()> finished_;
+  asio::steady_timer watchdog_{io_};
+  std::function<std::vector<int32_t>()> awaited_;
+  std::function<void(const std::string&)> stalled_;
+  uint64_t timeout_ns_ = 0, period_ns_ = 0;
+  std::vector<uint64_t> last_heard_, last_wrote_;  // per endpoint, monotonic ns
   bool is_ready_ = false, finishing_ = false, setup_failed_ = false;
 };
 
@@ -299,6 +330,7 @@ void Session::Write(uint64_t left) {
   asio::async_write(socket_, gather_, [this, self, left](const error_code& ec, size_t) {
     if (closed) return;
     if (ec) return t_->Lost(this, ec, "write failed: ");
+    t_->Wrote(this);
     gather_.clear();
     if (left) return Write(left);
     auto done = std::move(out_.front().on_sent);
@@ -313,6 +345,7 @@ void Session::ReadHeader() {
   asio::async_read(socket_, asio::buffer(in_header_), [this, self](const error_code& ec, size_t) {
     if (closed) return;
     if (ec) return t_->Lost(this, ec);
+    t_->Heard(this);
     in_ = Decode(in_header_.data());
     in_left_ = in_.length;
     if (in_.kind != kData) {
@@ -342,6 +375,7 @@ void Session::ReadPayload() {
   socket_.async_read_some(asio::buffer(sink.data(), want), [this, self](const error_code& ec, size_t n) {
     if (closed) return;
     if (ec) return t_->Lost(this, ec);
+    t_->Heard(this);
     in_left_ -= n;
     t_->OnPayload(this, in_, n);
     if (closed) return;
@@ -384,6 +418,12 @@ bool SocketTransport::Configure(tcp::socket& s, std::string* error) {
   if (!ec && o_.send_buffer > 0) s.set_option(asio::socket_base::send_buffer_size(o_.send_buffer), ec);
   if (!ec && o_.receive_buffer > 0)
     s.set_option(asio::socket_base::receive_buffer_size(o_.receive_buffer), ec);
+  if (!ec) s.set_option(asio::socket_base::keep_alive(true), ec);
+  const int fd = s.native_handle();
+  if (!ec && (::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &kKeepIdleS, sizeof kKeepIdleS) != 0 ||
+              ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &kKeepIntervalS, sizeof kKeepIntervalS) != 0 ||
+              ::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &kKeepCount, sizeof kKeepCount) != 0))
+    ec = error_code(errno, boost::system::system_category());
   if (ec) {
     *error = "socket option: " + ec.message();
     return false;
@@ -399,11 +439,15 @@ bool SocketTransport::Open(std::function<void()> ready, std::string* error) {
   ready_ = std::move(ready);
   error_code ec;
   const HostPort& me = o_.hosts[size_t(o_.self)];
+  const std::string bind_host = o_.listen_host.empty() ? me.host : o_.listen_host;
   if (o_.listen_fd >= 0) {
-    acceptor_.assign(tcp::v4(), o_.listen_fd, ec);
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    ::getsockname(o_.listen_fd, reinterpret_cast<sockaddr*>(&a), &len);
+    acceptor_.assign(a.ss_family == AF_INET6 ? tcp::v6() : tcp::v4(), o_.listen_fd, ec);
   } else {
     tcp::resolver resolver(io_);
-    auto found = resolver.resolve(me.host, std::to_string(me.port), ec);
+    auto found = resolver.resolve(bind_host, std::to_string(me.port), ec);
     if (!ec) {
       tcp::endpoint at = *found.begin();
       acceptor_.open(at.protocol(), ec);
@@ -413,7 +457,7 @@ bool SocketTransport::Open(std::function<void()> ready, std::string* error) {
     }
   }
   if (ec) {
-    *error = "cannot listen on " + me.str() + ": " + ec.message();
+    *error = "cannot listen on " + bind_host + ":" + std::to_string(me.port) + ": " + ec.message();
     return false;
   }
   Accept();
@@ -487,6 +531,12 @@ void SocketTransport::OnControl(const std::shared_ptr<Session>& s, const Frame& 
     std::string why(payload.begin(), payload.end());
     s->Close();
     return SetupFailed(Name(s->peer) + " refused the connection: " + why);
+  }
+  if (f.kind == kHeartbeat) return;
+  if (f.kind == kNotice) {
+    if (!s->ready) return Lost(s.get(), "sent data before its handshake");
+    if (payload.size() != 8) return Lost(s.get(), "sent a malformed frame");
+    return DeliverNotice(s->peer, f.channel, f.tag, Get(payload.data(), 8));
   }
   if (f.kind != kHello || payload.size() != Hello::kBytes) return Lost(s.get(), "sent a malformed handshake");
   Hello h = Hello::Decode(payload.data());
@@ -582,6 +632,70 @@ void SocketTransport::Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_
   conns[channel % conns.size()]->Queue(Frame{tag, channel, kData, bytes}, std::string(), std::move(on_sent));
 }
 
+void SocketTransport::SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+                                 std::function<void()> on_sent) {
+  if (peer == o_.self) {
+    asio::post(io_, [this, channel, tag, bytes, on_sent = std::move(on_sent)] {
+      on_sent();
+      DeliverNotice(o_.self, channel, tag, bytes);
+    });
+    return;
+  }
+  std::string count(8, '\0');
+  Put(reinterpret_cast<uint8_t*>(&count[0]), bytes, 8);
+  auto& conns = peers_.at(peer);
+  conns[channel % conns.size()]->Queue(Frame{tag, channel, kNotice, 8}, std::move(count), std::move(on_sent));
+}
+
+void SocketTransport::StartWatchdog(std::function<std::vector<int32_t>()> awaited,
+                                    std::function<void(const std::string&)> stalled) {
+  if (o_.peer_timeout_s <= 0) return;
+  awaited_ = std::move(awaited);
+  stalled_ = std::move(stalled);
+  timeout_ns_ = uint64_t(o_.peer_timeout_s * 1e9);
+  // Checks (and heartbeats) several times per timeout, at most once a second.
+  period_ns_ = std::clamp<uint64_t>(timeout_ns_ / 5, 20'000'000, 1'000'000'000);
+  const uint64_t start = MonotonicNs();
+  for (auto& kv : peers_) {
+    last_heard_[size_t(kv.first)] = start;
+    last_wrote_[size_t(kv.first)] = start;
+  }
+  WatchdogTick();
+}
+
+void SocketTransport::WatchdogTick() {
+  watchdog_.expires_after(std::chrono::nanoseconds(period_ns_));
+  watchdog_.async_wait([this](const error_code& ec) {
+    if (ec || finishing_) return;
+    const uint64_t now = MonotonicNs();
+    std::set<int32_t> waiting;
+    for (int32_t p : awaited_()) waiting.insert(p);
+    for (auto& kv : peers_) {
+      for (auto& s : kv.second)
+        if (s && s->busy()) waiting.insert(kv.first);
+      // An idle connection tells the peer this endpoint is alive.
+      auto& first = kv.second.front();
+      if (first && first->ready && !first->closed && !first->busy() &&
+          now - last_wrote_[size_t(kv.first)] >= period_ns_)
+        first->Queue(Frame{0, 0, kHeartbeat, 0}, std::string(), nullptr);
+    }
+    std::string silent;
+    int count = 0;
+    for (int32_t p : waiting) {
+      if (p == o_.self || now - last_heard_[size_t(p)] < timeout_ns_) continue;
+      silent += (silent.empty() ? "" : ", ") + Name(p);
+      ++count;
+    }
+    if (count) {
+      char secs[32];
+      std::snprintf(secs, sizeof secs, "%g", o_.peer_timeout_s);
+      return stalled_("nothing came from " + silent + " for " + secs + " s while waiting on " +
+                      (count > 1 ? "them" : "it") + " (stopped or hung? see --peer-timeout)");
+    }
+    WatchdogTick();
+  });
+}
+
 void SocketTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb) {
   // Sleep until shortly before the deadline, then spin: compute gaps of tens
   // of microseconds stay precise without a busy core for long ones.
@@ -599,6 +713,7 @@ void SocketTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb)
 
 void SocketTransport::Finish(std::function<void()> done) {
   finishing_ = true;
+  watchdog_.cancel();
   finished_ = std::move(done);
   error_code ignored;
   acceptor_.close(ignored);
@@ -615,6 +730,7 @@ void SocketTransport::Finish(std::function<void()> done) {
 void SocketTransport::CloseAll() {
   finishing_ = true;
   finished_ = nullptr;
+  watchdog_.cancel();
   error_code ignored;
   acceptor_.close(ignored);
   for (auto& kv : peers_)
@@ -697,6 +813,8 @@ RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions
           [&] {
             running = true;
             transport.set_on_error([&](const std::string& message) { engine.Fail(message); });
+            transport.StartWatchdog([&engine] { return engine.awaited_peers(); },
+                                    [&engine](const std::string& message) { engine.Fail(message); });
             if (progress) tick();
             engine.Start(on_done);
           },

@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 """`dltrace replay` over loopback TCP: every algorithm moves every scheduled
 byte and writes complete results; channels and iteration cuts; the explicit
---rank/--hosts form; the token and handshake checks; a rank killed mid-replay
-makes the others stop with an error naming it."""
+--rank/--hosts form; ranks under mpirun (or any launcher's environment)
+finding each other through a coordinator; same-host steps timed at the
+model's local-link rate; the token and handshake checks; a rank killed
+mid-replay, or stopped, makes the others stop with an error naming it."""
 import glob
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -143,11 +146,120 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(run("replay", self.pair, "--local", "--algo", "nope").returncode, 2)
         self.assertEqual(run("replay", self.out("missing"), "--local").returncode, 1)
 
-    def test_killed_rank_stops_the_others_with_an_error_naming_it(self):
-        long_set = self.out("long-set")
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                "--iterations", "50", "--dtype", "bf16", "--compute-ms", "100", "-o", long_set)
+    def test_launcher_ranks_find_each_other_through_the_coordinator(self):
+        mpirun = shutil.which("mpirun")
+        if not mpirun:
+            self.skipTest("mpirun not installed (apt-get install openmpi-bin): launcher form not tested")
+        out = self.out("mpirun")
+        port = free_ports(1)[0]
+        cmd = [mpirun, "--oversubscribe", "-np", "4"]
+        if os.geteuid() == 0:
+            cmd.append("--allow-run-as-root")
+        env = dict(os.environ)
+        env.pop("DLTRACE_COORDINATOR", None)
+        for var in ("DLTRACE_RANK", "RANK", "DLTRACE_WORLD_SIZE", "WORLD_SIZE"):
+            env.pop(var, None)
+        p = subprocess.run(cmd + [DLTRACE, "replay", self.set, "--coordinator", "127.0.0.1:%d" % port,
+                                  "--algo", "ring", "--no-progress", "-o", out],
+                           capture_output=True, text=True, timeout=60, env=env)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+        self.assertEqual(p.stdout.count("(all received)"), 4, p.stdout)
+        self.check_results(out, 2)
+
+    def launch_with_env(self, cwd, ranks, coordinator, extra=(), timeout=60):
+        """Ranks started the way srun/torchrun start them: rank and world size
+        in the environment, the coordinator in DLTRACE_COORDINATOR."""
+        procs = []
+        for rank in ranks:
+            env = dict(os.environ, DLTRACE_RANK=str(rank), DLTRACE_WORLD_SIZE="2",
+                       DLTRACE_COORDINATOR=coordinator)
+            procs.append(subprocess.Popen(
+                [DLTRACE, "replay", self.pair, "--algo", "ring", "--no-progress", *extra],
+                cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env))
+        return [(p.wait(timeout=timeout), *p.communicate()) for p in procs]
+
+    def test_environment_rank_and_coordinator_share_one_results_directory(self):
+        cwd = self.out("env-launch")
+        os.makedirs(cwd)
+        results = self.launch_with_env(cwd, [1, 0], "127.0.0.1:%d" % free_ports(1)[0],
+                                       extra=("--listen", "127.0.0.1"))
+        for rc, stdout, stderr in results:
+            self.assertEqual(rc, 0, stderr)
+            self.assertIn("(all received)", stdout)
+        dirs = glob.glob(os.path.join(cwd, "dltrace-replay-*"))
+        self.assertEqual(len(dirs), 1, dirs)  # rank 0 named it for both
+        self.check_results(dirs[0], 1)
+
+    def test_unreachable_coordinator_is_one_error_naming_it(self):
+        port = free_ports(1)[0]
+        started = time.time()
+        [(rc, _, stderr)] = self.launch_with_env(self.tmp, [1], "127.0.0.1:%d" % port,
+                                                 extra=("--connect-timeout", "1"))
+        self.assertEqual(rc, 1)
+        self.assertLess(time.time() - started, 10)
+        self.assertIn("cannot reach the coordinator 127.0.0.1:%d" % port, stderr)
+        self.assertEqual(stderr.count("\n"), 1, stderr)
+
+    def test_same_host_steps_take_the_model_time_of_the_local_link(self):
+        # Two ranks on one host: every step is local. At 4 Gbit/s the model is
+        # far slower than loopback TCP, so network timing would show as too fast.
+        shared = self.out("same-host-set")
+        p = run("synth", "--model", "resnet50", "--ranks", "2", "--ranks-per-host", "2",
+                "--iterations", "1", "--dtype", "bf16", "--compute-ms", "1", "-o", shared)
         self.assertEqual(p.returncode, 0, p.stderr)
+        p = run("schedule", shared, "--algo", "ring", "--local-gbps", "4", "--no-steps")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        estimate = sum(float(m) for m in re.findall(r"(?m)^\d+\s+\d+\s+ncclAllReduce\s.*\s([\d.]+)$", p.stdout))
+        self.assertGreater(estimate, 50)  # ms: 51 MB of bf16 gradients at 0.5 GB/s
+        out = self.out("same-host")
+        p = run("replay", shared, "--local", "--algo", "ring", "--local-gbps", "4", "--no-progress", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_results(out, 1)
+        replayed = float(re.search(r"(?m)^ncclAllReduce\s+\d+\s+\d+\s+[\d.]+\s+([\d.]+)", p.stdout).group(1))
+        self.assertGreaterEqual(replayed, estimate * 0.99, p.stdout)
+        self.assertLess(replayed, estimate * 1.5 + 50, p.stdout)
+        self.assertRegex(p.stdout, r"same-host: \d+ of those bytes timed on the model's local link \(4 Gbit/s")
+        for path in glob.glob(os.path.join(out, "rank*.results.json")):
+            with open(path) as f:
+                r = json.load(f)
+            self.assertEqual(r["bytes_local_received"], r["bytes_scheduled_recv"], path)
+
+    def long_set(self):
+        long_set = self.out("long-set")
+        if not os.path.isdir(long_set):
+            p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
+                    "--iterations", "50", "--dtype", "bf16", "--compute-ms", "100", "-o", long_set)
+            self.assertEqual(p.returncode, 0, p.stderr)
+        return long_set
+
+    def test_stopped_rank_stops_the_others_within_the_peer_timeout(self):
+        out = self.out("stopped")
+        hosts = ",".join("127.0.0.1:%d" % p for p in free_ports(4))
+        procs = [subprocess.Popen([DLTRACE, "replay", self.long_set(), "--rank", str(rank), "--hosts", hosts,
+                                   "--algo", "ring", "--no-progress", "--peer-timeout", "2", "-o", out],
+                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for rank in range(4)]
+        try:
+            time.sleep(1.0)  # mid-replay: connections are up, data is flowing
+            os.kill(procs[2].pid, signal.SIGSTOP)
+            stopped_at = time.time()
+            others = [(r, procs[r].wait(timeout=20), procs[r].communicate()[1]) for r in (0, 1, 3)]
+            self.assertLess(time.time() - stopped_at, 8, "the others did not stop in time")
+        finally:
+            os.kill(procs[2].pid, signal.SIGKILL)
+            os.kill(procs[2].pid, signal.SIGCONT)
+            procs[2].communicate(timeout=10)
+        for rank, rc, stderr in others:
+            self.assertEqual(rc, 1, stderr)
+            self.assertEqual(stderr.count("\n"), 1, stderr)
+        stderr = "".join(e for _, _, e in others)
+        self.assertRegex(stderr, r"endpoint [013]: nothing came from peer 2 \(127\.0\.0\.1:\d+\) for 2 s")
+        for rank in (0, 1, 3):
+            with open(os.path.join(out, "rank%d.results.json" % rank)) as f:
+                self.assertFalse(json.load(f)["complete"], rank)
+
+    def test_killed_rank_stops_the_others_with_an_error_naming_it(self):
+        long_set = self.long_set()
         out = self.out("killed")
         proc = subprocess.Popen([DLTRACE, "replay", long_set, "--local", "--algo", "ring",
                                  "--no-progress", "-o", out],

@@ -3,6 +3,7 @@
 // never starts a step before its dependencies ended; results files round-trip.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -135,6 +136,54 @@ TEST_F(SynthSchedule, TimeScaleStretchesComputeSteps) {
   uint64_t compute = models::ComputeTotals(s)[0].compute_ns;
   ASSERT_GT(compute, 0u);
   EXPECT_GE(b[0].end_ns, a[0].end_ns + compute);  // at least rank 0's own compute, twice over
+}
+
+// The receive of a same-host step ends at the model's time: the notice's
+// network latency, then bytes over the local link plus its latency.
+TEST_F(SynthSchedule, SameHostStepsTakeTheLocalLinkTimeNotTheNetworks) {
+  Schedule s = Lower("ring");
+  LoopbackOptions o;
+  o.link = {1, 5000};  // a slow network, so network timing would show
+  auto results = RunLoopback(s, o);
+  ExpectSoundRun(s, results, "ring, same-host steps modelled");
+  const models::Link& local = s.local_link;
+  uint64_t local_bytes = 0, checked = 0;
+  for (size_t e = 0; e < s.ranks.size(); ++e) {
+    for (size_t i = 0; i < s.ranks[e].steps.size(); ++i) {
+      const models::Step& send = s.ranks[e].steps[i];
+      if (send.type != models::StepType::kSend || !send.local) continue;
+      local_bytes += send.bytes;
+      const auto& peer = s.ranks[size_t(send.peer)].steps;
+      size_t r = 0;
+      while (r < peer.size() && !(peer[r].type == models::StepType::kRecv && peer[r].peer == int32_t(e) &&
+                                  peer[r].tag == send.tag))
+        ++r;
+      ASSERT_LT(r, peer.size());
+      const TimeRange& st = results[e].steps[i];
+      const TimeRange& rt = results[size_t(send.peer)].steps[r];
+      const uint64_t wire = uint64_t(std::llround(double(send.bytes) * 8 / local.gbps));
+      const uint64_t arrival =
+          st.start_ns + uint64_t(o.link.latency_ns) + uint64_t(std::llround(double(send.bytes) * 8 / local.gbps + local.latency_ns));
+      EXPECT_EQ(st.end_ns, st.start_ns + wire) << "endpoint " << e << " step " << i;
+      EXPECT_EQ(rt.end_ns, std::max(rt.start_ns, arrival)) << "endpoint " << send.peer << " step " << r;
+      ++checked;
+    }
+  }
+  ASSERT_GT(checked, 0u) << "the synthetic run (2 ranks per host) has same-host steps";
+  uint64_t sent = 0, received = 0;
+  for (const auto& r : results) {
+    sent += r.bytes_local_sent;
+    received += r.bytes_local_received;
+  }
+  EXPECT_EQ(sent, local_bytes);
+  EXPECT_EQ(received, local_bytes);
+
+  // Without the model they cross the (slow) network like every other step.
+  o.engine.model_local_steps = false;
+  auto over_network = RunLoopback(s, o);
+  ExpectSoundRun(s, over_network, "ring, same-host steps over the network");
+  EXPECT_EQ(over_network[0].bytes_local_received, 0u);
+  EXPECT_LT(results[0].end_ns, over_network[0].end_ns);
 }
 
 TEST_F(SynthSchedule, KeepIterationsCutsTheScheduleSoundly) {

@@ -16,6 +16,11 @@ namespace dltrace::replay {
 struct EngineOptions {
   // Compute steps last duration_ns * time_scale (0 skips them).
   double time_scale = 1.0;
+  // Same-host steps (Step::local) take the model's time on
+  // Schedule::local_link: the sender passes only a notice of the byte count,
+  // the receiver completes after bytes / bandwidth + latency. False: they go
+  // over the transport like the others.
+  bool model_local_steps = true;
 };
 
 struct TimeRange {
@@ -33,6 +38,8 @@ struct RankResult {
   uint64_t steps_done = 0, steps_total = 0;
   uint64_t bytes_sent = 0, bytes_received = 0;
   uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
+  // Of bytes_sent/received: same-host steps timed on the schedule's local link.
+  uint64_t bytes_local_sent = 0, bytes_local_received = 0;
   std::vector<TimeRange> steps;  // index = step id
   // Per schedule op: its transfer steps on this endpoint (compute gaps
   // excluded, as the estimate does); invalid for ops this endpoint has no transfer in.
@@ -62,12 +69,20 @@ class ScheduleEngine {
   // Whether this endpoint still has to receive from PEER: a peer that closes
   // its sending side after everything it owed us arrived finished normally.
   bool expects_from(int32_t peer) const;
+  // Peers this endpoint posted receives from that did not complete yet
+  // (what a stall watchdog names), ascending.
+  std::vector<int32_t> awaited_peers() const { return matcher_.waiting_peers(); }
 
  private:
   void Issue(uint32_t step);
   void Complete(uint32_t step);
   void Pump();
   void OnData(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes);
+  void OnNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes);
+  void Arrived(int32_t peer, uint64_t tag, uint64_t bytes);
+  void LocalSendPartDone(uint32_t step);
+  // Model time of BYTES on the local link: serialisation only, or with latency.
+  uint64_t LocalNs(uint64_t bytes, bool with_latency) const;
   void Finish();
 
   const models::Schedule& schedule_;
@@ -83,6 +98,7 @@ class ScheduleEngine {
   std::vector<uint32_t> dependents_at_;  // size steps + 1
   std::vector<uint32_t> ready_;
   std::vector<uint64_t> peer_outstanding_;  // per endpoint: bytes + messages still to receive
+  std::vector<uint8_t> local_send_parts_;   // per local send step: notice sent, model time passed
   bool pumping_ = false;
   bool started_ = false;
   bool finished_ = false;

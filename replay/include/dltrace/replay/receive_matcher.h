@@ -6,6 +6,7 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace dltrace::replay {
 
@@ -27,6 +28,8 @@ class ReceiveMatcher {
   size_t early() const;
   // Receives posted and not yet complete.
   size_t waiting() const;
+  // The peers of receives posted and not yet complete, ascending, each once.
+  std::vector<int32_t> waiting_peers() const;
 
  private:
   struct Key {

@@ -45,6 +45,8 @@ struct ResultsFile {
   uint64_t duration_ns = 0;
   uint64_t bytes_sent = 0, bytes_received = 0;
   uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
+  // Of bytes_sent/received: same-host steps timed on the schedule's local link.
+  uint64_t bytes_local_sent = 0, bytes_local_received = 0;
   std::vector<OpRow> ops;
   std::vector<IterationRow> iterations;
 };

@@ -26,12 +26,20 @@ struct SocketOptions {
   // A socket already bound and listening (the --local launcher opens them
   // before forking, so ports are never raced); -1: bind hosts[self].
   int listen_fd = -1;
+  // Where to bind when listen_fd is -1 (with hosts[self]'s port); empty:
+  // hosts[self]'s address, never every interface unless asked.
+  std::string listen_host;
   uint64_t schedule_hash = 0;
   std::string token;        // DLTRACE_REPLAY_TOKEN; peers must present the same one
   std::string congestion;   // TCP_CONGESTION per socket; empty: the system default
   int send_buffer = 0, receive_buffer = 0;  // SO_SNDBUF / SO_RCVBUF; 0: the system default
   double connect_timeout_s = 30;  // how long to retry while peers start
   double linger_s = 5;            // after finishing, how long to wait for peers to close
+  // Stall watchdog: while this endpoint waits on a peer (a posted receive, or
+  // a send it has not taken) and nothing came from that peer (data or the
+  // heartbeat idle connections carry) for this long, the run stops with an
+  // error naming it. 0: off. Every data socket also has TCP keepalive.
+  double peer_timeout_s = 30;
 };
 
 // Called about once a second while the schedule runs.

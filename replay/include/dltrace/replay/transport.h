@@ -1,6 +1,7 @@
 // The transport interface the schedule engine runs over: send, timer, clock,
-// and delivery of incoming bytes. Sockets (Asio), ns-3 and the in-memory test
-// network implement it; the engine never sees which one it has.
+// delivery of incoming bytes, and notices of same-host transfers the model
+// times. Sockets (Asio), ns-3 and the in-memory test network implement it;
+// the engine never sees which one it has.
 #pragma once
 
 #include <cstdint>
@@ -29,12 +30,25 @@ class Transport {
   virtual void StartTimer(uint64_t duration_ns, std::function<void()> cb) = 0;
   virtual uint64_t NowNs() const = 0;
 
+  // Tells PEER that BYTES of (CHANNEL, TAG) went over a link the model times
+  // (a same-host step): only the count travels, and PEER's engine waits the
+  // model's time. A transport that cannot carry notices sends the bytes.
+  virtual void SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+                          std::function<void()> on_sent) {
+    Send(peer, channel, tag, bytes, std::move(on_sent));
+  }
+
   void set_on_data(DataFn fn) { on_data_ = std::move(fn); }
+  // Incoming notice: (peer endpoint, channel, tag, bytes the model moves).
+  void set_on_notice(DataFn fn) { on_notice_ = std::move(fn); }
   void set_on_error(ErrorFn fn) { on_error_ = std::move(fn); }
 
  protected:
   void Deliver(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
     if (on_data_) on_data_(peer, channel, tag, bytes);
+  }
+  void DeliverNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
+    if (on_notice_) on_notice_(peer, channel, tag, bytes);
   }
   void ReportError(const std::string& message) {
     if (on_error_) on_error_(message);
@@ -42,6 +56,7 @@ class Transport {
 
  private:
   DataFn on_data_;
+  DataFn on_notice_;
   ErrorFn on_error_;
 };
 
