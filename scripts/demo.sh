@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on a built-in default: installs, builds, records a real
-# data-parallel MPI training run (4 ranks under mpirun) and prints
-# `dltrace info` of its trace set.
+# data-parallel MPI training run (4 ranks under mpirun), prints `dltrace info`
+# of its trace set, then replays its traffic over loopback TCP and prints
+# recorded vs replayed times.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -17,3 +18,6 @@ echo "== dltrace record -o $out/train -- mpirun -np 4 dltrace-mpi-train --steps 
 echo
 echo "== dltrace info $out/train"
 "$build/cli/dltrace" info "$out/train"
+echo
+echo "== dltrace replay $out/train --local --iterations 10 -o $out/replay"
+"$build/cli/dltrace" replay "$out/train" --local --iterations 10 --no-progress -o "$out/replay"

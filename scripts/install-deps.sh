@@ -12,6 +12,7 @@ PACKAGES=(
   hpcc
   clang libclang-rt-14-dev
   python3 iproute2 procps
+  iperf3
 )
 
 missing=()
