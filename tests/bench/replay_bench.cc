@@ -36,7 +36,9 @@ struct Options {
   int repeat = 3;               // large transfer and iperf3 runs; the best of each is compared
   int messages = 20000;         // round trips of the small-message test
   uint64_t message_bytes = 64;
-  int send_buffer = 0, receive_buffer = 0;  // the replayer's SO_SNDBUF/SO_RCVBUF; 0: system default
+  // The replayer's SO_SNDBUF/SO_RCVBUF, as dltrace replay sets them by default.
+  int send_buffer = replay::SocketOptions().send_buffer;
+  int receive_buffer = replay::SocketOptions().receive_buffer;
 };
 
 double Seconds(std::chrono::steady_clock::time_point since) {
