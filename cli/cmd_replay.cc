@@ -159,6 +159,10 @@ void PrintSummary(const ReplayRun& run, const models::MergedTrace& merged,
   for (size_t i = 0; i < it_ns.size(); ++i)
     std::printf("%-18zu %13.3f %13.3f %+8.1f\n", i, i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] / 1e6 : 0.0,
                 it_ns[i] / 1e6, Percent(it_ns[i], i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] : 0));
+  // Each rank starts when its own connections are up, so the first
+  // iteration absorbs the ranks' start-up skew (no job-wide start barrier yet).
+  if (it_ns.size() > 1)
+    std::printf("(iteration 0 includes the ranks' start-up skew; compare from iteration 1)\n");
   std::printf("\nbytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n", sent,
               received, scheduled, received == scheduled ? "all received" : "MISSING BYTES");
   uint64_t local = 0;
