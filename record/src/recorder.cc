@@ -18,6 +18,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dltrace/formats/rank_env.h"
 #include "dltrace/formats/writer.h"
 
 namespace dltrace::record {
@@ -47,26 +48,23 @@ const char* Env(const char* name) {
   return (v && *v) ? v : nullptr;
 }
 
-int FirstIntEnv(std::initializer_list<const char*> names, int def) {
+template <typename Names>
+int FirstIntEnv(const Names& names, int def) {
   for (const char* n : names)
     if (const char* v = Env(n)) return std::atoi(v);
   return def;
 }
 
-const std::initializer_list<const char*> kRankVars = {
-    "DLTRACE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
-const std::initializer_list<const char*> kLocalRankVars = {
-    "DLTRACE_LOCAL_RANK", "LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-    "SLURM_LOCALID"};
-const std::initializer_list<const char*> kSizeVars = {
-    "DLTRACE_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"};
-const std::initializer_list<const char*> kJobVars = {"DLTRACE_JOB_ID", "SLURM_JOB_ID",
-                                                     "TORCHELASTIC_RUN_ID", "PMIX_NAMESPACE"};
-
 std::string JobId() {
-  for (const char* n : kJobVars)
+  for (const char* n : formats::kJobIdVariables)
     if (const char* v = Env(n)) return v;
   return "";
+}
+
+template <typename Names>
+void KeepRawValues(const Names& names, formats::KeyValues* out) {
+  for (const char* n : names)
+    if (const char* v = Env(n)) out->emplace_back(n, v);
 }
 
 std::string HostName() {
@@ -303,9 +301,9 @@ bool Recorder::Start(const StartInfo& info) {
   pid_ = getpid();
 
   formats::Header h;
-  h.global_rank = info.rank >= 0 ? info.rank : FirstIntEnv(kRankVars, -1);
-  h.world_size = info.world_size > 0 ? info.world_size : FirstIntEnv(kSizeVars, 0);
-  h.local_rank = FirstIntEnv(kLocalRankVars, -1);
+  h.global_rank = info.rank >= 0 ? info.rank : FirstIntEnv(formats::kRankVariables, -1);
+  h.world_size = info.world_size > 0 ? info.world_size : FirstIntEnv(formats::kWorldSizeVariables, 0);
+  h.local_rank = FirstIntEnv(formats::kLocalRankVariables, -1);
   h.host = HostName();
   h.pid = pid_;
   std::string cmdline = ReadFile("/proc/self/cmdline");
@@ -323,9 +321,10 @@ bool Recorder::Start(const StartInfo& info) {
   h.mpi_version = info.mpi_version;
   h.nccl_version = info.nccl_version;
   h.job_id = JobId();
-  for (auto* list : {&kRankVars, &kLocalRankVars, &kSizeVars, &kJobVars})
-    for (const char* n : *list)
-      if (const char* v = Env(n)) h.rank_env.emplace_back(n, v);
+  KeepRawValues(formats::kRankVariables, &h.rank_env);
+  KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
+  KeepRawValues(formats::kWorldSizeVariables, &h.rank_env);
+  KeepRawValues(formats::kJobIdVariables, &h.rank_env);
 
   // Where the file goes: a template with %-codes names the file; otherwise
   // the setting (or the agreed default) is a directory of rank files.

@@ -22,14 +22,12 @@
 #include <sstream>
 #include <thread>
 
+#include "dltrace/formats/rank_env.h"
+
 namespace dltrace::replay {
 
 namespace {
 
-const char* const kRankVars[] = {"DLTRACE_RANK", "RANK", "OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK",
-                                 "SLURM_PROCID"};
-const char* const kSizeVars[] = {"DLTRACE_WORLD_SIZE", "WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE",
-                                 "SLURM_NTASKS"};
 constexpr char kMagic[] = "DLTRACE-RENDEZVOUS";
 constexpr int kVersion = 1;
 
@@ -293,7 +291,7 @@ class Coordinator {
 
 std::string RankVariableNames() {
   std::string out;
-  for (const char* v : kRankVars) out += (out.empty() ? "" : ", ") + std::string(v);
+  for (const char* v : formats::kRankVariables) out += (out.empty() ? "" : ", ") + std::string(v);
   return out;
 }
 
@@ -315,8 +313,10 @@ bool RankFromEnvironment(LauncherRank* out, std::string* error) {
     }
     return true;
   };
-  return first(kRankVars, std::size(kRankVars), &out->rank, &out->rank_variable) &&
-         first(kSizeVars, std::size(kSizeVars), &out->world_size, &out->size_variable);
+  return first(formats::kRankVariables.data(), formats::kRankVariables.size(), &out->rank,
+               &out->rank_variable) &&
+         first(formats::kWorldSizeVariables.data(), formats::kWorldSizeVariables.size(),
+               &out->world_size, &out->size_variable);
 }
 
 int ListenOn(const std::string& host, uint16_t port, uint16_t* bound, std::string* error) {
