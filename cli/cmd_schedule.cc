@@ -11,16 +11,6 @@
 
 namespace dltrace::cli {
 
-namespace {
-
-bool ParseNumber(const std::string& text, double* out) {
-  char* end = nullptr;
-  *out = std::strtod(text.c_str(), &end);
-  return !text.empty() && end && *end == '\0';
-}
-
-}  // namespace
-
 int RunSchedule(const Args& args) {
   const Command& self = FindCommand("schedule");
   models::LowerOptions o;

@@ -8,16 +8,6 @@
 
 namespace dltrace::cli {
 
-namespace {
-
-bool ParseNumber(const std::string& text, double* out) {
-  char* end = nullptr;
-  *out = std::strtod(text.c_str(), &end);
-  return !text.empty() && end && *end == '\0';
-}
-
-}  // namespace
-
 int RunSynth(const Args& args) {
   const Command& self = FindCommand("synth");
   models::SynthOptions o;

@@ -28,6 +28,8 @@ const std::vector<Command>& AllCommands();
 int Fail(const std::string& message);
 // Prints "dltrace: warning: MESSAGE" on stderr.
 void Warn(const std::string& message);
+// A whole argument as a number ("1e9", "0.5"); false for anything else.
+bool ParseNumber(const std::string& text, double* out);
 // Prints the usage of one command and returns kExitUsage.
 int UsageError(const Command& command, const std::string& message);
 const Command& FindCommand(const char* name);

@@ -1,5 +1,6 @@
 // dltrace: one program, one subcommand per stage of the pipeline.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
@@ -96,6 +97,12 @@ const Command& FindCommand(const char* name) {
 int Fail(const std::string& message) {
   std::fprintf(stderr, "dltrace: error: %s\n", message.c_str());
   return kExitError;
+}
+
+bool ParseNumber(const std::string& text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return !text.empty() && end && *end == '\0';
 }
 
 void Warn(const std::string& message) {
