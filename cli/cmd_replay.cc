@@ -37,12 +37,6 @@ namespace dltrace::cli {
 
 namespace {
 
-bool ParseNumber(const std::string& text, double* out) {
-  char* end = nullptr;
-  *out = std::strtod(text.c_str(), &end);
-  return !text.empty() && end && *end == '\0';
-}
-
 struct ReplayRun {
   std::string trace;
   std::string out_dir;
@@ -175,23 +169,6 @@ void PrintSummary(const ReplayRun& run, const models::MergedTrace& merged,
   std::fflush(stdout);
 }
 
-// A listening socket on 127.0.0.1 with a port the kernel chose; -1 on failure.
-int ListenLoopback(uint16_t* port, std::string* error) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 128) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    *error = std::string("cannot listen on 127.0.0.1: ") + std::strerror(errno);
-    if (fd >= 0) ::close(fd);
-    return -1;
-  }
-  *port = ntohs(a.sin_port);
-  return fd;
-}
-
 // Forks one process per endpoint; when one fails, the others get a bounded
 // time to notice (they do, through their connections) before being stopped.
 int RunLocal(ReplayRun& run) {
@@ -201,7 +178,7 @@ int RunLocal(ReplayRun& run) {
   run.socket.hosts.resize(n);
   for (size_t e = 0; e < n; ++e) {
     uint16_t port = 0;
-    fds[e] = ListenLoopback(&port, &error);
+    fds[e] = replay::ListenOn("127.0.0.1", 0, &port, &error);
     if (fds[e] < 0) return Fail(error);
     run.socket.hosts[e] = {"127.0.0.1", port};
   }

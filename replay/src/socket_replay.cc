@@ -256,6 +256,7 @@ class SocketTransport : public Transport {
   // The peer shut its sending side: normal once it sent everything it owed us.
   void PeerDone(Session* s);
   bool AllPeersDone() const;
+  void FinishIfAllPeersDone();
 
   // Shuts the sending side of every connection and calls DONE once peers closed theirs.
   void Finish(std::function<void()> done);
@@ -579,12 +580,7 @@ void SocketTransport::CheckReady() {
 void SocketTransport::Lost(Session* s, const std::string& cause) {
   s->Close();
   if (finishing_) {
-    if (finished_ && AllPeersDone()) {
-      auto done = std::move(finished_);
-      finished_ = nullptr;
-      done();
-    }
-    return;
+    return FinishIfAllPeersDone();
   }
   if (s->peer < 0 || !s->ready) {
     if (s->peer >= 0) SetupFailed(Name(s->peer) + " " + cause + " during the handshake");
@@ -597,12 +593,7 @@ void SocketTransport::PeerDone(Session* s) {
   // Keep the socket open: our last writes to the peer may still be completing.
   s->peer_done = true;
   if (finishing_) {
-    if (finished_ && AllPeersDone()) {
-      auto done = std::move(finished_);
-      finished_ = nullptr;
-      done();
-    }
-    return;
+    return FinishIfAllPeersDone();
   }
   if (!s->ready) return Lost(s, "closed the connection");
   // Data owed on the peer's other channels may still be on its way: only
@@ -610,6 +601,14 @@ void SocketTransport::PeerDone(Session* s) {
   for (const auto& c : peers_[s->peer])
     if (c && !c->peer_done && !c->closed) return;
   if (expects_from && expects_from(s->peer)) Lost(s, "closed the connection");
+}
+
+// Calls the Finish() callback, once, when every connection has ended.
+void SocketTransport::FinishIfAllPeersDone() {
+  if (!finished_ || !AllPeersDone()) return;
+  auto done = std::move(finished_);
+  finished_ = nullptr;
+  done();
 }
 
 bool SocketTransport::AllPeersDone() const {
@@ -720,11 +719,7 @@ void SocketTransport::Finish(std::function<void()> done) {
   for (auto& kv : peers_)
     for (auto& s : kv.second)
       if (s && !s->closed) s->ShutdownSend();
-  if (AllPeersDone()) {
-    auto d = std::move(finished_);
-    finished_ = nullptr;
-    d();
-  }
+  FinishIfAllPeersDone();
 }
 
 void SocketTransport::CloseAll() {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "dltrace/models/schedule.h"
+#include "dltrace/replay/rendezvous.h"
 #include "dltrace/replay/schedule_tools.h"
 #include "dltrace/replay/socket_replay.h"
 
@@ -46,17 +47,12 @@ double Seconds(std::chrono::steady_clock::time_point since) {
 }
 
 int ListenLoopback(uint16_t* port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof a;
-  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || ::listen(fd, 16) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-    std::perror("dltrace-replay-bench: listen on 127.0.0.1");
+  std::string error;
+  int fd = replay::ListenOn("127.0.0.1", 0, port, &error);
+  if (fd < 0) {
+    std::fprintf(stderr, "dltrace-replay-bench: %s\n", error.c_str());
     std::exit(1);
   }
-  *port = ntohs(a.sin_port);
   return fd;
 }
 
