@@ -130,14 +130,12 @@ TraceSummary Summarize(const TraceSet& set) {
       k.bytes += bytes;
       // Nonblocking calls take time from issue to completion, not the call itself.
       int64_t d = op.completion_ns ? *op.completion_ns - op.enter_ns : op.duration_ns();
+      if (d > 0) k.time_s += double(d) * 1e-9;
       if (d > 0 && bytes > 0) {
-        k.time_s += double(d) * 1e-9;
         k.timed = true;
         kind_timed_bytes[k.kind] += double(bytes);
         int n = local_size.count(op.comm) ? local_size[op.comm] : set.world_size;
         kind_bus_bytes[k.kind] += double(bytes) * BusBandwidthFactor(coll, n);
-      } else if (d > 0) {
-        k.time_s += double(d) * 1e-9;
       }
       first_ns = std::min(first_ns, ToRealtime(h, op.enter_ns));
       last_ns = std::max(last_ns, ToRealtime(h, std::max(op.exit_ns, op.gpu_end_ns.value_or(0))));
@@ -149,12 +147,11 @@ TraceSummary Summarize(const TraceSet& set) {
     s.ranks.push_back(rs);
   }
   for (auto& [name, k] : kinds) {
-    // Bandwidth only over calls that moved bytes and took measurable time.
-    double timed_s = 0;
+    // Bytes of the calls that moved some over all the kind's time (a
+    // zero-byte call of a kind that moves bytes is rare; info accepts it).
     if (k.timed) {
-      timed_s = k.time_s;  // includes zero-byte calls' time; acceptable for info
-      k.algbw_gbps = kind_timed_bytes[name] / timed_s * 1e-9;
-      k.busbw_gbps = kind_bus_bytes[name] / timed_s * 1e-9;
+      k.algbw_gbps = kind_timed_bytes[name] / k.time_s * 1e-9;
+      k.busbw_gbps = kind_bus_bytes[name] / k.time_s * 1e-9;
     }
     s.op_kinds.push_back(k);
   }
