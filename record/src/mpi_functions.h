@@ -155,12 +155,12 @@
                             void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,          \
                             MPI_Comm comm),                                                         \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),                       \
-    Rooted(c, comm, root, sendbuf, sendcount, sendtype, recvcount, recvtype, true), )               \
+    Rooted(c, comm, root, sendbuf, sendcount, sendtype, recvcount, recvtype), )                     \
   X(MPI_Scatter, MpiScatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,            \
                               void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,        \
                               MPI_Comm comm),                                                       \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),                       \
-    Rooted(c, comm, root, recvbuf, recvcount, recvtype, sendcount, sendtype, false), )              \
+    Rooted(c, comm, root, recvbuf, recvcount, recvtype, sendcount, sendtype), )                     \
   X(MPI_Gatherv, MpiGatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,            \
                               void* recvbuf, const int recvcounts[], const int displs[],            \
                               MPI_Datatype recvtype, int root, MPI_Comm comm),                      \
@@ -175,12 +175,12 @@
                                   void* recvbuf, int recvcount, MPI_Datatype recvtype,              \
                                   MPI_Comm comm),                                                   \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),                             \
-    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype, true), )                 \
+    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype), )                       \
   X(MPI_Iallgather, MpiIallgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,      \
                                     void* recvbuf, int recvcount, MPI_Datatype recvtype,            \
                                     MPI_Comm comm, MPI_Request* request),                           \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request),                    \
-    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype, true),                   \
+    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype),                         \
     c.Pend(request, nullptr, false))                                                                \
   X(MPI_Allgatherv, MpiAllgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,      \
                                     void* recvbuf, const int recvcounts[], const int displs[],      \
@@ -190,12 +190,12 @@
   X(MPI_Alltoall, MpiAlltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,          \
                                 void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm), \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),                             \
-    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype, true), )                 \
+    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype), )                       \
   X(MPI_Ialltoall, MpiIalltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype,        \
                                   void* recvbuf, int recvcount, MPI_Datatype recvtype,              \
                                   MPI_Comm comm, MPI_Request* request),                             \
     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request),                    \
-    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype, true),                   \
+    Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype),                         \
     c.Pend(request, nullptr, false))                                                                \
   X(MPI_Alltoallv, MpiAlltoallv,                                                                    \
     (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,       \

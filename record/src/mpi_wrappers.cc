@@ -31,6 +31,7 @@ thread_local int t_depth = 0;  // > 0 inside a wrapper: nested MPI calls are not
 struct CommEntry {
   uint32_t id = 0;
   int size = 0;
+  int rank = 0;  // this process's rank in the communicator
   std::atomic<uint64_t> collective_seq{0};  // matches one collective across ranks
   std::atomic<uint64_t> p2p_seq{0};
 };
@@ -50,6 +51,7 @@ CommEntry* RegisterLocked(MPI_Comm comm, const char* name, int64_t parent, int c
   PMPI_Comm_size(comm, &c.size);
   PMPI_Comm_rank(comm, &c.rank);
   e->size = c.size;
+  e->rank = c.rank;
   // Members as world ranks, by translating through the groups.
   MPI_Group group;
   if (g_world_group != MPI_GROUP_NULL && PMPI_Comm_group(comm, &group) == MPI_SUCCESS) {
@@ -354,7 +356,7 @@ void Reduction(MpiCall& c, MPI_Op op) { c.op().red_op = RedOpOf(op); }
 // (this rank's block times the ranks), as nccl-tests counts them. `own` is
 // the side every rank passes; with MPI_IN_PLACE the other side says it.
 void Rooted(MpiCall& c, MPI_Comm comm, int root, const void* own_buf, int own_count,
-            MPI_Datatype own_type, int other_count, MPI_Datatype other_type, bool) {
+            MPI_Datatype own_type, int other_count, MPI_Datatype other_type) {
   OnComm(c, comm, true);
   bool in_place = own_buf == MPI_IN_PLACE;
   int count = in_place ? other_count : own_count;
@@ -383,8 +385,7 @@ void Gatherv(MpiCall& c, MPI_Comm comm, int root, const void* sendbuf, int scoun
              MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype) {
   OnComm(c, comm, true);
   OpEvent& op = c.op();
-  int rank = 0;
-  PMPI_Comm_rank(comm, &rank);
+  const int rank = c.comm()->rank;
   op.peer = root;
   op.datatype = DataTypeOf(sendbuf == MPI_IN_PLACE ? rtype : stype);
   op.count = uint64_t(scount > 0 ? scount : 0);
@@ -401,8 +402,7 @@ void Scatterv(MpiCall& c, MPI_Comm comm, int root, const int scounts[], MPI_Data
               const void* recvbuf, int rcount, MPI_Datatype rtype) {
   OnComm(c, comm, true);
   OpEvent& op = c.op();
-  int rank = 0;
-  PMPI_Comm_rank(comm, &rank);
+  const int rank = c.comm()->rank;
   op.peer = root;
   op.datatype = DataTypeOf(recvbuf == MPI_IN_PLACE ? stype : rtype);
   op.count = uint64_t(rcount > 0 ? rcount : 0);
@@ -446,8 +446,7 @@ void ReduceScatter(MpiCall& c, MPI_Comm comm, const int rcounts[], int block,
   if (rcounts) {
     op.peer_recv_bytes = PerPeer(rcounts, n, type);
     op.bytes = Sum(op.peer_recv_bytes);
-    int rank = 0;
-    PMPI_Comm_rank(comm, &rank);
+    const int rank = c.comm()->rank;
     op.count = uint64_t(rcounts[rank] > 0 ? rcounts[rank] : 0);
   } else {
     op.count = uint64_t(block > 0 ? block : 0);

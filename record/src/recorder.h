@@ -48,7 +48,6 @@ class Recorder {
   // Communicators go into the next chunk.
   void AddCommunicator(formats::Communicator comm);
   uint32_t NewCommunicatorId() { return next_comm_id_.fetch_add(1); }
-  uint64_t NextGroupId() { return next_group_id_.fetch_add(1) + 1; }
   // Small stable index of the calling thread, stored with each op.
   uint32_t ThreadIndex();
 
@@ -75,7 +74,6 @@ class Recorder {
   int pid_ = 0;
   std::string trace_path_;
   std::atomic<uint32_t> next_comm_id_{0};
-  std::atomic<uint64_t> next_group_id_{0};
   std::atomic<uint32_t> next_thread_{0};
 
   std::mutex buffers_mu_;  // guards buffers_ (registration and flush only)
