@@ -13,6 +13,9 @@ PACKAGES=(
   clang libclang-rt-14-dev
   python3 iproute2 procps
   iperf3
+  libns3-dev libgsl-dev
+  protobuf-compiler libprotobuf-dev python3-protobuf
+  chromium fonts-dejavu-core
 )
 
 missing=()
