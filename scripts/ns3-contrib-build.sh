@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Builds ns3-module/ as the contrib module `dltrace` inside an ns-3 source
+# tree, with only the ns-3 modules it needs, then runs its example and its test
+# suites there with ./ns3 and test.py, as a user with their own tree would.
+#
+#   scripts/ns3-contrib-build.sh              Debian's ns-3.37 sources (apt-get source ns3)
+#                                             in build-ns3-tree/; adds a deb-src entry for
+#                                             the archive this machine uses when none exists
+#   scripts/ns3-contrib-build.sh NS3_TREE     an ns-3 tree of your own (the folder with ./ns3)
+#
+# Takes 20-40 minutes on 2 cores the first time (ns-3's core, network,
+# internet, ... with their tests and examples); later runs rebuild only what changed.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+JOBS="${JOBS:-$(nproc)}"
+say() { echo "ns3-contrib-build: $*"; }
+die() { echo "ns3-contrib-build: error: $*" >&2; exit 1; }
+
+# A deb-src line for each deb source this machine already uses, so `apt-get
+# source` fetches from the same archive (and the same snapshot, if pinned).
+add_deb_src() {
+  [ "$(id -u)" -eq 0 ] || die "no deb-src entry for apt; run as root, or add one and run apt-get update"
+  local out=/etc/apt/sources.list.d/dltrace-deb-src.sources
+  local found=0
+  : > "$out.tmp"
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -e "$f" ] || continue
+    # deb822 stanzas: copy those whose Types has "deb", with Types set to deb-src.
+    awk -v RS= -v ORS='\n\n' '/(^|\n)Types:[^\n]*(^|[ \t])deb([ \t]|\n|$)/ {
+        sub(/(^|\n)Types:[^\n]*/, "\nTypes: deb-src"); sub(/^\n/, ""); print }' "$f" >> "$out.tmp"
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -e "$f" ] || continue
+    sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >> "$out.tmp"
+  done
+  grep -q '[^[:space:]]' "$out.tmp" && found=1
+  [ "$found" -eq 1 ] || { rm -f "$out.tmp"; die "no deb entry found in /etc/apt to derive a deb-src entry from"; }
+  if grep -q '^deb-src ' "$out.tmp"; then mv "$out.tmp" "${out%.sources}.list"; else mv "$out.tmp" "$out"; fi
+  say "added deb-src entries ($(ls /etc/apt/sources.list.d/dltrace-deb-src.*))"
+  apt-get update -qq
+}
+
+fetch_debian_sources() {
+  local work="$1"
+  mkdir -p "$work"
+  local tree
+  tree="$(ls -d "$work"/ns3-*/ns-3.* 2>/dev/null | head -n1 || true)"
+  if [ -z "$tree" ]; then
+    command -v dpkg-source >/dev/null || die "dpkg-source not found (apt-get install dpkg-dev)"
+    if ! apt-get source --print-uris ns3 >/dev/null 2>&1; then add_deb_src; fi
+    say "fetching Debian's ns3 sources into $work"
+    (cd "$work" && apt-get source -qq ns3 >/dev/null 2>&1) ||
+      (cd "$work" && apt-get source ns3) || die "apt-get source ns3 failed"
+    tree="$(ls -d "$work"/ns3-*/ns-3.* 2>/dev/null | head -n1 || true)"
+    [ -n "$tree" ] || die "no ns-3.* folder in the unpacked sources under $work"
+  fi
+  echo "$tree"
+}
+
+if [ $# -gt 1 ]; then die "usage: $0 [NS3_TREE]"; fi
+if [ $# -eq 1 ]; then
+  TREE="$(cd "$1" 2>/dev/null && pwd)" || die "$1: no such directory"
+else
+  TREE="$(fetch_debian_sources "${DLTRACE_NS3_WORK:-$ROOT/build-ns3-tree}")"
+fi
+[ -x "$TREE/ns3" ] && [ -d "$TREE/contrib" ] || die "$TREE: not an ns-3 source tree (no ./ns3 or contrib/)"
+say "ns-3 tree: $TREE ($(cat "$TREE/VERSION" 2>/dev/null || echo 'version unknown'))"
+
+# Link the module in (a copy works as well; a link keeps it current).
+LINK="$TREE/contrib/dltrace"
+if [ -L "$LINK" ]; then
+  ln -sfn "$ROOT/ns3-module" "$LINK"
+elif [ -e "$LINK" ]; then
+  die "$LINK exists and is not a link to this checkout; move it away first"
+else
+  ln -s "$ROOT/ns3-module" "$LINK"
+fi
+
+cd "$TREE"
+# Only dltrace and what it links (ns-3 resolves the dependencies from its CMakeLists).
+say "configuring"
+./ns3 configure -d release --enable-modules dltrace --enable-examples --enable-tests \
+  --disable-python-bindings >configure.dltrace.log 2>&1 ||
+  { tail -n 30 configure.dltrace.log >&2; die "./ns3 configure failed (log: $TREE/configure.dltrace.log)"; }
+grep -A3 "Modules configured to be built" configure.dltrace.log | sed 's/^/  /'
+grep -qw dltrace configure.dltrace.log || die "ns-3 did not pick up contrib/dltrace"
+
+say "building with $JOBS jobs"
+./ns3 build -j "$JOBS" >build.dltrace.log 2>&1 ||
+  { tail -n 40 build.dltrace.log >&2; die "./ns3 build failed (log: $TREE/build.dltrace.log)"; }
+
+say "./ns3 run \"dltrace-scenario --PrintHelp\""
+./ns3 run --no-build "dltrace-scenario --PrintHelp" | head -n 12
+
+say "./ns3 run dltrace-scenario (4 hosts, one switch, synthetic trace)"
+./ns3 run --no-build "dltrace-scenario --topo=star:hosts=4 --synth=resnet50 --iterations=1"
+
+say "./test.py --no-build --suite dltrace"
+./test.py --no-build --suite dltrace
+say "ok"
