@@ -109,6 +109,7 @@ int RunDump(const Args& args) {
       fj.Field("events_written", r.footer->events_written);
       fj.Field("events_dropped", r.footer->events_dropped);
       fj.Field("samples_written", r.footer->samples_written).Field("reason", r.footer->reason);
+      fj.Field("end_monotonic_ns", r.footer->end_monotonic_ns);
       fj.EndObject();
       Print(fj);
     }

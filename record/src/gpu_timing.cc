@@ -272,13 +272,13 @@ bool LoadDriverOnce(std::string* why) {
     return p ? p : (fallback ? dlsym(lib, fallback) : nullptr);
   };
   void* p;
-#define DLTRACE_LOAD(member, symbol, ret, params)                                            \
-  p = find(#symbol, std::string(#symbol) == "cuEventElapsedTime_v2" ? "cuEventElapsedTime" \
-                                                                     : nullptr);           \
-  if (!p) {                                                                                 \
-    *why = "libcuda.so.1 has no " #symbol;                                                  \
-    return false;                                                                           \
-  }                                                                                         \
+#define DLTRACE_LOAD(member, symbol, ret, params)                                             \
+  p = find(#symbol,                                                                           \
+           std::string(#symbol) == "cuEventElapsedTime_v2" ? "cuEventElapsedTime" : nullptr); \
+  if (!p) {                                                                                   \
+    *why = "libcuda.so.1 has no " #symbol;                                                    \
+    return false;                                                                             \
+  }                                                                                           \
   cu.member = reinterpret_cast<decltype(cu.member)>(p);
   DLTRACE_CUDA_FUNCTIONS(DLTRACE_LOAD)
 #undef DLTRACE_LOAD

@@ -70,17 +70,17 @@ Fn Real(const char* name, Fn self) {
 ncclResult_t Missing(const char* name) {
   static std::atomic<bool> said{false};
   if (!said.exchange(true) && !Recorder::Get().settings().quiet)
-    std::fprintf(stderr, "dltrace: the loaded libnccl has no %s; the call returns ncclInvalidUsage\n",
-                 name);
+    std::fprintf(
+        stderr, "dltrace: the loaded libnccl has no %s; the call returns ncclInvalidUsage\n", name);
   return ncclInvalidUsage;
 }
 
 // Helpers the recorder calls itself, resolved once like the wrappers.
-#define DLTRACE_NCCL_HELPER(name, params, args)                                      \
-  ncclResult_t Call_##name params {                                                  \
-    using Fn = ncclResult_t(*) params;                                               \
-    static const Fn real = reinterpret_cast<Fn>(ResolveReal(#name, nullptr));       \
-    return real ? real args : ncclInvalidUsage;                                      \
+#define DLTRACE_NCCL_HELPER(name, params, args)                               \
+  ncclResult_t Call_##name params {                                           \
+    using Fn = ncclResult_t(*) params;                                        \
+    static const Fn real = reinterpret_cast<Fn>(ResolveReal(#name, nullptr)); \
+    return real ? real args : ncclInvalidUsage;                               \
   }
 DLTRACE_NCCL_HELPERS(DLTRACE_NCCL_HELPER)
 #undef DLTRACE_NCCL_HELPER
@@ -95,8 +95,8 @@ struct CommEntry {
   int device = -1;
   std::atomic<uint64_t> collective_seq{0};  // matches one collective across ranks
   std::atomic<uint64_t> p2p_seq{0};
-  int splits = 0;   // ncclCommSplit calls on it so far (all members make them)
-  int shrinks = 0;  // ncclCommShrink calls (only the ranks that stay make them)
+  int splits = 0;          // ncclCommSplit calls on it so far (all members make them)
+  int shrinks = 0;         // ncclCommShrink calls (only the ranks that stay make them)
   bool described = false;  // its Communicator record was written
   formats::Communicator record;
 };
@@ -292,10 +292,18 @@ DataType DataTypeOf(ncclDataType_t t) {
 
 uint64_t TypeSize(ncclDataType_t t) {
   switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
+    case ncclInt8:
+    case ncclUint8:
+    case ncclFloat8e4m3:
+    case ncclFloat8e5m2: return 1;
+    case ncclFloat16:
+    case ncclBfloat16: return 2;
+    case ncclInt32:
+    case ncclUint32:
+    case ncclFloat32: return 4;
+    case ncclInt64:
+    case ncclUint64:
+    case ncclFloat64: return 8;
   }
   return 0;
 }
@@ -494,8 +502,7 @@ bool Made(ncclResult_t rc) { return rc == ncclSuccess || rc == ncclInProgress; }
 template <>
 struct Hooks<&ncclCommInitRank> : Followed<true> {
   void Before(ncclComm_t*, int, const ncclUniqueId&, int) {}
-  void After(ncclComm_t* comm, int nranks,
-                    const ncclUniqueId& id, int rank) {
+  void After(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank) {
     if (Made(rc) && comm)
       NewComm(*comm, "init", nranks, rank, UniqueIdHash(id), DeviceOf(*comm), nullptr, 0, 0);
   }
@@ -503,18 +510,15 @@ struct Hooks<&ncclCommInitRank> : Followed<true> {
 template <>
 struct Hooks<&ncclCommInitRankConfig> : Followed<true> {
   void Before(ncclComm_t*, int, const ncclUniqueId&, int, ncclConfig_t*) {}
-  void After(ncclComm_t* comm, int nranks,
-                    const ncclUniqueId& id, int rank, ncclConfig_t*) {
+  void After(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank, ncclConfig_t*) {
     if (Made(rc) && comm)
-      NewComm(*comm, "init_config", nranks, rank, UniqueIdHash(id), DeviceOf(*comm), nullptr, 0,
-              0);
+      NewComm(*comm, "init_config", nranks, rank, UniqueIdHash(id), DeviceOf(*comm), nullptr, 0, 0);
   }
 };
 template <>
 struct Hooks<&ncclCommInitRankScalable> : Followed<true> {
   void Before(ncclComm_t*, int, int, int, ncclUniqueId*, ncclConfig_t*) {}
-  void After(ncclComm_t* comm, int nranks, int rank, int n_ids,
-                    ncclUniqueId* ids, ncclConfig_t*) {
+  void After(ncclComm_t* comm, int nranks, int rank, int n_ids, ncclUniqueId* ids, ncclConfig_t*) {
     // NCCL hashes the first of the ids.
     if (Made(rc) && comm)
       NewComm(*comm, "init_scalable", nranks, rank, n_ids > 0 && ids ? UniqueIdHash(ids[0]) : 0,
@@ -545,8 +549,7 @@ struct Hooks<&ncclCommSplit> : Followed<true> {
     parent = LookupComm(comm);
     index = parent->splits++;  // every member splits, with or without a color
   }
-  void After(ncclComm_t, int color, int key,
-                    ncclComm_t* newcomm, ncclConfig_t*) {
+  void After(ncclComm_t, int color, int key, ncclComm_t* newcomm, ncclConfig_t*) {
     if (!parent || !Made(rc) || !newcomm || !*newcomm || color == NCCL_SPLIT_NOCOLOR) return;
     int n = 0, r = -1;  // a nonblocking child may not know yet: asked again on first use
     if (Call_ncclCommCount(*newcomm, &n) != ncclSuccess ||
@@ -554,8 +557,8 @@ struct Hooks<&ncclCommSplit> : Followed<true> {
       n = 0;
       r = -1;
     }
-    uint64_t h = Mix(Mix(Mix(parent->hash, 0x73706c6974ull), uint64_t(index)),
-                     uint64_t(uint32_t(color)));
+    uint64_t h =
+        Mix(Mix(Mix(parent->hash, 0x73706c6974ull), uint64_t(index)), uint64_t(uint32_t(color)));
     NewComm(*newcomm, "split", n, r, h, parent->device, parent, color, key);
   }
 };
@@ -566,8 +569,7 @@ struct Hooks<&ncclCommShrink> : Followed<true> {
     parent = LookupComm(comm);
     index = parent->shrinks++;  // only the ranks that stay call it
   }
-  void After(ncclComm_t, int* excluded, int n_excluded,
-                    ncclComm_t* newcomm, ncclConfig_t*, int) {
+  void After(ncclComm_t, int* excluded, int n_excluded, ncclComm_t* newcomm, ncclConfig_t*, int) {
     if (!parent || !Made(rc) || !newcomm || !*newcomm) return;
     // The ranks that stay keep their order.
     int below = 0;
@@ -576,8 +578,8 @@ struct Hooks<&ncclCommShrink> : Followed<true> {
       below += excluded[i] < parent->rank ? 1 : 0;
       h = Mix(h, uint64_t(uint32_t(excluded[i])));
     }
-    NewComm(*newcomm, "shrink", parent->size - n_excluded, parent->rank - below, h,
-            parent->device, parent, 0, 0);
+    NewComm(*newcomm, "shrink", parent->size - n_excluded, parent->rank - below, h, parent->device,
+            parent, 0, 0);
   }
 };
 template <>
@@ -601,32 +603,32 @@ struct OperationHooks : Followed<false> {
 
 template <>
 struct Hooks<&ncclAllReduce> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type,
-                     ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op,
+              ncclComm_t comm, cudaStream_t stream) {
     Operation(OpKind::NcclAllReduce, comm, stream, count, type, 1);
     event().red_op = RedOpOf(op);
   }
 };
 template <>
 struct Hooks<&ncclBroadcast> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, int root,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclBroadcast, comm, stream, count, type, 1);
     event().peer = root;
   }
 };
 template <>
 struct Hooks<&ncclBcast> : OperationHooks {
-  void Before(void*, size_t count, ncclDataType_t type, int root,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclBroadcast, comm, stream, count, type, 1);
     event().peer = root;
   }
 };
 template <>
 struct Hooks<&ncclReduce> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type,
-                     ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
+              ncclComm_t comm, cudaStream_t stream) {
     Operation(OpKind::NcclReduce, comm, stream, count, type, 1);
     event().red_op = RedOpOf(op);
     event().peer = root;
@@ -635,16 +637,16 @@ struct Hooks<&ncclReduce> : OperationHooks {
 // Gathered and scattered buffers count whole (count x ranks), as nccl-tests does.
 template <>
 struct Hooks<&ncclAllGather> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclAllGather, comm, stream, count, type, 1);
     event().bytes *= uint64_t(comm_size());
   }
 };
 template <>
 struct Hooks<&ncclReduceScatter> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type,
-                     ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op,
+              ncclComm_t comm, cudaStream_t stream) {
     Operation(OpKind::NcclReduceScatter, comm, stream, count, type, 1);
     event().bytes *= uint64_t(comm_size());
     event().red_op = RedOpOf(op);
@@ -652,16 +654,16 @@ struct Hooks<&ncclReduceScatter> : OperationHooks {
 };
 template <>
 struct Hooks<&ncclAlltoAll> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclAllToAll, comm, stream, count, type, 1);
     event().bytes *= uint64_t(comm_size());
   }
 };
 template <>
 struct Hooks<&ncclGather> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, int root,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclGather, comm, stream, count, type, 1);
     event().bytes *= uint64_t(comm_size());
     event().peer = root;
@@ -669,8 +671,8 @@ struct Hooks<&ncclGather> : OperationHooks {
 };
 template <>
 struct Hooks<&ncclScatter> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, int root,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclScatter, comm, stream, count, type, 1);
     event().bytes *= uint64_t(comm_size());
     event().peer = root;
@@ -678,16 +680,16 @@ struct Hooks<&ncclScatter> : OperationHooks {
 };
 template <>
 struct Hooks<&ncclSend> : OperationHooks {
-  void Before(const void*, size_t count, ncclDataType_t type, int peer,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(const void*, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclSend, comm, stream, count, type, 1);
     event().peer = peer;
   }
 };
 template <>
 struct Hooks<&ncclRecv> : OperationHooks {
-  void Before(void*, size_t count, ncclDataType_t type, int peer,
-                     ncclComm_t comm, cudaStream_t stream) {
+  void Before(void*, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
+              cudaStream_t stream) {
     Operation(OpKind::NcclRecv, comm, stream, count, type, 1);
     event().peer = peer;
   }
@@ -718,15 +720,15 @@ struct Hooks<&ncclGroupEnd> : Followed<true> {
 }  // namespace
 }  // namespace dltrace::record
 
-#define DLTRACE_DEFINE_WRAPPER(name, params, args)                                           \
-  extern "C" ncclResult_t name params {                                                      \
-    static const auto real = dltrace::record::Real(#name, &name);                            \
-    if (!real) return dltrace::record::Missing(#name);                                       \
-    dltrace::record::Hooks<&name> call;                                                      \
-    if (!call.active()) return real args;                                                    \
-    call.Before args;                                                                        \
-    call.rc = real args;                                                                     \
-    call.After args;                                                                         \
-    return call.rc;                                                                          \
+#define DLTRACE_DEFINE_WRAPPER(name, params, args)                \
+  extern "C" ncclResult_t name params {                           \
+    static const auto real = dltrace::record::Real(#name, &name); \
+    if (!real) return dltrace::record::Missing(#name);            \
+    dltrace::record::Hooks<&name> call;                           \
+    if (!call.active()) return real args;                         \
+    call.Before args;                                             \
+    call.rc = real args;                                          \
+    call.After args;                                              \
+    return call.rc;                                               \
   }
 DLTRACE_NCCL_FUNCTIONS(DLTRACE_DEFINE_WRAPPER)

@@ -38,7 +38,8 @@ int Child(long calls) {
     return 1;
   }
   float in[2] = {1, 2}, out[2];
-  for (long i = 0; i < calls / 10; ++i) ncclAllReduce(in, out, 2, ncclFloat32, ncclSum, comm, stream);
+  for (long i = 0; i < calls / 10; ++i)
+    ncclAllReduce(in, out, 2, ncclFloat32, ncclSum, comm, stream);
   int64_t t0 = Now();
   for (long i = 0; i < calls; ++i) ncclAllReduce(in, out, 2, ncclFloat32, ncclSum, comm, stream);
   int64_t t1 = Now();
@@ -82,9 +83,12 @@ int main(int argc, char** argv) {
   const char* lib = getenv("DLTRACE_RECORD_LIB");
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--child") && i + 1 < argc) return Child(atol(argv[i + 1]));
-    if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atol(argv[++i]);
-    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc) repeat = atoi(argv[++i]);
-    else if (!strcmp(argv[i], "--recorder") && i + 1 < argc) lib = argv[++i];
+    if (!strcmp(argv[i], "--calls") && i + 1 < argc)
+      calls = atol(argv[++i]);
+    else if (!strcmp(argv[i], "--repeat") && i + 1 < argc)
+      repeat = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--recorder") && i + 1 < argc)
+      lib = argv[++i];
     else {
       fprintf(stderr, "usage: %s [--calls N] [--repeat K] [--recorder LIB]\n", argv[0]);
       return 2;

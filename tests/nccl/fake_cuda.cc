@@ -116,8 +116,8 @@ CUresult cuStreamGetCtx(CUstream stream, CUcontext* ctx) {
 }
 
 CUresult cuStreamIsCapturing(CUstream stream, CUstreamCaptureStatus* status) {
-  *status = Resolve(stream)->capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE
-                                       : CU_STREAM_CAPTURE_STATUS_NONE;
+  *status =
+      Resolve(stream)->capturing ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
   return CUDA_SUCCESS;
 }
 

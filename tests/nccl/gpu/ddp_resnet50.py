@@ -19,7 +19,10 @@ def main():
     args = ap.parse_args()
     local = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(local)
-    dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    try:  # device_id (PyTorch >= 2.3) makes the NCCL communicator at once
+        dist.init_process_group("nccl", device_id=torch.device("cuda", local))
+    except TypeError:
+        dist.init_process_group("nccl")
     torch.manual_seed(0)
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.deterministic = True
