@@ -55,6 +55,7 @@ int RunDump(const Args& args) {
     j.Field("world_size", h.world_size).Field("local_rank", h.local_rank).Field("host", h.host);
     j.Field("pid", h.pid).Field("job_id", h.job_id).Field("mpi_version", h.mpi_version);
     j.Field("nccl_version", h.nccl_version).Field("recorder_version", h.recorder_version);
+    j.Field("gpu_device", h.gpu_device).Field("gpu_bus_id", h.gpu_bus_id);
     j.Field("start_monotonic_ns", h.start_monotonic_ns).Field("start_realtime_ns", h.start_realtime_ns);
     j.Key("command_line").BeginArray();
     for (const auto& a : h.command_line) j.String(a);
@@ -69,7 +70,8 @@ int RunDump(const Args& args) {
       cj.Field("comm_rank", c.rank).Key("members").BeginArray();
       for (auto m : c.members) cj.Int(m);
       cj.EndArray().Field("parent", (long long)c.parent).Field("color", c.color).Field("key", c.key);
-      cj.Field("nccl_unique_id_hash", c.nccl_unique_id_hash).EndObject();
+      cj.Field("nccl_unique_id_hash", c.nccl_unique_id_hash).Field("cuda_device", c.cuda_device);
+      cj.Field("bus_id", c.bus_id).Field("created_ns", c.created_ns).EndObject();
       Print(cj);
     }
     for (const auto& op : r.ops) {
@@ -107,6 +109,7 @@ int RunDump(const Args& args) {
       fj.Field("events_written", r.footer->events_written);
       fj.Field("events_dropped", r.footer->events_dropped);
       fj.Field("samples_written", r.footer->samples_written).Field("reason", r.footer->reason);
+      fj.Field("end_monotonic_ns", r.footer->end_monotonic_ns);
       fj.EndObject();
       Print(fj);
     }

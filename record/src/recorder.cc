@@ -320,6 +320,8 @@ bool Recorder::Start(const StartInfo& info) {
   h.recorder_version = DLTRACE_VERSION_STRING;
   h.mpi_version = info.mpi_version;
   h.nccl_version = info.nccl_version;
+  h.gpu_device = info.gpu_device;
+  h.gpu_bus_id = info.gpu_bus_id;
   h.job_id = JobId();
   KeepRawValues(formats::kRankVariables, &h.rank_env);
   KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
@@ -464,13 +466,13 @@ void Recorder::FlusherLoop() {
       next_sample = now + sample_ns;
     }
     if (now >= next_flush || g_drain_now.exchange(false)) {
-      DrainBuffers(false);
+      DrainBuffers(false, false);
       next_flush = now + flush_ns;
     }
   }
 }
 
-void Recorder::DrainBuffers(bool from_signal) {
+void Recorder::DrainBuffers(bool from_signal, bool final) {
   // From a signal, the interrupted thread may hold a lock: try, don't wait.
   auto lock = [from_signal](auto& mu) {
     if (!from_signal) {
@@ -497,6 +499,9 @@ void Recorder::DrainBuffers(bool from_signal) {
     b->mu.unlock();
     taken.push_back(b);
   }
+  // Deferred ops are taken outside every lock: the source may ask the GPU.
+  std::vector<OpEvent> deferred;
+  if (DeferredOps* source = deferred_.load()) source->TakeReady(final, &deferred);
   // No sorting: each thread's events are in order and the format stores
   // signed time deltas, so interleaving threads costs nothing but a sort.
   if (!lock(writer_mu_)) return;
@@ -508,6 +513,7 @@ void Recorder::DrainBuffers(bool from_signal) {
     writer_->pending_comms.clear();
     for (ThreadBuffer* b : taken)
       for (const auto& e : b->spare) writer_->writer->AddOp(Expand(e, b->spare_extras, b->index));
+    for (const auto& op : deferred) writer_->writer->AddOp(op);
     ok = writer_->writer->Flush(&err);
   }
   writer_mu_.unlock();
@@ -576,7 +582,7 @@ void Recorder::SampleResources() {
 }
 
 bool Recorder::FinishFile(const char* reason, bool from_signal) {
-  DrainBuffers(from_signal);
+  DrainBuffers(from_signal, /*final=*/true);
   std::unique_lock<std::mutex> lock(writer_mu_, std::try_to_lock);
   if (!lock.owns_lock()) {
     if (from_signal) return false;

@@ -26,6 +26,19 @@ struct StartInfo {
   std::string output_dir;  // agreed by all ranks (MPI broadcast); empty = own default
   std::string mpi_version;
   std::string nccl_version;
+  int gpu_device = -1;     // CUDA device of the first NCCL communicator
+  std::string gpu_bus_id;
+};
+
+// Ops whose record is complete only after their call returned (NCCL ops
+// waiting for GPU times). The flusher asks for the ready ones before each
+// flush; at the end (`final`) it takes all, waiting a bounded time.
+class DeferredOps {
+ public:
+  virtual void TakeReady(bool final, std::vector<formats::OpEvent>* out) = 0;
+
+ protected:
+  ~DeferredOps() = default;
 };
 
 class Recorder {
@@ -36,6 +49,9 @@ class Recorder {
   const Settings& settings() const { return settings_; }
   // True while recording in the process that started it (not in fork children).
   bool active() const;
+  // True until recording stopped or was switched off (NCCL communicator
+  // creation starts the recorder from here).
+  bool startable() const { return state_.load(std::memory_order_acquire) <= 1; }
 
   // Opens the trace file and starts the background thread. Idempotent.
   bool Start(const StartInfo& info);
@@ -48,6 +64,8 @@ class Recorder {
   // Communicators go into the next chunk.
   void AddCommunicator(formats::Communicator comm);
   uint32_t NewCommunicatorId() { return next_comm_id_.fetch_add(1); }
+  // Registers the one source of deferred ops (set once, before it has any).
+  void SetDeferredOps(DeferredOps* source) { deferred_.store(source); }
   // Small stable index of the calling thread, stored with each op.
   uint32_t ThreadIndex();
 
@@ -61,7 +79,7 @@ class Recorder {
   struct ThreadBuffer;
   Recorder();
   void FlusherLoop();
-  void DrainBuffers(bool from_signal);
+  void DrainBuffers(bool from_signal, bool final);
   void SampleResources();
   bool FinishFile(const char* reason, bool from_signal);
   void InstallSignalHandlers();
@@ -75,6 +93,7 @@ class Recorder {
   std::string trace_path_;
   std::atomic<uint32_t> next_comm_id_{0};
   std::atomic<uint32_t> next_thread_{0};
+  std::atomic<DeferredOps*> deferred_{nullptr};
 
   std::mutex buffers_mu_;  // guards buffers_ (registration and flush only)
   std::vector<ThreadBuffer*> buffers_;

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""For scripts/gpu-check.sh: checks a trace recorded on a real GPU.
+
+  check_gpu_trace.py --dltrace BIN world1 DIR       the one-rank program
+  check_gpu_trace.py --dltrace BIN ddp DIR --steps N  DDP ResNet-50 training
+
+Both: every NCCL operation has GPU start/end times, in order, inside the
+recording's host time span. world1: every collective and send/recv was
+recorded. ddp: the float32 all-reduce bytes split into N steps that each sum
+to ResNet-50's gradient (25,557,032 parameters, 102,228,128 bytes), in
+buckets of at most about 25 MB. Prints what it found; exits 1 on a failure."""
+import argparse
+import json
+import subprocess
+import sys
+
+RESNET50_GRADIENT_BYTES = 25_557_032 * 4
+WORLD1_KINDS = {"ncclAllReduce", "ncclBroadcast", "ncclReduce", "ncclAllGather",
+                "ncclReduceScatter", "ncclAlltoAll", "ncclGather", "ncclScatter", "ncclSend",
+                "ncclRecv"}
+CLOCK_SLACK_NS = 1_000_000  # reference-event error is microseconds; be generous
+
+
+def load(dltrace, path):
+    p = subprocess.run([dltrace, "dump", path], capture_output=True, text=True)
+    if p.returncode not in (0, 3):
+        sys.exit(f"check: dltrace dump {path} failed: {p.stderr.strip()}")
+    ranks = {}
+    for line in p.stdout.splitlines():
+        r = json.loads(line)
+        ranks.setdefault(r["rank"], []).append(r)
+    return ranks
+
+
+def check_gpu_times(ranks, failures):
+    for rank, recs in sorted(ranks.items()):
+        header = next(r for r in recs if r["type"] == "header")
+        footer = next((r for r in recs if r["type"] == "footer"), None)
+        end = footer["end_monotonic_ns"] if footer else None
+        ops = [r for r in recs if r["type"] == "op" and r["kind"].startswith("nccl")]
+        timed = [o for o in ops if "gpu_start_ns" in o]
+        print(f"rank {rank}: {len(ops)} NCCL ops, {len(timed)} with GPU times, "
+              f"GPU {header.get('gpu_device')} {header.get('gpu_bus_id')}, NCCL {header['nccl_version']}")
+        for o in ops:
+            if o.get("captured_in_graph"):
+                continue
+            where = f"rank {rank} {o['kind']} seq {o['seq']}"
+            if "gpu_start_ns" not in o:
+                failures.append(where + ": no GPU times")
+                continue
+            s, e = o["gpu_start_ns"], o["gpu_end_ns"]
+            if e < s:
+                failures.append(where + ": GPU end before start")
+            if s < header["start_monotonic_ns"] - CLOCK_SLACK_NS or s < o["enter_ns"] - CLOCK_SLACK_NS:
+                failures.append(where + ": GPU start before the host call")
+            if end is not None and e > end + CLOCK_SLACK_NS:
+                failures.append(where + ": GPU end after the recording ended")
+        if end is None:
+            failures.append(f"rank {rank}: no footer (the recording did not close cleanly)")
+
+
+def check_world1(ranks, failures):
+    kinds = {r["kind"] for r in ranks.get(0, []) if r["type"] == "op"}
+    missing = WORLD1_KINDS - kinds
+    print("world1: recorded kinds " + ", ".join(sorted(kinds)))
+    if missing:
+        failures.append("world1: not recorded: " + ", ".join(sorted(missing)))
+
+
+def check_ddp(ranks, steps, failures):
+    for rank, recs in sorted(ranks.items()):
+        ar = [r for r in recs if r["type"] == "op" and r["kind"] == "ncclAllReduce"
+              and r["datatype"] == "float32"]
+        ar.sort(key=lambda r: r["enter_ns"])
+        sizes = [r["bytes"] for r in ar]
+        total = sum(sizes)
+        print(f"rank {rank}: {len(ar)} float32 all-reduces, {total} bytes "
+              f"({total / RESNET50_GRADIENT_BYTES:.3f} x ResNet-50's gradient)")
+        # Cut the sequence into steps at every multiple of the gradient size.
+        step_sizes, acc, buckets = [], 0, []
+        for b in sizes:
+            acc += b
+            buckets.append(b)
+            if acc == RESNET50_GRADIENT_BYTES:
+                step_sizes.append(buckets)
+                acc, buckets = 0, []
+        for i, bs in enumerate(step_sizes):
+            print(f"  step {i}: {len(bs)} buckets, MB " + " ".join(f"{b / 1e6:.1f}" for b in bs))
+        if len(step_sizes) != steps or acc != 0:
+            failures.append(f"rank {rank}: all-reduce bytes do not split into {steps} steps of "
+                            f"{RESNET50_GRADIENT_BYTES} bytes ({len(step_sizes)} found, {acc} left)")
+        if any(b > 30_000_000 for bs in step_sizes for b in bs):
+            failures.append(f"rank {rank}: a bucket above 30 MB (DDP's default cap is 25 MB)")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--dltrace", required=True)
+    ap.add_argument("what", choices=["world1", "ddp"])
+    ap.add_argument("path")
+    ap.add_argument("--steps", type=int, default=3)
+    a = ap.parse_args()
+    ranks = load(a.dltrace, a.path)
+    if not ranks:
+        sys.exit(f"check: no ranks in {a.path}")
+    failures = []
+    check_gpu_times(ranks, failures)
+    if a.what == "world1":
+        check_world1(ranks, failures)
+    else:
+        check_ddp(ranks, a.steps, failures)
+    for f in failures[:20]:
+        print("FAIL " + f)
+    if failures:
+        sys.exit(1)
+    print(f"check {a.what}: ok")
+
+
+if __name__ == "__main__":
+    main()
