@@ -70,6 +70,7 @@ TraceSummary Summarize(const TraceSet& set) {
   s.complete = set.warnings.empty();
 
   std::map<std::string, int> comm_index;  // key -> index in s.communicators
+  std::map<size_t, std::vector<int32_t>> nccl_places;  // communicator -> global rank per comm rank
   std::map<std::string, OpKindSummary> kinds;
   std::map<std::string, double> kind_bus_bytes;  // bytes * busbw factor
   std::map<std::string, double> kind_timed_bytes;
@@ -103,6 +104,13 @@ TraceSummary Summarize(const TraceSet& set) {
       }
       auto& cs = s.communicators[size_t(it->second)];
       if (cs.members.empty()) cs.members = c.members;
+      // NCCL files name only their own place (comm rank -> this global rank);
+      // the members come from all files together.
+      if (c.members.empty() && c.rank >= 0 && c.rank < c.size) {
+        auto& places = nccl_places[size_t(cs.id)];
+        places.resize(size_t(c.size), -1);
+        places[size_t(c.rank)] = h.global_rank;
+      }
       cs.seen_on.push_back(h.global_rank);
       local_to_global[c.id] = it->second;
       local_size[c.id] = c.size;
@@ -145,6 +153,11 @@ TraceSummary Summarize(const TraceSet& set) {
     s.samples += rs.samples;
     s.bytes += rs.bytes;
     s.ranks.push_back(rs);
+  }
+  for (auto& [index, places] : nccl_places) {
+    auto& cs = s.communicators[index];
+    bool all_known = std::find(places.begin(), places.end(), -1) == places.end();
+    if (cs.members.empty() && all_known) cs.members = places;
   }
   for (auto& [name, k] : kinds) {
     // Bytes of the calls that moved some over all the kind's time (a

@@ -172,6 +172,18 @@ class NcclRecorderTest(unittest.TestCase):
                     "says it has", "is world rank"):
             self.assertNotIn(bad, p.stderr)
 
+        # `dltrace info` puts the members of each NCCL communicator together
+        # from the files (each names only its own place).
+        p = subprocess.run([DLTRACE, "info", out, "--json"], capture_output=True, text=True,
+                           timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        members = {c["name"]: c["members"] for c in json.loads(p.stdout)["communicators"]
+                   if c["size"] == 4}
+        self.assertEqual(members["init"], [0, 1, 2, 3])
+        shrunk = [c["members"] for c in json.loads(p.stdout)["communicators"]
+                  if c["name"] == "shrink"]
+        self.assertEqual(shrunk, [[0, 2, 3]])
+
     def test_every_wrapped_call_is_recorded_exactly_with_gpu_times(self):
         out = os.path.join(self.tmp, "run")
         p = record(out)
