@@ -48,6 +48,10 @@ struct Lane {
   std::vector<uint32_t> exits;
   int64_t last_end = 0;
   bool started = false;
+  // NCCL ops issued between ncclGroupStart/End run together: each starts
+  // where the group started, and what follows waits for all of them.
+  uint32_t group = 0;
+  std::vector<uint32_t> group_entry, group_exits;
 };
 
 struct Part {
@@ -55,10 +59,12 @@ struct Part {
   uint32_t trace_op;
 };
 
-// Ops of one rank at one position of its recorded order (a send-receive is two transfers).
+// Ops of one rank at one position of its recorded order: one op, the two
+// transfers of a send-receive, or the ops of one NCCL group (which NCCL runs
+// together, so their order within the group means nothing).
 struct Item {
-  uint32_t ops[2];
-  uint8_t count;
+  std::vector<uint32_t> ops;
+  uint32_t group = 0;
 };
 
 class Lowerer {
@@ -166,17 +172,23 @@ class Lowerer {
       int32_t g = rt.header.global_rank;
       if (g < 0 || g >= m_.world_size) continue;
       const auto& links = m_.links[size_t(g)];
+      auto& items = items_[size_t(g)];
       for (uint32_t i = 0; i < links.size(); ++i) {
         const OpLink& l = links[i];
-        Item item{{kNoOp, kNoOp}, 0};
+        Item item;
         if (l.kind == OpLink::Kind::kCall) {
-          if (op_of_call_[l.index] != kNoOp) item.ops[item.count++] = op_of_call_[l.index];
+          if (op_of_call_[l.index] != kNoOp) item.ops.push_back(op_of_call_[l.index]);
         } else if (l.kind == OpLink::Kind::kTransfer) {
-          if (op_of_transfer_[l.index] != kNoOp) item.ops[item.count++] = op_of_transfer_[l.index];
+          if (op_of_transfer_[l.index] != kNoOp) item.ops.push_back(op_of_transfer_[l.index]);
           if (l.second >= 0 && op_of_transfer_[size_t(l.second)] != kNoOp)
-            item.ops[item.count++] = op_of_transfer_[size_t(l.second)];
+            item.ops.push_back(op_of_transfer_[size_t(l.second)]);
         }
-        if (item.count) items_[size_t(g)].push_back(item);
+        if (item.ops.empty()) continue;
+        if (i < rt.ops.size() && IsNccl(rt.ops[i].kind)) item.group = rt.ops[i].group;
+        if (item.group && !items.empty() && items.back().group == item.group)
+          items.back().ops.insert(items.back().ops.end(), item.ops.begin(), item.ops.end());
+        else
+          items.push_back(std::move(item));
       }
     }
   }
@@ -197,7 +209,7 @@ class Lowerer {
     if (!pattern.period) {
       std::vector<uint64_t> sig;
       for (const Item& it : items) {
-        const ScheduleOp& op = s_.ops[it.ops[0]];
+        const ScheduleOp& op = s_.ops[it.ops.front()];
         sig.push_back((uint64_t(op.kind) << 56) ^ (uint64_t(uint32_t(op.comm)) << 40) ^ op.bytes);
       }
       pattern = DetectIterations(sig);
@@ -207,8 +219,8 @@ class Lowerer {
     s_.iterations = int32_t(std::max<size_t>(1, n / pattern.period));
     for (size_t i = 0; i < items.size(); ++i) {
       size_t it = i < pattern.prefix ? 0 : (i - pattern.prefix) / pattern.period;
-      for (uint8_t k = 0; k < items[i].count; ++k)
-        iteration_of_[items[i].ops[k]] = int32_t(std::min<size_t>(it, size_t(s_.iterations - 1)));
+      for (uint32_t x : items[i].ops)
+        iteration_of_[x] = int32_t(std::min<size_t>(it, size_t(s_.iterations - 1)));
     }
   }
 
@@ -246,21 +258,16 @@ class Lowerer {
   void Arrive(int32_t r) {
     const auto& items = items_[size_t(r)];
     if (cursor_[size_t(r)] >= items.size()) return;
-    const Item& item = items[cursor_[size_t(r)]];
-    for (uint8_t k = 0; k < item.count; ++k) {
-      uint32_t x = item.ops[k];
+    for (uint32_t x : items[cursor_[size_t(r)]].ops)
       if (!lowered_[x] && --pending_[x] == 0) ready_.push({time_[x], x});
-    }
   }
 
   void Advance(int32_t r) {
     const auto& items = items_[size_t(r)];
     size_t& c = cursor_[size_t(r)];
     while (c < items.size()) {
-      const Item& item = items[c];
-      bool finished = true;
-      for (uint8_t k = 0; k < item.count; ++k) finished = finished && lowered_[item.ops[k]];
-      if (!finished) return;
+      for (uint32_t x : items[c].ops)
+        if (!lowered_[x]) return;
       ++c;
       Arrive(r);
     }
@@ -271,11 +278,8 @@ class Lowerer {
     for (int32_t r = 0; r < m_.world_size; ++r) {
       size_t c = cursor_[size_t(r)];
       if (c >= items_[size_t(r)].size()) continue;
-      const Item& item = items_[size_t(r)][c];
-      for (uint8_t k = 0; k < item.count; ++k) {
-        uint32_t x = item.ops[k];
+      for (uint32_t x : items_[size_t(r)][c].ops)
         if (!lowered_[x] && (best == kNoOp || time_[x] < time_[best])) best = x;
-      }
     }
     if (best == kNoOp)  // not at any cursor: lower what is left in op order
       for (uint32_t x = 0; x < lowered_.size() && best == kNoOp; ++x)
@@ -293,15 +297,27 @@ class Lowerer {
     for (const Part& p : parts_[x]) {
       const OpEvent& e = TraceOp(p);
       Lane& lane = lanes_[size_t(p.rank)][LaneOf(e)];
+      const bool grouped = IsNccl(e.kind) && e.group != 0;
+      if (grouped && lane.started && lane.group == e.group) {
+        b.SetEntry(p.rank, lane.group_entry);  // a later op of the group
+        continue;
+      }
       int64_t since = lane.started ? lane.last_end : first_ns_[size_t(p.rank)];
       int64_t gap = StartNs(e) - since;
-      b.SetEntry(p.rank, lane.exits);
+      std::vector<uint32_t> entry = lane.exits;
+      b.SetEntry(p.rank, entry);
       // The previous op may end in many steps (a ring's sends); one compute
       // step joins them, so the new op's first steps wait on one step each.
       if (gap > 0 || lane.exits.size() > 1) {
         uint32_t c = b.Compute(p.rank, uint64_t(std::max<int64_t>(gap, 0)), {});
-        b.SetEntry(p.rank, {c});
+        entry = {c};
+        b.SetEntry(p.rank, entry);
         gap_step_[p.rank] = c;
+      }
+      lane.group = grouped ? e.group : 0;
+      if (grouped) {
+        lane.group_entry = std::move(entry);
+        lane.group_exits.clear();
       }
     }
     if (op.source == ScheduleOp::Source::kCollective) {
@@ -326,6 +342,12 @@ class Lowerer {
         // before this call, not for its transfer.
         auto g = gap_step_.find(p.rank);
         if (g != gap_step_.end()) lane.exits = {g->second};
+      } else if (lane.group != 0 && IsNccl(e.kind) && e.group == lane.group) {
+        if (b.Touched(p.rank)) {
+          const auto& exits = b.Exits(p.rank);
+          lane.group_exits.insert(lane.group_exits.end(), exits.begin(), exits.end());
+        }
+        if (!lane.group_exits.empty()) lane.exits = lane.group_exits;
       } else if (b.Touched(p.rank)) {
         lane.exits = b.Exits(p.rank);
       }

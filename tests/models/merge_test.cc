@@ -213,6 +213,93 @@ TEST_F(TraceSetTest, ComputeGapsComeFromTheGpuTimeline) {
   EXPECT_EQ(gaps[kBuckets], 32'200'000u);
 }
 
+// Whether step TO depends on step FROM through the rank's dependency lists.
+bool DependsOn(const RankSchedule& rs, uint32_t to, uint32_t from) {
+  std::vector<uint32_t> todo{to};
+  std::vector<char> seen(rs.steps.size(), 0);
+  while (!todo.empty()) {
+    uint32_t s = todo.back();
+    todo.pop_back();
+    for (const uint32_t* d = rs.deps_begin(rs.steps[s]); d != rs.deps_end(rs.steps[s]); ++d) {
+      if (*d == from) return true;
+      if (!seen[*d]) seen[*d] = 1, todo.push_back(*d);
+    }
+  }
+  return false;
+}
+
+// A ring exchange inside ncclGroupStart/End (each rank sends right, receives
+// left, in that order on every rank) runs all at once in NCCL. Lowered, the
+// send and the receive of a rank wait for neither each other nor the ring,
+// and the all-reduce after the group waits for both.
+TEST_F(TraceSetTest, OpsOfOneNcclGroupRunTogether) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) {
+    ops.clear();
+    int64_t t = kT0;
+    uint64_t p2p = 0, coll = 0;
+    for (uint32_t group = 1; group <= 2; ++group) {
+      for (int k = 0; k < 2; ++k) {
+        OpEvent op;
+        op.kind = k == 0 ? OpKind::NcclSend : OpKind::NcclRecv;
+        op.comm = uint32_t(7 + r);
+        op.bytes = kActivation;
+        op.peer = k == 0 ? (r + 1) % kRanks : (r + kRanks - 1) % kRanks;
+        op.stream = 0x1000;
+        op.group = group;
+        op.seq = p2p++;
+        op.enter_ns = t;
+        op.exit_ns = t + 1'000;
+        op.gpu_start_ns = t + 10'000;
+        op.gpu_end_ns = t + 500'000;
+        t += 2'000;
+        ops.push_back(op);
+      }
+      OpEvent ar;
+      ar.kind = OpKind::NcclAllReduce;
+      ar.comm = uint32_t(7 + r);
+      ar.bytes = kBucketBytes;
+      ar.stream = 0x1000;
+      ar.seq = coll++;
+      ar.enter_ns = t;
+      ar.exit_ns = t + 1'000;
+      ar.gpu_start_ns = t + 600'000;
+      ar.gpu_end_ns = t + 900'000;
+      t += 1'000'000;
+      ops.push_back(ar);
+    }
+  });
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(m.problems.empty()) << m.problems.front();
+  std::vector<std::string> notes;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
+  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
+  auto problems = CheckSchedule(s);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  for (int e = 0; e < kRanks; ++e) {
+    const RankSchedule& rs = s.ranks[size_t(e)];
+    uint32_t send = kNoOp, recv = kNoOp, after = kNoOp;
+    for (uint32_t i = 0; i < rs.steps.size(); ++i) {
+      const Step& st = rs.steps[i];
+      const ScheduleOp& op = s.ops[st.op];
+      if (op.iteration != 0 && s.iterations > 1) continue;
+      if (st.type == StepType::kSend && op.source == ScheduleOp::Source::kTransfer && send == kNoOp)
+        send = i;
+      if (st.type == StepType::kRecv && op.source == ScheduleOp::Source::kTransfer && recv == kNoOp)
+        recv = i;
+      if (st.type != StepType::kCompute && op.source == ScheduleOp::Source::kCollective &&
+          after == kNoOp)
+        after = i;
+    }
+    ASSERT_NE(send, kNoOp);
+    ASSERT_NE(recv, kNoOp);
+    ASSERT_NE(after, kNoOp);
+    EXPECT_FALSE(DependsOn(rs, send, recv)) << "rank " << e;
+    EXPECT_FALSE(DependsOn(rs, recv, send)) << "rank " << e;
+    EXPECT_TRUE(DependsOn(rs, after, send)) << "rank " << e;
+    EXPECT_TRUE(DependsOn(rs, after, recv)) << "rank " << e;
+  }
+}
+
 TEST_F(TraceSetTest, SameHostTransfersAreLocal) {
   formats::TraceSet set = Write();
   MergedTrace m = Merge(set);
