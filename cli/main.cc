@@ -83,6 +83,44 @@ const std::vector<Command>& AllCommands() {
        "DLTRACE_REPLAY_TOKEN, when set, must be the same on every endpoint.\n"
        "Exit status: 0 every endpoint finished, 1 error (a peer lost, a bad trace), 2 usage.",
        RunReplay},
+      {"compare", "put recorded, replayed and simulated runs of one job side by side",
+       "dltrace compare RUN... [--csv | --json]\n"
+       "       dltrace compare --algos A,B,... TRACE --with replay|simulate [-o DIR] [--csv | --json] [-- OPTIONS]\n"
+       "  RUN        a trace set (the recorded run) or a results directory (rank*.results.json of\n"
+       "             dltrace replay or dltrace simulate); the first RUN is the baseline\n"
+       "  --algos    run TRACE under each algorithm first (recorded, ring, tree, hd, ps, stepwise,\n"
+       "             gossip, pairwise) and compare them with the recorded run\n"
+       "  --with     replay: dltrace replay --local; simulate: dltrace simulate\n"
+       "  -o DIR     where each algorithm's results go (DIR/ALGO, log in DIR/ALGO.log;\n"
+       "             default a fresh dltrace-compare-<time>)\n"
+       "  -- OPTIONS passed to every replay/simulate run (e.g. -- --iterations 3 --channels 2)\n"
+       "  --csv, --json  rows for scripts instead of the text tables\n"
+       "Per op kind: ops, bytes, time (the longest endpoint's per op, summed), difference to the\n"
+       "first RUN in percent, bus bandwidth (nccl-tests); per iteration: time and difference.\n"
+       "Exit status: 0 ok, 1 error (a run of another job, a failed run), 2 usage, 3 a run is incomplete.",
+       RunCompare},
+      {"convert", "export a trace for Perfetto, ASTRA-sim (Chakra), LogGOPSim (GOAL) or as CSV",
+       "dltrace convert PATH --to chrome|chakra|goal|csv -o OUT [--algo A] [lowering options]\n"
+       "  --to chrome  Chrome/Perfetto trace JSON: a process per rank, a thread per communicator or\n"
+       "               stream, times in microseconds (warns above 256 MB: viewers struggle)\n"
+       "  --to chakra  OUT.<rank>.et per rank (Chakra execution traces for ASTRA-sim) and\n"
+       "               OUT.comm_groups.json; OUT may be a directory\n"
+       "  --to goal    GOAL text schedule (LogGOPSim, ATLAHS) of the job lowered with --algo\n"
+       "  --to csv     one row per recorded operation\n"
+       "  --algo A and --channels, --chunk-bytes, --servers, --colocated, --async, --gossip-peers,\n"
+       "  --iteration-ops: lowering options as in dltrace schedule (goal only)\n"
+       "Exit status: 0 ok, 1 error, 2 usage, 3 written but the trace set is incomplete.",
+       RunConvert},
+      {"report", "write a self-contained HTML report (traffic matrix, timeline, resources, runs)",
+       "dltrace report PATH -o report.html [--results DIR]... [--png DIR] [--timeline-ops N]\n"
+       "  PATH            a trace set\n"
+       "  -o FILE         the report: one HTML file, no network needed to open it\n"
+       "  --results DIR   a dltrace replay or simulate results directory of the same job: adds its\n"
+       "                  iteration times, and flow completion times from DIR/flows.csv (repeatable)\n"
+       "  --png DIR       also each chart as DIR/<chart>.png (headless Chromium)\n"
+       "  --timeline-ops  ops drawn in the timeline, the earliest of each rank (default 20000)\n"
+       "Exit status: 0 ok, 1 error, 2 usage, 3 written but the trace set is incomplete.",
+       RunReport},
   };
   return commands;
 }

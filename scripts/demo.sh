@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job on a built-in default: installs, builds, records a real
 # data-parallel MPI training run (4 ranks under mpirun), prints `dltrace info`
-# of its trace set, then replays its traffic over loopback TCP and prints
-# recorded vs replayed times.
+# of its trace set, replays its traffic over loopback TCP and prints
+# recorded vs replayed times, and ends by writing the HTML report of the
+# recorded run (with the replay beside it) and printing its path.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -21,3 +22,7 @@ echo "== dltrace info $out/train"
 echo
 echo "== dltrace replay $out/train --local --iterations 10 -o $out/replay"
 "$build/cli/dltrace" replay "$out/train" --local --iterations 10 --no-progress -o "$out/replay"
+echo
+echo "== dltrace report $out/train -o $out/report.html --results $out/replay"
+"$build/cli/dltrace" report "$out/train" -o "$out/report.html" --results "$out/replay"
+echo "open $out/report.html in a browser (one file, no network needed)"

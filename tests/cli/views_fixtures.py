@@ -1,0 +1,56 @@
+"""Trace sets the compare/convert/report tests share: a synthetic one from
+`dltrace synth`, and a real one recorded from the MPI training program under
+mpirun (when MPI and the recorder were built: DLTRACE_MPI_TRAIN names it)."""
+import json
+import os
+import subprocess
+
+DLTRACE = os.environ.get("DLTRACE", "dltrace")
+MPI_TRAIN = os.environ.get("DLTRACE_MPI_TRAIN", "")
+MPI_ALL_CALLS = os.environ.get("DLTRACE_MPI_ALL_CALLS", "")
+
+
+def mpirun():
+    cmd = ["mpirun", "--oversubscribe", "--bind-to", "none"]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd
+
+
+def run(*args, timeout=300, **kw):
+    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout, **kw)
+
+
+def synth(out, ranks=4, per_host=2, iterations=2, model="resnet50", extra=()):
+    p = run("synth", "--model", model, "--ranks", str(ranks), "--ranks-per-host", str(per_host),
+            "--iterations", str(iterations), "--dtype", "bf16", "--compute-ms", "10", *extra, "-o", out)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def record_training(out, ranks=4, steps=20):
+    """Records the MPI training program; returns (path, None) or (None, why not)."""
+    if not MPI_TRAIN or not os.path.exists(MPI_TRAIN):
+        return None, "the MPI training program was not built (no MPI or recorder)"
+    p = run("record", "-o", out, "--sample-ms", "20", "--", *mpirun(), "-np", str(ranks), MPI_TRAIN,
+            "--steps", str(steps))
+    if p.returncode != 0:
+        raise AssertionError("recording the MPI training run failed: " + p.stderr[-2000:])
+    return out, None
+
+
+def record_all_calls(out, scratch):
+    """Records the program making every MPI call (point-to-point, scan, v-forms)."""
+    if not MPI_ALL_CALLS or not os.path.exists(MPI_ALL_CALLS):
+        return None, "the MPI all-calls program was not built (no MPI or recorder)"
+    os.makedirs(scratch, exist_ok=True)
+    p = run("record", "-o", out, "--", *mpirun(), "-np", "4", MPI_ALL_CALLS, scratch)
+    if p.returncode != 0:
+        raise AssertionError("recording the MPI all-calls run failed: " + p.stderr[-2000:])
+    return out, None
+
+
+def op_count(path):
+    p = run("info", path, "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)["events"]

@@ -1,0 +1,32 @@
+// The HTML report of a recorded job: one self-contained file (inline CSS,
+// JavaScript and data; SVG charts drawn in the page), no network needed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "dltrace/views/job.h"
+#include "dltrace/views/runs.h"
+
+namespace dltrace::views {
+
+struct ReportOptions {
+  std::vector<RunTimes> runs;  // replayed / simulated runs of the same job, drawn next to the recorded one
+  size_t timeline_ops = 20000;  // at most this many ops in the timeline (the earliest)
+};
+
+// The charts a report holds, by element id ("matrix", "timeline", ...): what
+// --png renders one by one and the browser test checks.
+std::vector<std::string> ReportChartIds(const ReportOptions& options);
+
+// Writes the report to PATH (through a temporary name). NOTES gets what the
+// report leaves out and why (e.g. no flow completion times).
+bool WriteReport(const Job& job, const ReportOptions& options, const std::string& path,
+                 std::vector<std::string>* notes, std::string* error);
+
+// The page's parts, compiled in from views/report/ (null-terminated lists of pieces).
+extern const char* const kReportHtml[];
+extern const char* const kReportCss[];
+extern const char* const kReportJs[];
+
+}  // namespace dltrace::views
