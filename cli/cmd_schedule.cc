@@ -87,8 +87,9 @@ int RunSchedule(const Args& args) {
               s.step_count());
   if (steps) {
     std::printf("num_ranks %zu\n", s.ranks.size());
+    const models::DenseTags tags(s);
     for (int32_t e = 0; e < int32_t(s.ranks.size()); ++e)
-      if (rank < 0 || e == rank) std::fputs(models::FormatGoal(s, e).c_str(), stdout);
+      if (rank < 0 || e == rank) std::fputs(models::FormatGoal(s, e, tags).c_str(), stdout);
   }
   auto totals = models::ComputeTotals(s);
   std::printf("\n# totals\n%-8s %-7s %-10s %8s %8s %8s %14s %14s %14s %12s\n", "endpoint", "role",

@@ -138,22 +138,34 @@ std::vector<std::string> CheckSchedule(const Schedule& schedule, size_t limit) {
   return problems;
 }
 
-std::string FormatGoal(const Schedule& schedule, int32_t endpoint) {
+DenseTags::DenseTags(const Schedule& schedule) {
+  for (const auto& r : schedule.ranks)
+    for (const auto& s : r.steps)
+      if (s.type == StepType::kSend) tags_.push_back(s.tag);
+  std::sort(tags_.begin(), tags_.end());
+  tags_.erase(std::unique(tags_.begin(), tags_.end()), tags_.end());
+}
+
+uint32_t DenseTags::operator()(uint64_t tag) const {
+  return uint32_t(std::lower_bound(tags_.begin(), tags_.end(), tag) - tags_.begin());
+}
+
+std::string FormatGoal(const Schedule& schedule, int32_t endpoint, const DenseTags& tags) {
   std::string out;
   const RankSchedule& r = schedule.ranks[size_t(endpoint)];
   char line[256];
   const Endpoint& ep = schedule.endpoints[size_t(endpoint)];
-  std::snprintf(line, sizeof line, "rank %d {  # %s%s%s\n", endpoint,
-                ep.role == EndpointRole::kServer ? "server" : "worker",
+  std::snprintf(line, sizeof line, "// endpoint %d: %s%s%s\nrank %d {\n", endpoint,
+                ep.role == EndpointRole::kServer ? "parameter server" : "worker",
                 ep.host >= 0 ? " on " : "",
-                ep.host >= 0 ? schedule.hosts[size_t(ep.host)].c_str() : "");
+                ep.host >= 0 ? schedule.hosts[size_t(ep.host)].c_str() : "", endpoint);
   out += line;
   uint32_t last_op = kNoOp;
   for (uint32_t i = 0; i < r.steps.size(); ++i) {
     const Step& s = r.steps[i];
     if (s.op != last_op && s.op < schedule.ops.size()) {
       const ScheduleOp& op = schedule.ops[s.op];
-      std::snprintf(line, sizeof line, "# op %u iteration %d %s %s %" PRIu64 "b %s\n", s.op,
+      std::snprintf(line, sizeof line, "// op %u iteration %d %s %s %" PRIu64 "b %s\n", s.op,
                     op.iteration, formats::OpKindName(op.kind),
                     formats::CollectiveName(op.collective), op.bytes, op.algorithm.c_str());
       out += line;
@@ -165,9 +177,9 @@ std::string FormatGoal(const Schedule& schedule, int32_t endpoint) {
         break;
       case StepType::kSend:
       case StepType::kRecv:
-        std::snprintf(line, sizeof line, "l%u: %s %" PRIu64 "b %s %d tag %" PRIu64 " cpu %u%s\n",
-                      i, StepTypeName(s.type), s.bytes, s.type == StepType::kSend ? "to" : "from",
-                      s.peer, s.tag, unsigned(s.channel), s.local ? " local" : "");
+        std::snprintf(line, sizeof line, "l%u: %s %" PRIu64 "b %s %d tag %u\n", i,
+                      StepTypeName(s.type), s.bytes, s.type == StepType::kSend ? "to" : "from",
+                      s.peer, tags(s.tag));
         break;
     }
     out += line;

@@ -372,7 +372,7 @@ TEST(Algorithms, CheckScheduleFindsUnmatchedAndBackwardSteps) {
 
 TEST(Algorithms, GoalTextNamesEveryStep) {
   Schedule s = Lower("ring", Collective::kAllReduce, 2, 2048);
-  std::string goal = FormatGoal(s, 0);
+  std::string goal = FormatGoal(s, 0, DenseTags(s));
   EXPECT_NE(goal.find("rank 0 {"), std::string::npos);
   EXPECT_NE(goal.find("l0: send 1024b to 1 tag 0"), std::string::npos) << goal;
   EXPECT_NE(goal.find("recv 1024b from 1"), std::string::npos);

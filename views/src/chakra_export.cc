@@ -79,19 +79,11 @@ bool ChakraAvailable(std::string*) { return true; }
 bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, std::string* error) {
   const models::Schedule& schedule = job.schedule;
   // Dense 31-bit tags for point-to-point nodes (comm_tag is an int32).
-  std::vector<uint64_t> tags;
-  for (const auto& r : schedule.ranks)
-    for (const auto& s : r.steps)
-      if (s.type == models::StepType::kSend) tags.push_back(s.tag);
-  std::sort(tags.begin(), tags.end());
-  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
-  if (tags.size() > 0x7FFFFFFFull) {
+  const models::DenseTags chakra_tag(schedule);
+  if (chakra_tag.size() > 0x7FFFFFFFull) {
     *error = prefix + ": more distinct message tags than Chakra's int32 comm_tag holds";
     return false;
   }
-  auto chakra_tag = [&](uint64_t tag) {
-    return int32_t(std::lower_bound(tags.begin(), tags.end(), tag) - tags.begin());
-  };
   std::set<int32_t> comms_used;
 
   for (size_t e = 0; e < schedule.ranks.size(); ++e) {
@@ -190,7 +182,7 @@ bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, 
         const int32_t peer = schedule.endpoints[size_t(s.peer)].world_rank;
         AddInt32(&node, "comm_src", send ? rank : peer);
         AddInt32(&node, "comm_dst", send ? peer : rank);
-        AddInt32(&node, "comm_tag", chakra_tag(s.tag));
+        AddInt32(&node, "comm_tag", int32_t(chakra_tag(s.tag)));
         AddInt64(&node, "comm_size", int64_t(s.bytes));
         AddInt32(&node, "iteration", op.iteration);
         if (op.comm >= 0) {

@@ -12,19 +12,11 @@ namespace dltrace::views {
 
 bool WriteGoal(const models::Schedule& schedule, const std::string& path, ExportStats* stats,
                std::string* error) {
-  std::vector<uint64_t> tags;
-  for (const auto& r : schedule.ranks)
-    for (const auto& s : r.steps)
-      if (s.type == models::StepType::kSend) tags.push_back(s.tag);
-  std::sort(tags.begin(), tags.end());
-  tags.erase(std::unique(tags.begin(), tags.end()), tags.end());
+  const models::DenseTags tags(schedule);
   if (tags.size() > 0xFFFFFFFEull) {
     *error = path + ": the schedule has more distinct message tags than GOAL's 32-bit tags hold";
     return false;
   }
-  auto goal_tag = [&](uint64_t tag) {
-    return uint32_t(std::lower_bound(tags.begin(), tags.end(), tag) - tags.begin());
-  };
 
   AtomicFile out(path);
   if (!out.Open(error)) return false;
@@ -33,36 +25,8 @@ bool WriteGoal(const models::Schedule& schedule, const std::string& path, Export
                schedule.ranks.size(), schedule.iterations);
   std::fprintf(f, "num_ranks %zu\n", schedule.ranks.size());
   for (size_t e = 0; e < schedule.ranks.size(); ++e) {
-    const models::RankSchedule& r = schedule.ranks[e];
-    const models::Endpoint& ep = schedule.endpoints[e];
-    std::fprintf(f, "\n// endpoint %zu: %s%s%s\nrank %zu {\n", e,
-                 ep.role == models::EndpointRole::kServer ? "parameter server" : "worker",
-                 ep.host >= 0 ? " on " : "", ep.host >= 0 ? schedule.hosts[size_t(ep.host)].c_str() : "", e);
-    uint32_t last_op = models::kNoOp;
-    for (uint32_t i = 0; i < r.steps.size(); ++i) {
-      const models::Step& s = r.steps[i];
-      if (s.op != last_op && s.op < schedule.ops.size()) {
-        const models::ScheduleOp& op = schedule.ops[s.op];
-        std::fprintf(f, "// op %u iteration %d %s %" PRIu64 "b %s\n", s.op, op.iteration,
-                     formats::OpKindName(op.kind), op.bytes, op.algorithm.c_str());
-        last_op = s.op;
-      }
-      switch (s.type) {
-        case models::StepType::kCompute:
-          std::fprintf(f, "l%u: calc %" PRIu64 "\n", i, s.duration_ns);
-          break;
-        case models::StepType::kSend:
-          std::fprintf(f, "l%u: send %" PRIu64 "b to %d tag %u\n", i, s.bytes, s.peer, goal_tag(s.tag));
-          break;
-        case models::StepType::kRecv:
-          std::fprintf(f, "l%u: recv %" PRIu64 "b from %d tag %u\n", i, s.bytes, s.peer, goal_tag(s.tag));
-          break;
-      }
-      for (const uint32_t* d = r.deps_begin(s); d != r.deps_end(s); ++d)
-        std::fprintf(f, "l%u requires l%u\n", i, *d);
-      ++stats->records;
-    }
-    std::fputs("}\n", f);
+    std::fprintf(f, "\n%s", models::FormatGoal(schedule, int32_t(e), tags).c_str());
+    stats->records += schedule.ranks[e].steps.size();
   }
   stats->bytes = uint64_t(std::ftell(f));
   if (!out.Commit(error)) return false;

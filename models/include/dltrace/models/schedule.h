@@ -100,8 +100,23 @@ std::vector<RankTotals> ComputeTotals(const Schedule& schedule);
 // and vice versa. Returns the problems found (empty when sound), at most `limit`.
 std::vector<std::string> CheckSchedule(const Schedule& schedule, size_t limit = 20);
 
-// One endpoint's steps in LogGOPSim's GOAL syntax ("l3: send 8b to 1 tag 7",
-// "l4 requires l3"), prefixed by a comment naming each op.
-std::string FormatGoal(const Schedule& schedule, int32_t endpoint);
+// The schedule's message tags ((op << 32) | k) numbered densely from 0 in
+// order, the same on every endpoint: for formats whose tags are 32-bit (GOAL,
+// Chakra).
+class DenseTags {
+ public:
+  explicit DenseTags(const Schedule& schedule);
+  uint32_t operator()(uint64_t tag) const;
+  size_t size() const { return tags_.size(); }
+
+ private:
+  std::vector<uint64_t> tags_;  // sorted, distinct
+};
+
+// One endpoint's "rank E { ... }" block in LogGOPSim's GOAL syntax
+// ("l3: send 8b to 1 tag 7", "l4 requires l3", calc in nanoseconds), with a
+// "//" comment naming each op. A whole GOAL file is "num_ranks N" then every
+// endpoint's block.
+std::string FormatGoal(const Schedule& schedule, int32_t endpoint, const DenseTags& tags);
 
 }  // namespace dltrace::models
