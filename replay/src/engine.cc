@@ -18,6 +18,12 @@ ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoin
       transport_(transport),
       options_(options),
       matcher_([this](uint32_t id) { Complete(id); }) {
+  // A receive posted before its data starts when the data does: waiting for
+  // a peer is not time spent in the op (a parameter server posts its pushes'
+  // receives long before the workers send).
+  matcher_.set_on_first_arrival([this](uint32_t id) {
+    result_.steps[id].start_ns = transport_.NowNs() - result_.clock_origin_ns;
+  });
   const size_t n = rank_.steps.size();
   result_.endpoint = endpoint;
   result_.steps_total = n;

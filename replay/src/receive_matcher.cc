@@ -36,6 +36,7 @@ bool ReceiveMatcher::Post(int32_t peer, uint64_t tag, uint64_t bytes, uint32_t i
 bool ReceiveMatcher::Arrive(int32_t peer, uint64_t tag, uint64_t bytes, std::string* error) {
   Key key{peer, tag};
   Entry& e = entries_[key];
+  if (!e.arrived && e.posted && on_first_arrival_) on_first_arrival_(e.id);
   e.arrived = true;
   e.received += bytes;
   if (e.posted && e.received > e.expected) {

@@ -127,6 +127,30 @@ TEST_F(SynthSchedule, EveryAlgorithmReplaysATrainingRunWithComputeGaps) {
   }
 }
 
+// A parameter server posts the receives of every push at once; its op and
+// iteration times still start when the pushes arrive, so its iterations
+// follow one another instead of all starting at 0.
+TEST_F(SynthSchedule, ReceivesPostedEarlyStartWhenTheirDataArrives) {
+  Schedule s = Lower("ps");
+  auto results = RunLoopback(s);
+  ExpectSoundRun(s, results, "ps");
+  const RankResult& server = results.back();
+  ASSERT_EQ(s.endpoints.back().role, models::EndpointRole::kServer);
+  ASSERT_EQ(server.iterations.size(), 3u);
+  for (size_t i = 1; i < server.iterations.size(); ++i) {
+    ASSERT_TRUE(server.iterations[i].valid);
+    EXPECT_GE(server.iterations[i].start_ns, server.iterations[i - 1].end_ns) << "iteration " << i;
+  }
+  // The workers compute 20 ms between iterations; the server's iteration
+  // time is not longer than the longest worker's.
+  for (size_t i = 1; i < server.iterations.size(); ++i) {
+    uint64_t worker = 0;
+    for (size_t e = 0; e + 1 < results.size(); ++e)
+      worker = std::max(worker, results[e].iterations[i].end_ns - results[e].iterations[i].start_ns);
+    EXPECT_LE(server.iterations[i].end_ns - server.iterations[i].start_ns, worker) << "iteration " << i;
+  }
+}
+
 TEST_F(SynthSchedule, TimeScaleStretchesComputeSteps) {
   Schedule s = Lower("ring");
   LoopbackOptions fast, slow;

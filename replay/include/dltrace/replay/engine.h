@@ -40,7 +40,9 @@ struct RankResult {
   uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
   // Of bytes_sent/received: same-host steps timed on the schedule's local link.
   uint64_t bytes_local_sent = 0, bytes_local_received = 0;
-  std::vector<TimeRange> steps;  // index = step id
+  // Index = step id. A receive starts when its first bytes arrive, or when
+  // it was posted if they came before.
+  std::vector<TimeRange> steps;
   // Per schedule op: its transfer steps on this endpoint (compute gaps
   // excluded, as the estimate does); invalid for ops this endpoint has no transfer in.
   std::vector<TimeRange> ops;

@@ -15,6 +15,9 @@ class ReceiveMatcher {
   // Runs when a posted receive has all its bytes: the id given to Post.
   using CompleteFn = std::function<void(uint32_t id)>;
   explicit ReceiveMatcher(CompleteFn on_complete) : on_complete_(std::move(on_complete)) {}
+  // Runs when the first bytes of a receive already posted arrive (not for
+  // data that came before its post): the id given to Post.
+  void set_on_first_arrival(CompleteFn fn) { on_first_arrival_ = std::move(fn); }
 
   // A receive step is issued: ID expects BYTES from PEER with TAG. Completes
   // at once when they already arrived. Returns false (and says why in *error)
@@ -52,6 +55,7 @@ class ReceiveMatcher {
   bool MaybeComplete(const Key& key, Entry& entry);
 
   CompleteFn on_complete_;
+  CompleteFn on_first_arrival_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
 };
 
