@@ -40,5 +40,6 @@ int RunSchedule(const Args& args);
 int RunDump(const Args& args);
 int RunRecord(const Args& args);
 int RunReplay(const Args& args);
+int RunSimulate(const Args& args);
 
 }  // namespace dltrace::cli
