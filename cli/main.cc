@@ -100,7 +100,7 @@ const std::vector<Command>& AllCommands() {
        "  --time-scale X  multiply compute gaps (default 1; 0 skips them)\n"
        "  --job SPEC      a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N];\n"
        "                  repeat for several jobs on one network (default hosts: the next free ones)\n"
-       "  --segment-size B, --sndbuf B, --rcvbuf B   TCP segment size (1448) and buffers (1 MiB)\n"
+       "  --segment-size B, --sndbuf B, --rcvbuf B   TCP segment size (1448) and buffers (256 KiB)\n"
        "  --min-rto-ms M  TCP minimum RTO (10); --recovery classic|prr (classic)\n"
        "  --scheduler S   heap (default), map, list, calendar; --stop S (simulated seconds)\n"
        "  --util-ms M     link utilisation sample period (1; 0 off); --no-flowmon; --pcap\n"

@@ -55,10 +55,10 @@ int main(int argc, char** argv) {
     trace = dir.string();
   }
   const uint32_t def = ns3::kDltraceDefaultSndBuf;
-  std::vector<Run> runs = {{"defaults (heap, 1 MiB buffers)", "heap", def},
+  std::vector<Run> runs = {{"defaults (heap, " + std::to_string(def >> 10) + " KiB buffers)", "heap", def},
                            {"map scheduler", "map", def},
                            {"calendar scheduler", "calendar", def},
-                           {"256 KiB buffers", "heap", 256u << 10},
+                           {"1 MiB buffers", "heap", 1u << 20},
                            {"4 MiB buffers", "heap", 4u << 20},
                            {"16 MiB buffers", "heap", 16u << 20}};
   std::printf("# one %s, ring all-reduce, %s, TcpNewReno\n",
