@@ -40,6 +40,7 @@ int RunSchedule(const Args& args);
 int RunDump(const Args& args);
 int RunRecord(const Args& args);
 int RunReplay(const Args& args);
+int RunSimulate(const Args& args);
 int RunCompare(const Args& args);
 int RunConvert(const Args& args);
 int RunReport(const Args& args);

@@ -83,6 +83,32 @@ const std::vector<Command>& AllCommands() {
        "DLTRACE_REPLAY_TOKEN, when set, must be the same on every endpoint.\n"
        "Exit status: 0 every endpoint finished, 1 error (a peer lost, a bad trace), 2 usage.",
        RunReplay},
+      {"simulate", "simulate a trace set's traffic in ns-3 over a topology and TCP variant",
+       "dltrace simulate TRACE [--algo A] [--channels C] [--iterations N] [--time-scale X]\n"
+       "                 [--topo SPEC] [--cc NAME] [--queue Q] [-o DIR] [--job SPEC]... [more options]\n"
+       "  --topo SPEC     star, dumbbell, ring, leaf-spine or fat-tree, with optional parameters:\n"
+       "                  KIND[:rate=100Gbps,delay=1us,...]; leaf-spine: leaves, spines, hosts-per-leaf,\n"
+       "                  oversub; fat-tree: k; star/dumbbell/ring: hosts; ring: switches;\n"
+       "                  dumbbell/ring: bottleneck (default star, sized to the endpoints)\n"
+       "  --cc NAME       ns-3 TCP congestion control: TcpNewReno (default), TcpDctcp, TcpBbr,\n"
+       "                  TcpBic, TcpLinuxReno, ... or short names (dctcp, bbr)\n"
+       "  --queue Q       switch queues: auto (red-ecn for DCTCP, else fifo), fifo, red, red-ecn,\n"
+       "                  codel, fq-codel, pie, pfifo-fast; --queue-packets N (1000), --ecn-k K\n"
+       "  --algo A        recorded, ring, tree, hd, ps, stepwise, gossip or pairwise (default recorded)\n"
+       "  --channels C    TCP connections per endpoint pair (default 1)\n"
+       "  --iterations N  simulate only the first N iterations\n"
+       "  --time-scale X  multiply compute gaps (default 1; 0 skips them)\n"
+       "  --job SPEC      a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N];\n"
+       "                  repeat for several jobs on one network (default hosts: the next free ones)\n"
+       "  --segment-size B, --sndbuf B, --rcvbuf B   TCP segment size (1448) and buffers (256 KiB)\n"
+       "  --min-rto-ms M  TCP minimum RTO (10); --recovery classic|prr (classic)\n"
+       "  --scheduler S   heap (default), map, list, calendar; --stop S (simulated seconds)\n"
+       "  --util-ms M     link utilisation sample period (1; 0 off); --no-flowmon; --pcap\n"
+       "  -o DIR          results directory (default a fresh dltrace-simulate-<time>): rank<E>.results.json\n"
+       "                  (DIR/job<J>/ for several jobs), flows.csv, links.csv, flowmon.xml, pcap/\n"
+       "  --servers, --colocated, --async, --gossip-peers, --chunk-bytes, --local-gbps, ...  as for schedule\n"
+       "Exit status: 0 every endpoint finished, 1 error (bad trace, unknown --cc, a stalled run), 2 usage.",
+       RunSimulate},
       {"compare", "put recorded, replayed and simulated runs of one job side by side",
        "dltrace compare RUN... [--csv | --json]\n"
        "       dltrace compare --algos A,B,... TRACE --with replay|simulate [-o DIR] [--csv | --json] [-- OPTIONS]\n"

@@ -13,7 +13,7 @@ PACKAGES=(
   clang libclang-rt-14-dev
   python3 iproute2 procps
   iperf3
-  libns3-dev libgsl-dev
+  libns3-dev libgsl-dev ns3  # ns3: the helper programs libns3-dev's CMake package checks for
   protobuf-compiler libprotobuf-dev python3-protobuf
   chromium fonts-dejavu-core
 )

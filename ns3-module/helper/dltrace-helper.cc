@@ -1,0 +1,66 @@
+// DltraceHelper: one DltraceApplication per endpoint on the mapped node.
+#include "dltrace-helper.h"
+
+#include "ns3/dltrace-application.h"
+#include "ns3/ipv4.h"
+#include "ns3/log.h"
+#include "ns3/pointer.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceHelper");
+
+DltraceHelper::DltraceHelper(Ptr<DltraceJob> job)
+    : m_job(job)
+{
+    m_factory.SetTypeId(DltraceApplication::GetTypeId());
+}
+
+void
+DltraceHelper::SetAttribute(const std::string& name, const AttributeValue& value)
+{
+    m_factory.Set(name, value);
+}
+
+ApplicationContainer
+DltraceHelper::Install(const NodeContainer& hosts)
+{
+    std::vector<Ptr<Node>> nodes;
+    for (uint32_t i = 0; i < hosts.GetN() && i < m_job->GetEndpointCount(); ++i)
+    {
+        nodes.push_back(hosts.Get(i));
+    }
+    return Install(nodes);
+}
+
+ApplicationContainer
+DltraceHelper::Install(const std::vector<Ptr<Node>>& nodes)
+{
+    const uint32_t n = m_job->GetEndpointCount();
+    NS_ABORT_MSG_IF(nodes.size() != n,
+                    "DltraceHelper: the job has " << n << " endpoints, " << nodes.size()
+                                                  << " nodes were given");
+    ApplicationContainer apps;
+    for (uint32_t e = 0; e < n; ++e)
+    {
+        Ptr<Ipv4> ipv4 = nodes[e]->GetObject<Ipv4>();
+        NS_ABORT_MSG_IF(!ipv4 || ipv4->GetNInterfaces() < 2,
+                        "DltraceHelper: node " << nodes[e]->GetId()
+                                               << " has no IPv4 address (install the Internet "
+                                                  "stack and assign addresses first)");
+        m_job->SetEndpointAddress(e, ipv4->GetAddress(1, 0).GetLocal());
+    }
+    for (uint32_t e = 0; e < n; ++e)
+    {
+        Ptr<DltraceApplication> app = m_factory.Create<DltraceApplication>();
+        app->SetAttribute("Job", PointerValue(m_job));
+        app->SetAttribute("Endpoint", UintegerValue(e));
+        nodes[e]->AddApplication(app);
+        apps.Add(app);
+    }
+    return apps;
+}
+
+} // namespace ns3

@@ -1,0 +1,101 @@
+// Data-centre topologies for dltrace scenarios: star (one switch), dumbbell,
+// ring, leaf-spine and fat-tree, all point-to-point links of a chosen rate and delay.
+#ifndef DLTRACE_TOPOLOGY_HELPER_H
+#define DLTRACE_TOPOLOGY_HELPER_H
+
+#include "ns3/net-device-container.h"
+#include "ns3/node-container.h"
+#include "ns3/nstime.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup dltrace
+ * \brief What to build: a topology kind and its parameters.
+ *
+ * Parsed from "KIND[:key=value,...]", e.g. "leaf-spine:leaves=4,spines=2,
+ * hosts-per-leaf=8,oversub=2,rate=100Gbps,delay=1us". Every key has a
+ * default sized to the hosts a scenario needs, so "leaf-spine" alone works.
+ */
+struct DltraceTopologyConfig
+{
+    std::string kind = "star"; ///< star, dumbbell, ring, leaf-spine, fat-tree
+    uint64_t rateBps = 100000000000ull; ///< host link rate (rate=)
+    Time delay = MicroSeconds(1);       ///< every link's propagation delay (delay=)
+    uint32_t hosts = 0;                 ///< star, dumbbell (total), ring (total)
+    uint32_t switches = 0;              ///< ring: switches on the ring
+    uint32_t leaves = 0;                ///< leaf-spine
+    uint32_t spines = 0;                ///< leaf-spine
+    uint32_t hostsPerLeaf = 0;          ///< leaf-spine
+    double oversubscription = 1.0;      ///< leaf-spine: host capacity / uplink capacity per leaf
+    uint32_t k = 0;                     ///< fat-tree: ports per switch (even)
+    uint64_t bottleneckBps = 0;         ///< dumbbell (bottleneck=) and ring links; 0: rate
+
+    /**
+     * Parses TEXT; parameters not given are sized for HOSTS_NEEDED hosts.
+     * \return false with one line in *error for an unknown kind, key or bad value
+     */
+    static bool Parse(const std::string& text,
+                      uint32_t hostsNeeded,
+                      DltraceTopologyConfig* out,
+                      std::string* error);
+    /// One line, e.g. "leaf-spine: 2 leaves x 4 hosts, 2 spines, 100 Gbit/s, 1 us, oversub 1".
+    std::string Describe() const;
+    /// Host count this configuration builds.
+    uint32_t HostCount() const;
+};
+
+/**
+ * \ingroup dltrace
+ * \brief Builds a DltraceTopologyConfig: nodes and point-to-point links.
+ *
+ * Hosts and switches are ordinary nodes; after Build() the caller installs
+ * the Internet stack, queue discs and addresses (DltraceScenario does).
+ */
+class DltraceTopologyHelper
+{
+  public:
+    /// One link: device a (on the lower tier, e.g. the host) and device b.
+    struct Link
+    {
+        Ptr<NetDevice> a;
+        Ptr<NetDevice> b;
+        std::string name; ///< e.g. "h3-leaf0", "leaf1-spine0"
+        uint64_t rateBps;
+        bool hostLink;
+    };
+
+    /// Builds the nodes and links of CONFIG.
+    void Build(const DltraceTopologyConfig& config);
+
+    NodeContainer GetHosts() const;
+    NodeContainer GetSwitches() const;
+    const std::vector<Link>& GetLinks() const;
+    bool IsSwitch(Ptr<Node> node) const;
+
+  private:
+    Ptr<Node> NewSwitch(const std::string& name);
+    void Connect(Ptr<Node> a, Ptr<Node> b, uint64_t rateBps, Time delay, bool hostLink);
+
+    NodeContainer m_hosts;
+    NodeContainer m_switches;
+    std::vector<std::string> m_switchNames;
+    std::vector<Link> m_links;
+};
+
+/**
+ * Parses a rate such as "100Gbps", "25G", "400Mbps" or a plain number of bit/s.
+ * \return false when TEXT is not one
+ */
+bool DltraceParseRate(const std::string& text, uint64_t* bps);
+/// Parses a duration such as "1us", "500ns", "2ms", "0.5s".
+bool DltraceParseTime(const std::string& text, Time* t);
+
+} // namespace ns3
+
+#endif /* DLTRACE_TOPOLOGY_HELPER_H */

@@ -1,0 +1,91 @@
+// The ns-3 application that runs one endpoint of a dltrace job: the replay
+// schedule engine over ns-3 TCP sockets, in simulated time.
+#ifndef DLTRACE_APPLICATION_H
+#define DLTRACE_APPLICATION_H
+
+#include "dltrace-job.h"
+
+#include "ns3/application.h"
+#include "ns3/nstime.h"
+#include "ns3/traced-callback.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dltrace::replay
+{
+class ScheduleEngine;
+}
+
+namespace ns3
+{
+
+class DltraceSocketTransport;
+
+/**
+ * \ingroup dltrace
+ * \brief Runs one endpoint of a DltraceJob's schedule over ns-3 TCP.
+ *
+ * Compute steps become timers, sends and receives real simulated TCP
+ * traffic to the other endpoints (one connection per pair and channel). When
+ * the endpoint finished, its result goes to the job.
+ */
+class DltraceApplication : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    DltraceApplication();
+    ~DltraceApplication() override;
+
+    /**
+     * TracedCallback signature for an op starting on this endpoint.
+     * \param endpoint this application's endpoint
+     * \param op index into the job schedule's ops
+     */
+    typedef void (*OpStartCallback)(uint32_t endpoint, uint32_t op);
+    /**
+     * TracedCallback signature for an op finishing on this endpoint.
+     * \param endpoint this application's endpoint
+     * \param op index into the job schedule's ops
+     * \param start when its first transfer step on this endpoint started
+     * \param end when its last one ended
+     */
+    typedef void (*OpFinishCallback)(uint32_t endpoint, uint32_t op, Time start, Time end);
+
+    Ptr<DltraceJob> GetJob() const;
+    uint32_t GetEndpoint() const;
+    /// Whether the engine finished every step (or failed).
+    bool IsFinished() const;
+    /// Stops an unfinished engine with REASON, so the job gets a partial result.
+    void Abandon(const std::string& reason);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void StartApplication() override;
+    void StopApplication() override;
+    void TrackOps();
+
+    Ptr<DltraceJob> m_job;
+    uint32_t m_endpoint;
+    std::unique_ptr<DltraceSocketTransport> m_transport;
+    std::unique_ptr<dltrace::replay::ScheduleEngine> m_engine;
+
+    // Op tracking for the trace sources: this endpoint's transfer steps per
+    // op (CSR over the ops it takes part in), and each op's state.
+    std::vector<uint32_t> m_trackedOps;
+    std::vector<uint32_t> m_opStepsAt;
+    std::vector<uint32_t> m_opSteps;
+    std::vector<uint8_t> m_opState; // 0 waiting, 1 started, 2 finished
+    size_t m_firstOpen;
+    uint64_t m_lastStepsDone;
+
+    TracedCallback<uint32_t, uint32_t> m_opStart;
+    TracedCallback<uint32_t, uint32_t, Time, Time> m_opFinish;
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_APPLICATION_H */

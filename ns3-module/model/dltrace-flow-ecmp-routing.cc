@@ -1,0 +1,210 @@
+// Per-flow ECMP on top of ns-3's global routing tables.
+#include "dltrace-flow-ecmp-routing.h"
+
+#include "ns3/global-router-interface.h"
+#include "ns3/ipv4-route.h"
+#include "ns3/ipv4-routing-table-entry.h"
+#include "ns3/log.h"
+#include "ns3/node.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceFlowEcmpRouting");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceFlowEcmpRouting);
+
+TypeId
+DltraceFlowEcmpRouting::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::DltraceFlowEcmpRouting")
+                            .SetParent<Ipv4GlobalRouting>()
+                            .SetGroupName("Dltrace")
+                            .AddConstructor<DltraceFlowEcmpRouting>();
+    return tid;
+}
+
+DltraceFlowEcmpRouting::DltraceFlowEcmpRouting()
+    : m_salt(0)
+{
+}
+
+void
+DltraceFlowEcmpRouting::DoDispose()
+{
+    m_ipv4 = nullptr;
+    m_cache.clear();
+    Ipv4GlobalRouting::DoDispose();
+}
+
+void
+DltraceFlowEcmpRouting::SetIpv4(Ptr<Ipv4> ipv4)
+{
+    Ipv4GlobalRouting::SetIpv4(ipv4);
+    m_ipv4 = ipv4;
+    Ptr<Node> node = ipv4->GetObject<Node>();
+    // Different salts per switch keep the hash from sending every flow the
+    // same way at each tier (polarisation).
+    m_salt = node ? (node->GetId() + 1) * 0x9E3779B1u : 0;
+}
+
+void
+DltraceFlowEcmpRouting::NotifyInterfaceUp(uint32_t interface)
+{
+    m_cache.clear();
+    Ipv4GlobalRouting::NotifyInterfaceUp(interface);
+}
+
+void
+DltraceFlowEcmpRouting::NotifyInterfaceDown(uint32_t interface)
+{
+    m_cache.clear();
+    Ipv4GlobalRouting::NotifyInterfaceDown(interface);
+}
+
+const std::vector<DltraceFlowEcmpRouting::Hop>&
+DltraceFlowEcmpRouting::Hops(Ipv4Address destination)
+{
+    auto it = m_cache.find(destination.Get());
+    if (it != m_cache.end())
+    {
+        return it->second;
+    }
+    // Host routes win over network routes, as in Ipv4GlobalRouting.
+    std::vector<Hop> host;
+    std::vector<Hop> network;
+    const uint32_t n = GetNRoutes();
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        Ipv4RoutingTableEntry* r = GetRoute(i);
+        if (r->IsHost())
+        {
+            if (r->GetDest() == destination)
+            {
+                host.push_back({r->GetGateway(), r->GetInterface()});
+            }
+        }
+        else if (r->GetDestNetworkMask().IsMatch(destination, r->GetDestNetwork()))
+        {
+            network.push_back({r->GetGateway(), r->GetInterface()});
+        }
+    }
+    return m_cache[destination.Get()] = host.empty() ? network : host;
+}
+
+Ptr<Ipv4Route>
+DltraceFlowEcmpRouting::Lookup(const Ipv4Header& header, Ptr<const Packet> p, Ptr<NetDevice> oif)
+{
+    const std::vector<Hop>& hops = Hops(header.GetDestination());
+    const Hop* chosen = nullptr;
+    if (oif)
+    {
+        for (const Hop& h : hops)
+        {
+            if (m_ipv4->GetNetDevice(h.interface) == oif)
+            {
+                chosen = &h;
+                break;
+            }
+        }
+    }
+    else if (hops.size() == 1)
+    {
+        chosen = &hops[0];
+    }
+    else if (!hops.empty())
+    {
+        // Ports are the first four bytes of TCP and UDP headers.
+        uint8_t ports[4] = {};
+        if (p && p->GetSize() >= 4 && (header.GetProtocol() == 6 || header.GetProtocol() == 17))
+        {
+            p->CopyData(ports, 4);
+        }
+        uint64_t h = 1469598103934665603ull ^ m_salt;
+        auto mix = [&h](uint32_t v) {
+            for (int i = 0; i < 4; ++i)
+            {
+                h ^= (v >> (8 * i)) & 0xFF;
+                h *= 1099511628211ull;
+            }
+        };
+        mix(header.GetSource().Get());
+        mix(header.GetDestination().Get());
+        mix(header.GetProtocol());
+        mix(uint32_t(ports[0]) << 24 | uint32_t(ports[1]) << 16 | uint32_t(ports[2]) << 8 |
+            ports[3]);
+        chosen = &hops[(h ^ (h >> 29)) % hops.size()];
+    }
+    if (!chosen)
+    {
+        return nullptr;
+    }
+    Ptr<Ipv4Route> route = Create<Ipv4Route>();
+    route->SetDestination(header.GetDestination());
+    route->SetSource(m_ipv4->GetAddress(chosen->interface, 0).GetLocal());
+    route->SetGateway(chosen->gateway);
+    route->SetOutputDevice(m_ipv4->GetNetDevice(chosen->interface));
+    return route;
+}
+
+Ptr<Ipv4Route>
+DltraceFlowEcmpRouting::RouteOutput(Ptr<Packet> p,
+                                    const Ipv4Header& header,
+                                    Ptr<NetDevice> oif,
+                                    Socket::SocketErrno& sockerr)
+{
+    if (header.GetDestination().IsMulticast())
+    {
+        return Ipv4GlobalRouting::RouteOutput(p, header, oif, sockerr);
+    }
+    Ptr<Ipv4Route> route = Lookup(header, p, oif);
+    sockerr = route ? Socket::ERROR_NOTERROR : Socket::ERROR_NOROUTETOHOST;
+    return route;
+}
+
+bool
+DltraceFlowEcmpRouting::RouteInput(Ptr<const Packet> p,
+                                   const Ipv4Header& header,
+                                   Ptr<const NetDevice> idev,
+                                   UnicastForwardCallback ucb,
+                                   MulticastForwardCallback mcb,
+                                   LocalDeliverCallback lcb,
+                                   ErrorCallback ecb)
+{
+    const uint32_t iif = m_ipv4->GetInterfaceForDevice(idev);
+    if (header.GetDestination().IsMulticast() || header.GetDestination().IsBroadcast() ||
+        m_ipv4->IsDestinationAddress(header.GetDestination(), iif))
+    {
+        return Ipv4GlobalRouting::RouteInput(p, header, idev, ucb, mcb, lcb, ecb);
+    }
+    if (!m_ipv4->IsForwarding(iif))
+    {
+        ecb(p, header, Socket::ERROR_NOROUTETOHOST);
+        return true;
+    }
+    Ptr<Ipv4Route> route = Lookup(header, p, nullptr);
+    if (!route)
+    {
+        return false;
+    }
+    ucb(route, p, header);
+    return true;
+}
+
+DltraceFlowEcmpRoutingHelper*
+DltraceFlowEcmpRoutingHelper::Copy() const
+{
+    return new DltraceFlowEcmpRoutingHelper(*this);
+}
+
+Ptr<Ipv4RoutingProtocol>
+DltraceFlowEcmpRoutingHelper::Create(Ptr<Node> node) const
+{
+    Ptr<GlobalRouter> router = CreateObject<GlobalRouter>();
+    node->AggregateObject(router);
+    Ptr<DltraceFlowEcmpRouting> routing = CreateObject<DltraceFlowEcmpRouting>();
+    router->SetRoutingProtocol(routing);
+    return routing;
+}
+
+} // namespace ns3

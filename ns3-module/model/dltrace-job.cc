@@ -1,0 +1,283 @@
+// DltraceJob: reads and lowers a trace set once for all of a job's
+// applications, holds the endpoint address table and collects results.
+#include "dltrace-job.h"
+
+#include "ns3/double.h"
+#include "ns3/log.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include "dltrace/formats/trace_set.h"
+#include "dltrace/models/lower.h"
+#include "dltrace/models/merge.h"
+#include "dltrace/replay/schedule_tools.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceJob");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceJob);
+
+TypeId
+DltraceJob::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::DltraceJob")
+            .SetParent<Object>()
+            .SetGroupName("Dltrace")
+            .AddConstructor<DltraceJob>()
+            .AddAttribute("TraceSet",
+                          "A .dltrace file or a trace-set directory to replay.",
+                          StringValue(""),
+                          MakeStringAccessor(&DltraceJob::m_tracePath),
+                          MakeStringChecker())
+            .AddAttribute("Algorithm",
+                          "Collective algorithm the trace is lowered with: recorded, ring, "
+                          "tree, hd, ps, stepwise, gossip or pairwise.",
+                          StringValue("recorded"),
+                          MakeStringAccessor(&DltraceJob::m_algorithm),
+                          MakeStringChecker())
+            .AddAttribute("Channels",
+                          "TCP connections per endpoint pair; an op's bytes are split among them.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&DltraceJob::m_channels),
+                          MakeUintegerChecker<uint32_t>(1, 64))
+            .AddAttribute("Iterations",
+                          "Replay only the first N training iterations (0: all).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&DltraceJob::m_iterations),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("TimeScale",
+                          "Multiplies the recorded compute gaps (0 skips them).",
+                          DoubleValue(1.0),
+                          MakeDoubleAccessor(&DltraceJob::m_timeScale),
+                          MakeDoubleChecker<double>(0))
+            .AddAttribute("BasePort",
+                          "Endpoint E listens on BasePort + E (jobs sharing hosts need "
+                          "ranges that do not overlap).",
+                          UintegerValue(5000),
+                          MakeUintegerAccessor(&DltraceJob::m_basePort),
+                          MakeUintegerChecker<uint16_t>())
+            .AddTraceSource("JobDone",
+                            "Every endpoint of the job finished (or failed).",
+                            MakeTraceSourceAccessor(&DltraceJob::m_jobDone),
+                            "ns3::DltraceJob::JobDoneCallback");
+    return tid;
+}
+
+DltraceJob::DltraceJob()
+    : m_channels(1),
+      m_iterations(0),
+      m_timeScale(1.0),
+      m_basePort(5000),
+      m_lowerSet(false),
+      m_doneCount(0)
+{
+}
+
+DltraceJob::~DltraceJob() = default;
+
+void
+DltraceJob::DoDispose()
+{
+    m_results.clear();
+    Object::DoDispose();
+}
+
+void
+DltraceJob::SetLowerOptions(const dltrace::models::LowerOptions& options)
+{
+    m_lower = options;
+    m_lowerSet = true;
+}
+
+bool
+DltraceJob::Load(std::string* error)
+{
+    dltrace::models::LowerOptions options = m_lowerSet ? m_lower : dltrace::models::LowerOptions();
+    options.algorithm = m_algorithm;
+    options.channels = int(m_channels);
+    if (!dltrace::models::FindAlgorithm(options.algorithm))
+    {
+        std::string names;
+        for (const auto& a : dltrace::models::AllAlgorithms())
+        {
+            names += std::string(names.empty() ? "" : ", ") + a.name;
+        }
+        *error = "unknown algorithm '" + options.algorithm + "' (one of " + names + ")";
+        return false;
+    }
+    if (m_tracePath.empty())
+    {
+        *error = "no trace set given (the TraceSet attribute is empty)";
+        return false;
+    }
+    m_set = std::make_unique<dltrace::formats::TraceSet>();
+    if (!dltrace::formats::LoadTraceSet(m_tracePath, m_set.get(), error))
+    {
+        return false;
+    }
+    for (const auto& w : m_set->warnings)
+    {
+        NS_LOG_WARN(m_tracePath << ": " << w);
+    }
+    m_merged = std::make_unique<dltrace::models::MergedTrace>(dltrace::models::Merge(*m_set));
+    std::vector<std::string> notes;
+    m_schedule = dltrace::models::LowerTrace(*m_merged, options, &notes);
+    for (const auto& n : notes)
+    {
+        NS_LOG_WARN(m_tracePath << ": " << n);
+    }
+    Prepare();
+    auto problems = dltrace::models::CheckSchedule(m_schedule, 1);
+    if (!problems.empty())
+    {
+        *error = m_tracePath + ": the lowered schedule cannot run: " + problems[0];
+        return false;
+    }
+    if (m_schedule.ranks.empty())
+    {
+        *error = m_tracePath + ": the trace set has no endpoints to replay";
+        return false;
+    }
+    return true;
+}
+
+void
+DltraceJob::SetSchedule(dltrace::models::Schedule schedule)
+{
+    m_schedule = std::move(schedule);
+    m_merged.reset();
+    m_set.reset();
+    Prepare();
+}
+
+void
+DltraceJob::Prepare()
+{
+    if (m_iterations > 0)
+    {
+        dltrace::replay::KeepIterations(&m_schedule, int32_t(m_iterations));
+    }
+    const size_t n = m_schedule.ranks.size();
+    m_addresses.assign(n, Ipv4Address());
+    m_results.assign(n, dltrace::replay::RankResult());
+    for (size_t e = 0; e < n; ++e)
+    {
+        m_results[e].endpoint = int32_t(e);
+        m_results[e].error = "never started";
+    }
+    m_done.assign(n, false);
+    m_doneCount = 0;
+}
+
+const dltrace::models::Schedule&
+DltraceJob::GetSchedule() const
+{
+    return m_schedule;
+}
+
+uint32_t
+DltraceJob::GetEndpointCount() const
+{
+    return uint32_t(m_schedule.ranks.size());
+}
+
+const dltrace::models::MergedTrace*
+DltraceJob::GetMergedTrace() const
+{
+    return m_merged.get();
+}
+
+void
+DltraceJob::SetEndpointAddress(uint32_t endpoint, Ipv4Address address)
+{
+    NS_ABORT_MSG_IF(endpoint >= m_addresses.size(),
+                    "DltraceJob: no endpoint " << endpoint << " (the job has "
+                                               << m_addresses.size() << ")");
+    m_addresses[endpoint] = address;
+}
+
+Ipv4Address
+DltraceJob::GetEndpointAddress(uint32_t endpoint) const
+{
+    return m_addresses.at(endpoint);
+}
+
+uint16_t
+DltraceJob::GetEndpointPort(uint32_t endpoint) const
+{
+    NS_ABORT_MSG_IF(uint32_t(m_basePort) + endpoint > 65535,
+                    "DltraceJob: BasePort " << m_basePort << " + endpoint " << endpoint
+                                            << " is past port 65535");
+    return uint16_t(m_basePort + endpoint);
+}
+
+double
+DltraceJob::GetTimeScale() const
+{
+    return m_timeScale;
+}
+
+std::string
+DltraceJob::GetTracePath() const
+{
+    return m_tracePath;
+}
+
+std::string
+DltraceJob::GetAlgorithm() const
+{
+    return m_algorithm;
+}
+
+void
+DltraceJob::NotifyEndpointDone(const dltrace::replay::RankResult& result)
+{
+    size_t e = size_t(result.endpoint);
+    NS_ABORT_MSG_IF(e >= m_results.size(), "DltraceJob: result of unknown endpoint " << e);
+    m_results[e] = result;
+    if (!m_done[e])
+    {
+        m_done[e] = true;
+        ++m_doneCount;
+        if (m_doneCount == m_done.size())
+        {
+            m_jobDone(this);
+        }
+    }
+}
+
+uint32_t
+DltraceJob::GetEndpointsDone() const
+{
+    return m_doneCount;
+}
+
+bool
+DltraceJob::IsDone() const
+{
+    return !m_done.empty() && m_doneCount == m_done.size();
+}
+
+const std::vector<dltrace::replay::RankResult>&
+DltraceJob::GetResults() const
+{
+    return m_results;
+}
+
+void
+DltraceJob::MarkUnfinished(const std::string& reason)
+{
+    for (size_t e = 0; e < m_results.size(); ++e)
+    {
+        if (!m_done[e])
+        {
+            m_results[e].complete = false;
+            m_results[e].error = reason;
+        }
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,111 @@
+// One training job inside a simulation: its trace set lowered to a schedule
+// (shared by the job's applications), where each endpoint runs, and what each did.
+#ifndef DLTRACE_JOB_H
+#define DLTRACE_JOB_H
+
+#include "ns3/ipv4-address.h"
+#include "ns3/object.h"
+#include "ns3/traced-callback.h"
+
+#include "dltrace/models/algorithms.h"
+#include "dltrace/models/schedule.h"
+#include "dltrace/replay/engine.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace dltrace::formats
+{
+struct TraceSet;
+}
+
+namespace dltrace::models
+{
+struct MergedTrace;
+}
+
+namespace ns3
+{
+
+/**
+ * \ingroup dltrace
+ * \brief A trace set lowered for one algorithm, and the results of running it.
+ *
+ * Every DltraceApplication of a job points to the same DltraceJob, so the
+ * trace is read and lowered once. The attributes say what to load; Load()
+ * does it (or SetSchedule() gives a schedule built in code, as the tests do).
+ */
+class DltraceJob : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    DltraceJob();
+    ~DltraceJob() override;
+
+    /**
+     * Reads the TraceSet attribute's trace set, merges it and lowers it with
+     * the Algorithm and Channels attributes (and any SetLowerOptions()).
+     * \param error set to one line naming the file and the cause on failure
+     * \return false when the trace cannot be read or lowered
+     */
+    bool Load(std::string* error);
+    /// Lowering options beyond Algorithm and Channels (servers, chunking, local link).
+    void SetLowerOptions(const dltrace::models::LowerOptions& options);
+    /// Uses SCHEDULE as is (no trace file); Iterations still applies.
+    void SetSchedule(dltrace::models::Schedule schedule);
+
+    const dltrace::models::Schedule& GetSchedule() const;
+    uint32_t GetEndpointCount() const;
+    /// The merged trace when loaded from a file (for recorded times), else null.
+    const dltrace::models::MergedTrace* GetMergedTrace() const;
+
+    /// Where endpoint E listens: its host's address and BasePort + E.
+    void SetEndpointAddress(uint32_t endpoint, Ipv4Address address);
+    Ipv4Address GetEndpointAddress(uint32_t endpoint) const;
+    uint16_t GetEndpointPort(uint32_t endpoint) const;
+
+    double GetTimeScale() const;
+    std::string GetTracePath() const;
+    std::string GetAlgorithm() const;
+
+    /// Called by each application when its engine finished (or failed).
+    void NotifyEndpointDone(const dltrace::replay::RankResult& result);
+    /// Endpoints whose engine finished so far.
+    uint32_t GetEndpointsDone() const;
+    bool IsDone() const;
+    /// Each endpoint's result (an endpoint that never finished: complete == false).
+    const std::vector<dltrace::replay::RankResult>& GetResults() const;
+    /// Marks endpoints that never finished as incomplete with REASON.
+    void MarkUnfinished(const std::string& reason);
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void Prepare();
+
+    std::string m_tracePath;
+    std::string m_algorithm;
+    uint32_t m_channels;
+    uint32_t m_iterations;
+    double m_timeScale;
+    uint16_t m_basePort;
+    dltrace::models::LowerOptions m_lower;
+    bool m_lowerSet;
+
+    std::unique_ptr<dltrace::formats::TraceSet> m_set;
+    std::unique_ptr<dltrace::models::MergedTrace> m_merged;
+    dltrace::models::Schedule m_schedule;
+    std::vector<Ipv4Address> m_addresses;
+    std::vector<dltrace::replay::RankResult> m_results;
+    std::vector<bool> m_done;
+    uint32_t m_doneCount;
+
+    /// Fires when the last endpoint finished: (this job).
+    TracedCallback<Ptr<DltraceJob>> m_jobDone;
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_JOB_H */

@@ -1,0 +1,453 @@
+// ns-3 TCP transport for the replay engine: connection set-up with hello
+// frames, a queue of framed messages per connection, stream parsing on receive.
+#include "dltrace-socket-transport.h"
+
+#include "ns3/log.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-factory.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceSocketTransport");
+
+namespace
+{
+
+void
+PutLe(uint8_t* p, uint64_t v, int bytes)
+{
+    for (int i = 0; i < bytes; ++i)
+    {
+        p[i] = uint8_t(v >> (8 * i));
+    }
+}
+
+uint64_t
+GetLe(const uint8_t* p, int bytes)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < bytes; ++i)
+    {
+        v |= uint64_t(p[i]) << (8 * i);
+    }
+    return v;
+}
+
+} // namespace
+
+DltraceSocketTransport::DltraceSocketTransport(Ptr<Node> node,
+                                               int32_t self,
+                                               std::vector<InetSocketAddress> addresses,
+                                               std::vector<PeerChannels> peers)
+    : m_node(node),
+      m_self(self),
+      m_addresses(std::move(addresses)),
+      m_peers(std::move(peers)),
+      m_stopped(false),
+      m_alive(std::make_shared<bool>(true))
+{
+}
+
+DltraceSocketTransport::~DltraceSocketTransport()
+{
+    *m_alive = false;
+    Stop();
+}
+
+void
+DltraceSocketTransport::SetAfterEvent(std::function<void()> fn)
+{
+    m_afterEvent = std::move(fn);
+}
+
+void
+DltraceSocketTransport::AfterEvent()
+{
+    if (m_afterEvent)
+    {
+        m_afterEvent();
+    }
+}
+
+std::string
+DltraceSocketTransport::Describe(const Connection& c) const
+{
+    return "endpoint " + std::to_string(m_self) + ": connection to endpoint " +
+           std::to_string(c.peer) + " channel " + std::to_string(c.channel);
+}
+
+DltraceSocketTransport::Connection&
+DltraceSocketTransport::GetConnection(int32_t peer, uint16_t channel)
+{
+    auto& slot = m_connections[{peer, channel}];
+    if (!slot)
+    {
+        slot = std::make_unique<Connection>();
+        slot->peer = peer;
+        slot->channel = channel;
+    }
+    return *slot;
+}
+
+void
+DltraceSocketTransport::Watch(Ptr<Socket> socket, Connection* c)
+{
+    m_bySocket[PeekPointer(socket)] = c;
+    socket->SetRecvCallback(MakeCallback(&DltraceSocketTransport::Readable, this));
+    socket->SetSendCallback(MakeCallback(&DltraceSocketTransport::Writable, this));
+    socket->SetCloseCallbacks(MakeCallback(&DltraceSocketTransport::ClosedNormally, this),
+                              MakeCallback(&DltraceSocketTransport::ClosedByError, this));
+}
+
+void
+DltraceSocketTransport::Start()
+{
+    NS_LOG_FUNCTION(this << m_self);
+    const InetSocketAddress& me = m_addresses.at(size_t(m_self));
+    m_listener = Socket::CreateSocket(m_node, TcpSocketFactory::GetTypeId());
+    if (m_listener->Bind(me) != 0)
+    {
+        NS_FATAL_ERROR("dltrace: endpoint " << m_self << " cannot listen on " << me.GetIpv4()
+                                            << ":" << me.GetPort()
+                                            << " (port taken? give jobs sharing hosts different "
+                                               "BasePort ranges)");
+    }
+    m_listener->Listen();
+    m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                  MakeCallback(&DltraceSocketTransport::Accepted, this));
+    for (const PeerChannels& p : m_peers)
+    {
+        if (p.peer <= m_self)
+        {
+            continue; // the lower endpoint of a pair connects
+        }
+        for (uint16_t ch = 0; ch < p.channels; ++ch)
+        {
+            Connection& c = GetConnection(p.peer, ch);
+            c.socket = Socket::CreateSocket(m_node, TcpSocketFactory::GetTypeId());
+            c.socket->Bind();
+            Watch(c.socket, &c);
+            c.socket->SetConnectCallback(
+                MakeCallback(&DltraceSocketTransport::ConnectSucceeded, this),
+                MakeCallback(&DltraceSocketTransport::ConnectFailed, this));
+            c.out.push_front(Message{kHello, ch, 0, 0, 0, false, nullptr});
+            c.socket->Connect(m_addresses.at(size_t(p.peer)));
+        }
+    }
+}
+
+void
+DltraceSocketTransport::Stop()
+{
+    if (m_stopped)
+    {
+        return;
+    }
+    m_stopped = true;
+    auto quiet = [](Ptr<Socket> s) {
+        s->SetRecvCallback(MakeNullCallback<void, Ptr<Socket>>());
+        s->SetSendCallback(MakeNullCallback<void, Ptr<Socket>, uint32_t>());
+        s->SetCloseCallbacks(MakeNullCallback<void, Ptr<Socket>>(),
+                             MakeNullCallback<void, Ptr<Socket>>());
+        s->Close();
+    };
+    for (auto& kv : m_connections)
+    {
+        if (kv.second->socket)
+        {
+            quiet(kv.second->socket);
+        }
+    }
+    for (auto& c : m_unidentified)
+    {
+        if (c->socket)
+        {
+            quiet(c->socket);
+        }
+    }
+    if (m_listener)
+    {
+        m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                      MakeNullCallback<void, Ptr<Socket>, const Address&>());
+        m_listener->Close();
+    }
+}
+
+void
+DltraceSocketTransport::ConnectSucceeded(Ptr<Socket> socket)
+{
+    auto it = m_bySocket.find(PeekPointer(socket));
+    if (it == m_bySocket.end())
+    {
+        return;
+    }
+    it->second->ready = true;
+    Pump(*it->second);
+    AfterEvent();
+}
+
+void
+DltraceSocketTransport::ConnectFailed(Ptr<Socket> socket)
+{
+    auto it = m_bySocket.find(PeekPointer(socket));
+    if (it != m_bySocket.end())
+    {
+        ReportError(Describe(*it->second) + " could not be opened");
+    }
+}
+
+void
+DltraceSocketTransport::Accepted(Ptr<Socket> socket, const Address& /* from */)
+{
+    auto c = std::make_unique<Connection>();
+    c->socket = socket;
+    Watch(socket, c.get());
+    m_unidentified.push_back(std::move(c));
+}
+
+void
+DltraceSocketTransport::ClosedNormally(Ptr<Socket> socket)
+{
+    auto it = m_bySocket.find(PeekPointer(socket));
+    if (!m_stopped && it != m_bySocket.end())
+    {
+        ReportError(Describe(*it->second) + " was closed by the peer");
+    }
+}
+
+void
+DltraceSocketTransport::ClosedByError(Ptr<Socket> socket)
+{
+    auto it = m_bySocket.find(PeekPointer(socket));
+    if (!m_stopped && it != m_bySocket.end())
+    {
+        ReportError(Describe(*it->second) + " failed (socket error " +
+                    std::to_string(int(socket->GetErrno())) + ")");
+    }
+}
+
+void
+DltraceSocketTransport::Enqueue(int32_t peer, uint16_t channel, Message message)
+{
+    Connection& c = GetConnection(peer, channel);
+    c.out.push_back(std::move(message));
+    Pump(c);
+}
+
+void
+DltraceSocketTransport::Send(int32_t peer,
+                             uint16_t channel,
+                             uint64_t tag,
+                             uint64_t bytes,
+                             std::function<void()> on_sent)
+{
+    Enqueue(peer, channel, Message{kData, channel, tag, bytes, bytes, false, std::move(on_sent)});
+}
+
+void
+DltraceSocketTransport::SendNotice(int32_t peer,
+                                   uint16_t channel,
+                                   uint64_t tag,
+                                   uint64_t bytes,
+                                   std::function<void()> on_sent)
+{
+    Enqueue(peer, channel, Message{kNotice, channel, tag, bytes, 0, false, std::move(on_sent)});
+}
+
+void
+DltraceSocketTransport::Pump(Connection& c)
+{
+    if (m_stopped || !c.ready || !c.socket || c.pumping)
+    {
+        return;
+    }
+    c.pumping = true;
+    while (!c.out.empty())
+    {
+        Message& m = c.out.front();
+        uint32_t room = c.socket->GetTxAvailable();
+        if (!m.headerSent)
+        {
+            if (room < kFrameBytes)
+            {
+                break;
+            }
+            uint8_t header[kFrameBytes] = {};
+            header[0] = m.kind;
+            PutLe(header + 2, m.channel, 2);
+            PutLe(header + 4, uint32_t(m_self), 4);
+            PutLe(header + 8, m.tag, 8);
+            PutLe(header + 16, m.bytes, 8);
+            c.socket->Send(Create<Packet>(header, kFrameBytes));
+            m.headerSent = true;
+            room -= kFrameBytes;
+        }
+        if (m.payloadLeft > 0)
+        {
+            if (room == 0)
+            {
+                break;
+            }
+            uint32_t n = uint32_t(std::min<uint64_t>(m.payloadLeft, room));
+            if (c.socket->Send(Create<Packet>(n)) < 0)
+            {
+                break;
+            }
+            m.payloadLeft -= n;
+            continue;
+        }
+        std::function<void()> done = std::move(m.onSent);
+        c.out.pop_front();
+        if (done)
+        {
+            done(); // may queue more on this connection: the loop picks it up
+        }
+    }
+    c.pumping = false;
+}
+
+void
+DltraceSocketTransport::Writable(Ptr<Socket> socket, uint32_t /* available */)
+{
+    auto it = m_bySocket.find(PeekPointer(socket));
+    if (it == m_bySocket.end())
+    {
+        return;
+    }
+    Pump(*it->second);
+    AfterEvent();
+}
+
+void
+DltraceSocketTransport::Readable(Ptr<Socket> socket)
+{
+    auto it = m_bySocket.find(PeekPointer(socket));
+    if (it == m_bySocket.end())
+    {
+        return;
+    }
+    Connection* c = it->second;
+    Ptr<Packet> p;
+    while (!m_stopped && (p = socket->Recv(std::numeric_limits<uint32_t>::max(), 0)))
+    {
+        if (p->GetSize() == 0)
+        {
+            break;
+        }
+        c = Parse(c, p);
+        if (!c)
+        {
+            break;
+        }
+    }
+    AfterEvent();
+}
+
+DltraceSocketTransport::Connection*
+DltraceSocketTransport::Parse(Connection* c, Ptr<Packet> packet)
+{
+    const uint32_t size = packet->GetSize();
+    uint32_t offset = 0;
+    while (offset < size)
+    {
+        if (c->rxPayloadLeft > 0)
+        {
+            uint64_t take = std::min<uint64_t>(c->rxPayloadLeft, size - offset);
+            offset += uint32_t(take);
+            c->rxPayloadLeft -= take;
+            Deliver(c->peer, c->rxChannel, c->rxTag, take);
+            continue;
+        }
+        uint32_t take = std::min(kFrameBytes - c->rxHeaderHave, size - offset);
+        packet->CreateFragment(offset, take)->CopyData(c->rxHeader + c->rxHeaderHave, take);
+        offset += take;
+        c->rxHeaderHave += take;
+        if (c->rxHeaderHave < kFrameBytes)
+        {
+            break;
+        }
+        c->rxHeaderHave = 0;
+        const uint8_t* h = c->rxHeader;
+        const uint8_t kind = h[0];
+        const uint16_t channel = uint16_t(GetLe(h + 2, 2));
+        const int32_t from = int32_t(GetLe(h + 4, 4));
+        const uint64_t tag = GetLe(h + 8, 8);
+        const uint64_t bytes = GetLe(h + 16, 8);
+        if (kind == kHello)
+        {
+            if (c->peer >= 0 || from < 0 || size_t(from) >= m_addresses.size() || from >= m_self)
+            {
+                ReportError("endpoint " + std::to_string(m_self) +
+                            ": unexpected hello from endpoint " + std::to_string(from));
+                return nullptr;
+            }
+            Connection& real = GetConnection(from, channel);
+            if (real.socket)
+            {
+                ReportError(Describe(real) + " was opened twice");
+                return nullptr;
+            }
+            real.socket = c->socket;
+            real.ready = true;
+            m_bySocket[PeekPointer(real.socket)] = &real;
+            c->socket = nullptr;
+            c = &real;
+            Pump(real);
+            continue;
+        }
+        if (c->peer < 0 || from != c->peer)
+        {
+            ReportError("endpoint " + std::to_string(m_self) + ": frame from endpoint " +
+                        std::to_string(from) + " before its hello");
+            return nullptr;
+        }
+        if (kind == kNotice)
+        {
+            DeliverNotice(c->peer, channel, tag, bytes);
+        }
+        else if (kind == kData)
+        {
+            c->rxChannel = channel;
+            c->rxTag = tag;
+            c->rxPayloadLeft = bytes;
+            if (bytes == 0)
+            {
+                Deliver(c->peer, channel, tag, 0);
+            }
+        }
+        else
+        {
+            ReportError(Describe(*c) + ": bad frame kind " + std::to_string(kind));
+            return nullptr;
+        }
+    }
+    return c;
+}
+
+void
+DltraceSocketTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb)
+{
+    std::shared_ptr<bool> alive = m_alive;
+    Simulator::Schedule(NanoSeconds(int64_t(duration_ns)), [this, alive, cb]() {
+        if (!*alive || m_stopped)
+        {
+            return;
+        }
+        cb();
+        AfterEvent();
+    });
+}
+
+uint64_t
+DltraceSocketTransport::NowNs() const
+{
+    return uint64_t(Simulator::Now().GetNanoSeconds());
+}
+
+} // namespace ns3

@@ -1,0 +1,150 @@
+// The replay engine's Transport on ns-3 TCP sockets: one connection per
+// endpoint pair and channel, framed messages, send-until-full in simulated time.
+#ifndef DLTRACE_SOCKET_TRANSPORT_H
+#define DLTRACE_SOCKET_TRANSPORT_H
+
+#include "ns3/inet-socket-address.h"
+#include "ns3/node.h"
+#include "ns3/ptr.h"
+#include "ns3/socket.h"
+
+#include "dltrace/replay/transport.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup dltrace
+ * \brief dltrace::replay::Transport over ns-3 TCP sockets.
+ *
+ * The lower endpoint of a pair connects to the higher one, once per channel,
+ * and opens with a hello frame naming itself and the channel. Every message
+ * is a 24-byte frame header (kind, channel, endpoint, tag, bytes) followed by
+ * BYTES of payload; payloads are ns-3 virtual (zero-filled) bytes, so only the
+ * headers are real data. Sending follows BulkSendApplication: fill the socket
+ * while it has room, resume from its send callback.
+ */
+class DltraceSocketTransport : public dltrace::replay::Transport
+{
+  public:
+    static constexpr uint32_t kFrameBytes = 24;
+
+    /// A peer endpoint and the channels this endpoint shares with it.
+    struct PeerChannels
+    {
+        int32_t peer;
+        uint16_t channels;
+    };
+
+    /**
+     * \param node the host this endpoint runs on
+     * \param self this endpoint
+     * \param addresses every endpoint's listening address, index = endpoint
+     * \param peers the endpoints SELF exchanges messages with
+     */
+    DltraceSocketTransport(Ptr<Node> node,
+                           int32_t self,
+                           std::vector<InetSocketAddress> addresses,
+                           std::vector<PeerChannels> peers);
+    ~DltraceSocketTransport() override;
+
+    /// Listens, and connects to every higher peer on every channel.
+    void Start();
+    /// Closes every socket; nothing is delivered afterwards.
+    void Stop();
+
+    void Send(int32_t peer,
+              uint16_t channel,
+              uint64_t tag,
+              uint64_t bytes,
+              std::function<void()> on_sent) override;
+    void SendNotice(int32_t peer,
+                    uint16_t channel,
+                    uint64_t tag,
+                    uint64_t bytes,
+                    std::function<void()> on_sent) override;
+    void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
+    uint64_t NowNs() const override;
+
+    /// Runs after every event that entered the engine (data, a send taken, a timer).
+    void SetAfterEvent(std::function<void()> fn);
+
+  private:
+    enum FrameKind : uint8_t
+    {
+        kHello = 1,
+        kData = 2,
+        kNotice = 3,
+    };
+
+    struct Message
+    {
+        FrameKind kind;
+        uint16_t channel;
+        uint64_t tag;
+        uint64_t bytes;
+        uint64_t payloadLeft;
+        bool headerSent;
+        std::function<void()> onSent;
+    };
+
+    struct Connection
+    {
+        int32_t peer = -1;
+        uint16_t channel = 0;
+        Ptr<Socket> socket;
+        bool ready = false;  // connected and (on the accepting side) identified
+        bool pumping = false;
+        std::deque<Message> out;
+        // Receive side: the frame being parsed.
+        uint8_t rxHeader[kFrameBytes] = {};
+        uint32_t rxHeaderHave = 0;
+        uint64_t rxPayloadLeft = 0;
+        FrameKind rxKind = kData;
+        uint16_t rxChannel = 0;
+        uint64_t rxTag = 0;
+    };
+
+    Connection& GetConnection(int32_t peer, uint16_t channel);
+    void Enqueue(int32_t peer, uint16_t channel, Message message);
+    void Pump(Connection& c);
+    void Watch(Ptr<Socket> socket, Connection* c);
+
+    void ConnectSucceeded(Ptr<Socket> socket);
+    void ConnectFailed(Ptr<Socket> socket);
+    void Accepted(Ptr<Socket> socket, const Address& from);
+    void Readable(Ptr<Socket> socket);
+    void Writable(Ptr<Socket> socket, uint32_t available);
+    void ClosedNormally(Ptr<Socket> socket);
+    void ClosedByError(Ptr<Socket> socket);
+    /// Parses one received packet on C; returns the connection later bytes belong to.
+    Connection* Parse(Connection* c, Ptr<Packet> packet);
+    std::string Describe(const Connection& c) const;
+    void AfterEvent();
+
+    Ptr<Node> m_node;
+    int32_t m_self;
+    std::vector<InetSocketAddress> m_addresses;
+    std::vector<PeerChannels> m_peers;
+    Ptr<Socket> m_listener;
+    std::map<std::pair<int32_t, uint16_t>, std::unique_ptr<Connection>> m_connections;
+    // Accepted sockets waiting for their hello frame.
+    std::vector<std::unique_ptr<Connection>> m_unidentified;
+    std::unordered_map<Socket*, Connection*> m_bySocket;
+    std::function<void()> m_afterEvent;
+    bool m_stopped;
+    // Guards the timers scheduled before Stop: they check it is still alive.
+    std::shared_ptr<bool> m_alive;
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_SOCKET_TRANSPORT_H */

@@ -1,0 +1,272 @@
+// The dltrace module's tests: a ring all-reduce against the alpha-beta
+// estimate, two jobs sharing a bottleneck, DCTCP's ECN marks at the switches,
+// ECMP on a fat-tree, and the name/spec checks users hit first.
+#include "ns3/dltrace-scenario.h"
+#include "ns3/test.h"
+
+#include "dltrace/models/algorithms.h"
+#include "dltrace/models/estimate.h"
+
+#include <memory>
+
+using namespace ns3;
+
+namespace
+{
+
+std::shared_ptr<dltrace::models::Schedule>
+AllReduce(const std::string& algo, int n, uint64_t bytes)
+{
+    dltrace::models::LowerOptions o;
+    o.algorithm = algo;
+    dltrace::models::CollectiveSpec spec;
+    spec.collective = dltrace::formats::Collective::kAllReduce;
+    spec.bytes = bytes;
+    for (int i = 0; i < n; ++i)
+    {
+        spec.members.push_back(i);
+    }
+    return std::make_shared<dltrace::models::Schedule>(
+        dltrace::models::LowerSingleCollective(spec, n, o));
+}
+
+DltraceJobSpec
+Job(std::shared_ptr<dltrace::models::Schedule> schedule, std::vector<uint32_t> hosts)
+{
+    DltraceJobSpec j;
+    j.schedule = schedule;
+    j.lower.algorithm = "ring";
+    j.hosts = std::move(hosts);
+    return j;
+}
+
+DltraceScenarioConfig
+Quiet(const std::string& topology, const std::string& cc)
+{
+    DltraceScenarioConfig c;
+    c.topology = topology;
+    c.congestionControl = cc;
+    c.flowMonitor = false;
+    c.utilInterval = Seconds(0);
+    return c;
+}
+
+// Runs CONFIG; returns each job's duration in seconds (negative when a job
+// did not finish), and the ECN marks.
+std::vector<double>
+RunJobs(const DltraceScenarioConfig& config, uint64_t* marks = nullptr, uint64_t* bytesMissing = nullptr)
+{
+    DltraceScenario s;
+    std::string error;
+    if (!s.Setup(config, &error))
+    {
+        NS_FATAL_ERROR("scenario setup failed: " << error);
+    }
+    s.Run();
+    std::vector<double> times;
+    uint64_t missing = 0;
+    for (uint32_t j = 0; j < s.GetJobCount(); ++j)
+    {
+        bool complete = true;
+        for (const auto& r : s.GetJob(j)->GetResults())
+        {
+            complete = complete && r.complete;
+            missing += r.bytes_scheduled_recv - std::min(r.bytes_scheduled_recv, r.bytes_received);
+            missing += r.bytes_received - std::min(r.bytes_scheduled_recv, r.bytes_received);
+        }
+        times.push_back(complete ? s.GetJobDuration(j).GetSeconds() : -1.0);
+    }
+    if (marks)
+    {
+        *marks = s.GetEcnMarks();
+    }
+    if (bytesMissing)
+    {
+        *bytesMissing = missing;
+    }
+    s.Destroy();
+    return times;
+}
+
+class RingAllReduceMatchesEstimateTestCase : public TestCase
+{
+  public:
+    RingAllReduceMatchesEstimateTestCase()
+        : TestCase("4 hosts on one 10 Gbps switch: a 10 MB ring all-reduce is within 10% of "
+                   "the alpha-beta estimate and delivers every scheduled byte")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        auto schedule = AllReduce("ring", 4, 10000000);
+        DltraceScenarioConfig c = Quiet("star:hosts=4,rate=10Gbps,delay=1us", "TcpNewReno");
+        c.jobs.push_back(Job(schedule, {}));
+        DltraceScenario s;
+        std::string error;
+        NS_TEST_ASSERT_MSG_EQ(s.Setup(c, &error), true, error);
+        s.Run();
+        uint64_t scheduled = 0;
+        uint64_t received = 0;
+        uint64_t sent = 0;
+        for (const auto& r : s.GetJob(0)->GetResults())
+        {
+            NS_TEST_ASSERT_MSG_EQ(r.complete, true, "endpoint " << r.endpoint << ": " << r.error);
+            scheduled += r.bytes_scheduled_recv;
+            received += r.bytes_received;
+            sent += r.bytes_sent;
+        }
+        NS_TEST_EXPECT_MSG_EQ(received, scheduled, "bytes delivered equal bytes scheduled");
+        NS_TEST_EXPECT_MSG_EQ(sent, scheduled, "bytes sent equal bytes scheduled");
+        // 2(n-1)/n * S on each link; one message crosses two links (host-switch-host).
+        const dltrace::models::Estimate e =
+            dltrace::models::EstimateSchedule(*schedule, dltrace::models::Link{10, 2000});
+        const double simulated = s.GetJobDuration(0).GetSeconds();
+        const double estimated = e.total_ns * 1e-9;
+        std::clog << "ring all-reduce 10 MB, 4 x 10 Gbit/s: simulated " << simulated * 1e3
+                  << " ms, estimate " << estimated * 1e3 << " ms" << std::endl;
+        NS_TEST_EXPECT_MSG_GT(estimated, 0.010, "the estimate covers 15 MB per rank at 10 Gbit/s");
+        NS_TEST_EXPECT_MSG_EQ_TOL(simulated, estimated, 0.10 * estimated,
+                                  "simulated time within 10% of the alpha-beta estimate");
+        s.Destroy();
+    }
+};
+
+class TwoJobsShareBottleneckTestCase : public TestCase
+{
+  public:
+    TwoJobsShareBottleneckTestCase()
+        : TestCase("two jobs across one dumbbell bottleneck each take longer than alone; "
+                   "with DCTCP the switch queues mark ECN")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        // Hosts 0,1 on the left switch, 2,3 on the right: each job crosses the bottleneck.
+        auto a = AllReduce("ring", 2, 20000000);
+        auto b = AllReduce("ring", 2, 20000000);
+        const std::string topo = "dumbbell:hosts=4,rate=10Gbps,delay=2us";
+        for (const std::string cc : {"TcpNewReno", "TcpDctcp"})
+        {
+            DltraceScenarioConfig alone = Quiet(topo, cc);
+            alone.jobs.push_back(Job(a, {0, 2}));
+            const double aloneA = RunJobs(alone)[0];
+            alone.jobs[0] = Job(b, {1, 3});
+            const double aloneB = RunJobs(alone)[0];
+
+            DltraceScenarioConfig both = Quiet(topo, cc);
+            both.jobs.push_back(Job(a, {0, 2}));
+            both.jobs.push_back(Job(b, {1, 3}));
+            uint64_t marks = 0;
+            uint64_t missing = 0;
+            auto together = RunJobs(both, &marks, &missing);
+            std::clog << cc << ": alone " << aloneA * 1e3 << " / " << aloneB * 1e3
+                      << " ms, together " << together[0] * 1e3 << " / " << together[1] * 1e3
+                      << " ms, " << marks << " ECN marks" << std::endl;
+            NS_TEST_ASSERT_MSG_GT(aloneA, 0, cc << ": job A alone finished");
+            NS_TEST_ASSERT_MSG_GT(aloneB, 0, cc << ": job B alone finished");
+            NS_TEST_ASSERT_MSG_GT(together[0], 0, cc << ": job A finished beside B");
+            NS_TEST_ASSERT_MSG_GT(together[1], 0, cc << ": job B finished beside A");
+            NS_TEST_EXPECT_MSG_EQ(missing, 0, cc << ": every scheduled byte arrived");
+            NS_TEST_EXPECT_MSG_GT(together[0], 1.3 * aloneA, cc << ": A slower when sharing");
+            NS_TEST_EXPECT_MSG_GT(together[1], 1.3 * aloneB, cc << ": B slower when sharing");
+            if (std::string(cc) == "TcpDctcp")
+            {
+                NS_TEST_EXPECT_MSG_GT(marks, 0, "DCTCP: the RED queues marked ECN");
+            }
+            else
+            {
+                NS_TEST_EXPECT_MSG_EQ(marks, 0, "NewReno over FIFO queues: no ECN marks");
+            }
+        }
+    }
+};
+
+class FatTreeEcmpTestCase : public TestCase
+{
+  public:
+    FatTreeEcmpTestCase()
+        : TestCase("fat-tree k=4 and leaf-spine: an all-reduce across pods completes with "
+                   "every byte (flow-hash ECMP routes)")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        for (const std::string topo : {"fat-tree:k=4,rate=10Gbps", "leaf-spine:rate=10Gbps,oversub=2"})
+        {
+            DltraceScenarioConfig c = Quiet(topo, "TcpBic");
+            c.jobs.push_back(Job(AllReduce("hd", 8, 4000000), {}));
+            uint64_t missing = 0;
+            auto t = RunJobs(c, nullptr, &missing);
+            NS_TEST_EXPECT_MSG_GT(t[0], 0, topo << ": the job finished");
+            NS_TEST_EXPECT_MSG_EQ(missing, 0, topo << ": every scheduled byte arrived");
+        }
+    }
+};
+
+class NamesAndSpecsTestCase : public TestCase
+{
+  public:
+    NamesAndSpecsTestCase()
+        : TestCase("congestion-control names and topology specs are checked before use")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        TypeId tid;
+        std::string error;
+        NS_TEST_EXPECT_MSG_EQ(DltraceFindCongestionControl("dctcp", &tid, &error), true, error);
+        NS_TEST_EXPECT_MSG_EQ(tid.GetName(), "ns3::TcpDctcp", "short name");
+        NS_TEST_EXPECT_MSG_EQ(DltraceFindCongestionControl("ns3::TcpBic", &tid, &error), true, error);
+        NS_TEST_EXPECT_MSG_EQ(DltraceFindCongestionControl("TcpBbr", &tid, &error), true, error);
+        NS_TEST_EXPECT_MSG_EQ(DltraceFindCongestionControl("TcpNoSuch", &tid, &error), false, "unknown");
+        NS_TEST_EXPECT_MSG_NE(error.find("TcpNewReno"), std::string::npos, "lists the names");
+
+        DltraceTopologyConfig t;
+        NS_TEST_EXPECT_MSG_EQ(DltraceTopologyConfig::Parse("leaf-spine", 8, &t, &error), true, error);
+        NS_TEST_EXPECT_MSG_GT_OR_EQ(t.HostCount(), 8u, "defaults sized to the hosts needed");
+        NS_TEST_EXPECT_MSG_EQ(DltraceTopologyConfig::Parse("fat-tree", 20, &t, &error), true, error);
+        NS_TEST_EXPECT_MSG_EQ(t.k, 6u, "smallest k with k^3/4 >= 20 hosts");
+        NS_TEST_EXPECT_MSG_EQ(DltraceTopologyConfig::Parse("torus", 8, &t, &error), false, "kind");
+        NS_TEST_EXPECT_MSG_EQ(DltraceTopologyConfig::Parse("star:rate=fast", 8, &t, &error), false, "rate");
+        NS_TEST_EXPECT_MSG_EQ(DltraceTopologyConfig::Parse("star:k=4", 8, &t, &error), false, "key");
+        NS_TEST_EXPECT_MSG_EQ(DltraceTopologyConfig::Parse("leaf-spine:leaves=2,hosts-per-leaf=2,"
+                                                           "spines=2,oversub=2,rate=25G,delay=500ns",
+                                                           4, &t, &error),
+                              true, error);
+        NS_TEST_EXPECT_MSG_EQ(t.rateBps, 25000000000ull, "rate");
+        NS_TEST_EXPECT_MSG_EQ(t.delay, NanoSeconds(500), "delay");
+
+        DltraceJobSpec j;
+        NS_TEST_EXPECT_MSG_EQ(DltraceJobSpec::Parse("/t:hosts=0-3,6:start=0.5s:algo=tree", &j, &error),
+                              true, error);
+        NS_TEST_EXPECT_MSG_EQ(j.hosts.size(), 5u, "host list");
+        NS_TEST_EXPECT_MSG_EQ(j.start, MilliSeconds(500), "start");
+        NS_TEST_EXPECT_MSG_EQ(j.lower.algorithm, "tree", "algorithm");
+        NS_TEST_EXPECT_MSG_EQ(DltraceJobSpec::Parse("/t:algo=magic", &j, &error), false, "algorithm");
+    }
+};
+
+class DltraceTestSuite : public TestSuite
+{
+  public:
+    DltraceTestSuite()
+        : TestSuite("dltrace", UNIT)
+    {
+        AddTestCase(new NamesAndSpecsTestCase, TestCase::QUICK);
+        AddTestCase(new RingAllReduceMatchesEstimateTestCase, TestCase::QUICK);
+        AddTestCase(new TwoJobsShareBottleneckTestCase, TestCase::QUICK);
+        AddTestCase(new FatTreeEcmpTestCase, TestCase::QUICK);
+    }
+};
+
+DltraceTestSuite g_dltraceTestSuite;
+
+} // namespace

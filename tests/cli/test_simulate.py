@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""`dltrace simulate` from the command line: bad --topo, unknown --cc and a
+missing trace each give one error line and a non-zero exit; a run writes
+complete results (bytes delivered == bytes scheduled) in the replayer's
+format plus flows, link utilisation and FlowMonitor XML, and never
+overwrites an earlier run; several jobs go to job<J>/ and slow each other."""
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+DLTRACE = os.environ.get("DLTRACE", "dltrace")
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def run(*args, timeout=300):
+    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+class SimulateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.trace = os.path.join(cls.tmp.name, "r50")
+        r = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
+                "--iterations", "1", "-o", cls.trace)
+        assert r.returncode == 0, r.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def out(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def assertOneLineError(self, r, words):
+        self.assertNotEqual(r.returncode, 0)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        self.assertTrue(lines, "no error message")
+        self.assertTrue(lines[0].startswith("dltrace"), r.stderr)
+        for w in words:
+            self.assertIn(w, lines[0])
+
+    def test_bad_topology_is_one_error_line(self):
+        r = run("simulate", self.trace, "--topo", "torus", "-o", self.out("bad1"))
+        self.assertOneLineError(r, ["unknown topology 'torus'"])
+        self.assertFalse(os.path.exists(self.out("bad1")), "nothing written for a bad topology")
+        r = run("simulate", self.trace, "--topo", "leaf-spine:spines=two", "-o", self.out("bad2"))
+        self.assertOneLineError(r, ["bad value", "spines=two"])
+
+    def test_unknown_congestion_control_is_one_error_line(self):
+        r = run("simulate", self.trace, "--cc", "TcpWarp", "-o", self.out("bad3"))
+        self.assertOneLineError(r, ["unknown TCP congestion control 'TcpWarp'", "TcpDctcp"])
+        self.assertFalse(os.path.exists(self.out("bad3")))
+
+    def test_missing_trace_is_one_error_line(self):
+        r = run("simulate", self.out("no-such-trace"), "-o", self.out("bad4"))
+        self.assertOneLineError(r, ["no-such-trace"])
+        r = run("simulate")
+        self.assertEqual(r.returncode, 2)
+
+    def test_run_writes_complete_results_and_outputs(self):
+        d = self.out("one")
+        r = run("simulate", self.trace, "--algo", "ring", "--topo", "leaf-spine:rate=25Gbps",
+                "--cc", "TcpDctcp", "--time-scale", "0", "-o", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("simulated s per wall s", r.stdout)
+        self.assertIn("packets per wall s", r.stdout)
+        self.assertIn("all received", r.stdout)
+        files = sorted(glob.glob(os.path.join(d, "rank*.results.json")))
+        self.assertEqual(len(files), 4)
+        for f in files:
+            res = load(f)
+            self.assertEqual(res["source"], "ns3")
+            self.assertTrue(res["complete"], f)
+            self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"], f)
+            self.assertEqual(res["bytes_sent"], res["bytes_scheduled_send"], f)
+            self.assertTrue(res["ops"] and res["iterations"], f)
+        flows = open(os.path.join(d, "flows.csv")).read().splitlines()
+        self.assertTrue(flows[0].startswith("job,op,src,dst"))
+        self.assertGreater(len(flows), 10)
+        links = open(os.path.join(d, "links.csv")).read().splitlines()
+        self.assertGreater(len(links), 10)
+        util = [float(l.split(",")[3]) for l in links[1:]]
+        self.assertTrue(all(0 <= u <= 1.01 for u in util), max(util))
+        self.assertGreater(max(util), 0.5, "some link ran near its rate")
+        self.assertIn("<FlowMonitor", open(os.path.join(d, "flowmon.xml")).read(200))
+        self.assertFalse(glob.glob(os.path.join(d, "*.tmp")))
+        # An earlier run's results are never overwritten.
+        r = run("simulate", self.trace, "-o", d)
+        self.assertOneLineError(r, ["never overwritten"])
+
+    def test_two_jobs_write_per_job_results_and_slow_each_other(self):
+        def job_time(d, j=None):
+            pattern = os.path.join(d, "job%d" % j if j is not None else "", "rank*.results.json")
+            return max(load(f)["duration_ns"] for f in glob.glob(pattern))
+
+        alone = self.out("alone")
+        r = run("simulate", "--job", self.trace + ":hosts=0,2,4,6", "--algo", "ring",
+                "--time-scale", "0", "--topo", "dumbbell:hosts=8,rate=10Gbps", "--no-flowmon", "-o", alone)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        both = self.out("both")
+        r = run("simulate", "--job", self.trace + ":hosts=0,2,4,6", "--job", self.trace + ":hosts=1,3,5,7:start=0s",
+                "--algo", "ring", "--time-scale", "0", "--topo", "dumbbell:hosts=8,rate=10Gbps",
+                "--no-flowmon", "-o", both)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        for j in (0, 1):
+            files = glob.glob(os.path.join(both, "job%d" % j, "rank*.results.json"))
+            self.assertEqual(len(files), 4)
+            for f in files:
+                res = load(f)
+                self.assertTrue(res["complete"])
+                self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"])
+        self.assertGreater(job_time(both, 0), 1.2 * job_time(alone))
+        r = run("simulate", "--job", self.trace + ":hosts=0-2", "-o", self.out("bad5"))
+        self.assertOneLineError(r, ["4 endpoints", "names 3"])
+
+
+if __name__ == "__main__":
+    unittest.main()
