@@ -41,10 +41,10 @@ add_deb_src() {
   apt-get update -qq
 }
 
+# Sets TREE to the ns-3 folder of Debian's sources unpacked under $1.
 fetch_debian_sources() {
-  local work="$1"
+  local work="$1" tree
   mkdir -p "$work"
-  local tree
   tree="$(ls -d "$work"/ns3-*/ns-3.* 2>/dev/null | head -n1 || true)"
   if [ -z "$tree" ]; then
     command -v dpkg-source >/dev/null || die "dpkg-source not found (apt-get install dpkg-dev)"
@@ -55,14 +55,14 @@ fetch_debian_sources() {
     tree="$(ls -d "$work"/ns3-*/ns-3.* 2>/dev/null | head -n1 || true)"
     [ -n "$tree" ] || die "no ns-3.* folder in the unpacked sources under $work"
   fi
-  echo "$tree"
+  TREE="$tree"
 }
 
 if [ $# -gt 1 ]; then die "usage: $0 [NS3_TREE]"; fi
 if [ $# -eq 1 ]; then
   TREE="$(cd "$1" 2>/dev/null && pwd)" || die "$1: no such directory"
 else
-  TREE="$(fetch_debian_sources "${DLTRACE_NS3_WORK:-$ROOT/build-ns3-tree}")"
+  fetch_debian_sources "${DLTRACE_NS3_WORK:-$ROOT/build-ns3-tree}"
 fi
 [ -x "$TREE/ns3" ] && [ -d "$TREE/contrib" ] || die "$TREE: not an ns-3 source tree (no ./ns3 or contrib/)"
 say "ns-3 tree: $TREE ($(cat "$TREE/VERSION" 2>/dev/null || echo 'version unknown'))"
@@ -90,11 +90,21 @@ say "building with $JOBS jobs"
 ./ns3 build -j "$JOBS" >build.dltrace.log 2>&1 ||
   { tail -n 40 build.dltrace.log >&2; die "./ns3 build failed (log: $TREE/build.dltrace.log)"; }
 
-say "./ns3 run \"dltrace-scenario --PrintHelp\""
-./ns3 run --no-build "dltrace-scenario --PrintHelp" | head -n 12
+say "./ns3 run \"dltrace-simulate --PrintHelp\""
+./ns3 run --no-build "dltrace-simulate --PrintHelp" | head -n 12
 
-say "./ns3 run dltrace-scenario (4 hosts, one switch, synthetic trace)"
-./ns3 run --no-build "dltrace-scenario --topo=star:hosts=4 --synth=resnet50 --iterations=1"
+# A small scenario on a synthetic trace, when a dltrace program is at hand to write one.
+DLTRACE="${DLTRACE:-$ROOT/build/cli/dltrace}"
+if [ -x "$DLTRACE" ]; then
+  work="$(mktemp -d /tmp/dltrace-ns3-contrib-XXXXXX)"
+  trap 'rm -rf "$work"' EXIT
+  "$DLTRACE" synth --model resnet50 --ranks 4 --ranks-per-host 1 --iterations 1 -o "$work/trace" >/dev/null
+  say "./ns3 run \"dltrace-simulate --trace=... --algo=ring --topo=leaf-spine:rate=10Gbps\""
+  ./ns3 run --no-build "dltrace-simulate --trace=$work/trace --algo=ring --topo=leaf-spine:rate=10Gbps --out=$work/sim"
+  ls "$work/sim"/rank*.results.json >/dev/null || die "the example wrote no results"
+else
+  say "no dltrace program at $DLTRACE (set DLTRACE=...): skipping the example scenario"
+fi
 
 say "./test.py --no-build --suite dltrace"
 ./test.py --no-build --suite dltrace

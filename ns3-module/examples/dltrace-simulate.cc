@@ -54,7 +54,7 @@ main(int argc, char* argv[])
     cmd.AddValue("iterations", "simulate only the first N iterations (0: all)", iterations);
     cmd.AddValue("timeScale", "multiply compute gaps (0 skips them)", timeScale);
     cmd.AddValue("topo", "star, dumbbell, ring, leaf-spine or fat-tree[:key=value,...]", config.topology);
-    cmd.AddValue("cc", "TCP congestion control (TcpNewReno, TcpCubic, TcpDctcp, TcpBbr, ...)",
+    cmd.AddValue("cc", "TCP congestion control (TcpNewReno, TcpDctcp, TcpBbr, TcpBic, TcpLinuxReno, ...)",
                  config.congestionControl);
     cmd.AddValue("queue", "switch queue disc: auto, fifo, red, red-ecn, codel, fq-codel, pie",
                  config.queueDisc);
