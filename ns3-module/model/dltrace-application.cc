@@ -51,9 +51,7 @@ DltraceApplication::GetTypeId()
 }
 
 DltraceApplication::DltraceApplication()
-    : m_endpoint(0),
-      m_firstOpen(0),
-      m_lastStepsDone(0)
+    : m_endpoint(0)
 {
 }
 
@@ -115,105 +113,19 @@ DltraceApplication::StartApplication()
                                                                  int32_t(m_endpoint),
                                                                  *m_transport,
                                                                  options);
-    if (!m_opStart.IsEmpty() || !m_opFinish.IsEmpty())
-    {
-        // The ops this endpoint has transfer steps in, in step order.
-        const auto& rank = schedule.ranks[m_endpoint];
-        std::vector<std::vector<uint32_t>> byOp(schedule.ops.size());
-        for (uint32_t i = 0; i < rank.steps.size(); ++i)
-        {
-            if (rank.steps[i].type != dltrace::models::StepType::kCompute &&
-                rank.steps[i].op < byOp.size())
-            {
-                if (byOp[rank.steps[i].op].empty())
-                {
-                    m_trackedOps.push_back(rank.steps[i].op);
-                }
-                byOp[rank.steps[i].op].push_back(i);
-            }
-        }
-        m_opStepsAt.push_back(0);
-        for (uint32_t op : m_trackedOps)
-        {
-            m_opSteps.insert(m_opSteps.end(), byOp[op].begin(), byOp[op].end());
-            m_opStepsAt.push_back(uint32_t(m_opSteps.size()));
-        }
-        m_opState.assign(m_trackedOps.size(), 0);
-        m_transport->SetAfterEvent([this]() { TrackOps(); });
-    }
+    m_engine->set_on_op_start([this](uint32_t op) { m_opStart(m_endpoint, op); });
+    m_engine->set_on_op_finish([this](uint32_t op, const dltrace::replay::TimeRange& range) {
+        const uint64_t origin = m_engine->result().clock_origin_ns;
+        m_opFinish(m_endpoint,
+                   op,
+                   NanoSeconds(int64_t(origin + range.start_ns)),
+                   NanoSeconds(int64_t(origin + range.end_ns)));
+    });
     m_transport->Start();
     Ptr<DltraceJob> job = m_job;
     m_engine->Start([this, job](const dltrace::replay::RankResult& result) {
-        TrackOps();
         job->NotifyEndpointDone(result);
     });
-}
-
-void
-DltraceApplication::TrackOps()
-{
-    if (m_trackedOps.empty() || !m_engine)
-    {
-        return;
-    }
-    const auto& r = m_engine->result();
-    if (r.steps_done == m_lastStepsDone && !m_engine->finished())
-    {
-        return;
-    }
-    m_lastStepsDone = r.steps_done;
-    const uint64_t origin = r.clock_origin_ns;
-    // Ops on different lanes overlap, so look a little past the first open one.
-    constexpr size_t kWindow = 16;
-    size_t waiting = 0;
-    for (size_t k = m_firstOpen; k < m_trackedOps.size() && waiting < kWindow; ++k)
-    {
-        if (m_opState[k] == 2)
-        {
-            continue;
-        }
-        bool any = false;
-        bool all = true;
-        uint64_t start = UINT64_MAX;
-        uint64_t end = 0;
-        for (uint32_t j = m_opStepsAt[k]; j < m_opStepsAt[k + 1]; ++j)
-        {
-            const auto& t = r.steps[m_opSteps[j]];
-            if (!t.valid)
-            {
-                all = false;
-                continue;
-            }
-            any = true;
-            start = std::min(start, t.start_ns);
-            if (t.end_ns < t.start_ns || (t.end_ns == 0 && !m_engine->finished()))
-            {
-                all = false;
-            }
-            end = std::max(end, t.end_ns);
-        }
-        if (any && m_opState[k] == 0)
-        {
-            m_opState[k] = 1;
-            m_opStart(m_endpoint, m_trackedOps[k]);
-        }
-        if (!any)
-        {
-            ++waiting;
-        }
-        if (any && all)
-        {
-            m_opState[k] = 2;
-            m_opFinish(m_endpoint,
-                       m_trackedOps[k],
-                       NanoSeconds(int64_t(origin + start)),
-                       NanoSeconds(int64_t(origin + end)));
-        }
-    }
-    while (m_firstOpen < m_trackedOps.size() && m_opState[m_firstOpen] == 2)
-    {
-        ++m_firstOpen;
-    }
 }
 
 void

@@ -66,21 +66,11 @@ class DltraceApplication : public Application
   private:
     void StartApplication() override;
     void StopApplication() override;
-    void TrackOps();
 
     Ptr<DltraceJob> m_job;
     uint32_t m_endpoint;
     std::unique_ptr<DltraceSocketTransport> m_transport;
     std::unique_ptr<dltrace::replay::ScheduleEngine> m_engine;
-
-    // Op tracking for the trace sources: this endpoint's transfer steps per
-    // op (CSR over the ops it takes part in), and each op's state.
-    std::vector<uint32_t> m_trackedOps;
-    std::vector<uint32_t> m_opStepsAt;
-    std::vector<uint32_t> m_opSteps;
-    std::vector<uint8_t> m_opState; // 0 waiting, 1 started, 2 finished
-    size_t m_firstOpen;
-    uint64_t m_lastStepsDone;
 
     TracedCallback<uint32_t, uint32_t> m_opStart;
     TracedCallback<uint32_t, uint32_t, Time, Time> m_opFinish;

@@ -60,21 +60,6 @@ DltraceSocketTransport::~DltraceSocketTransport()
     Stop();
 }
 
-void
-DltraceSocketTransport::SetAfterEvent(std::function<void()> fn)
-{
-    m_afterEvent = std::move(fn);
-}
-
-void
-DltraceSocketTransport::AfterEvent()
-{
-    if (m_afterEvent)
-    {
-        m_afterEvent();
-    }
-}
-
 std::string
 DltraceSocketTransport::Describe(const Connection& c) const
 {
@@ -189,7 +174,6 @@ DltraceSocketTransport::ConnectSucceeded(Ptr<Socket> socket)
     }
     it->second->ready = true;
     Pump(*it->second);
-    AfterEvent();
 }
 
 void
@@ -321,7 +305,6 @@ DltraceSocketTransport::Writable(Ptr<Socket> socket, uint32_t /* available */)
         return;
     }
     Pump(*it->second);
-    AfterEvent();
 }
 
 void
@@ -346,7 +329,6 @@ DltraceSocketTransport::Readable(Ptr<Socket> socket)
             break;
         }
     }
-    AfterEvent();
 }
 
 DltraceSocketTransport::Connection*
@@ -440,7 +422,6 @@ DltraceSocketTransport::StartTimer(uint64_t duration_ns, std::function<void()> c
             return;
         }
         cb();
-        AfterEvent();
     });
 }
 

@@ -74,9 +74,6 @@ class DltraceSocketTransport : public dltrace::replay::Transport
     void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
     uint64_t NowNs() const override;
 
-    /// Runs after every event that entered the engine (data, a send taken, a timer).
-    void SetAfterEvent(std::function<void()> fn);
-
   private:
     enum FrameKind : uint8_t
     {
@@ -128,7 +125,6 @@ class DltraceSocketTransport : public dltrace::replay::Transport
     /// Parses one received packet on C; returns the connection later bytes belong to.
     Connection* Parse(Connection* c, Ptr<Packet> packet);
     std::string Describe(const Connection& c) const;
-    void AfterEvent();
 
     Ptr<Node> m_node;
     int32_t m_self;
@@ -139,7 +135,6 @@ class DltraceSocketTransport : public dltrace::replay::Transport
     // Accepted sockets waiting for their hello frame.
     std::vector<std::unique_ptr<Connection>> m_unidentified;
     std::unordered_map<Socket*, Connection*> m_bySocket;
-    std::function<void()> m_afterEvent;
     bool m_stopped;
     // Guards the timers scheduled before Stop: they check it is still alive.
     std::shared_ptr<bool> m_alive;

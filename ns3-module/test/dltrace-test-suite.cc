@@ -2,6 +2,7 @@
 // estimate, two jobs sharing a bottleneck, DCTCP's ECN marks at the switches,
 // ECMP on a fat-tree, and the name/spec checks users hit first.
 #include "ns3/dltrace-scenario.h"
+#include "ns3/config.h"
 #include "ns3/test.h"
 
 #include "dltrace/models/algorithms.h"
@@ -106,7 +107,26 @@ class RingAllReduceMatchesEstimateTestCase : public TestCase
         DltraceScenario s;
         std::string error;
         NS_TEST_ASSERT_MSG_EQ(s.Setup(c, &error), true, error);
+        // The applications' trace sources, connected the way users do.
+        uint32_t starts = 0;
+        uint32_t finishes = 0;
+        Time lastEnd;
+        Config::ConnectWithoutContext(
+            "/NodeList/*/ApplicationList/*/$ns3::DltraceApplication/OpStart",
+            MakeBoundCallback(+[](uint32_t* n, uint32_t, uint32_t op) { *n += op == 0 ? 1 : 1000; },
+                              &starts));
+        Config::ConnectWithoutContext(
+            "/NodeList/*/ApplicationList/*/$ns3::DltraceApplication/OpFinish",
+            MakeBoundCallback(
+                +[](std::pair<uint32_t*, Time*> out, uint32_t, uint32_t op, Time start, Time end) {
+                    *out.first += op == 0 && start < end ? 1 : 1000;
+                    *out.second = Max(*out.second, end);
+                },
+                std::make_pair(&finishes, &lastEnd)));
         s.Run();
+        NS_TEST_EXPECT_MSG_EQ(starts, 4u, "OpStart once per endpoint for the one op");
+        NS_TEST_EXPECT_MSG_EQ(finishes, 4u, "OpFinish once per endpoint, with start < end");
+        NS_TEST_EXPECT_MSG_GT(lastEnd, Seconds(0), "OpFinish carries the op's end time");
         uint64_t scheduled = 0;
         uint64_t received = 0;
         uint64_t sent = 0;

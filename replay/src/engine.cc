@@ -32,6 +32,7 @@ ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoin
   result_.op_sent.assign(schedule.ops.size(), 0);
   result_.op_received.assign(schedule.ops.size(), 0);
   result_.iterations.resize(size_t(std::max(schedule.iterations, 1)));
+  op_steps_left_.assign(schedule.ops.size(), 0);
   peer_outstanding_.assign(schedule.ranks.size(), 0);
   waiting_deps_.resize(n);
   dependents_at_.assign(n + 1, 0);
@@ -40,6 +41,7 @@ ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoin
     waiting_deps_[i] = s.deps_end - s.deps_begin;
     for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
       ++dependents_at_[*d + 1];
+    if (s.type != StepType::kCompute && s.op < op_steps_left_.size()) ++op_steps_left_[s.op];
     if (s.type == StepType::kSend) result_.bytes_scheduled_send += s.bytes;
     if (s.type == StepType::kRecv) result_.bytes_scheduled_recv += s.bytes;
     // A zero-byte message counts as one so that its arrival is awaited too.
@@ -93,6 +95,13 @@ void ScheduleEngine::Issue(uint32_t id) {
   TimeRange& t = result_.steps[id];
   t.start_ns = transport_.NowNs() - result_.clock_origin_ns;
   t.valid = true;
+  if (on_op_start_ && s.type != StepType::kCompute && s.op < result_.ops.size()) {
+    if (op_started_.empty()) op_started_.assign(result_.ops.size(), 0);
+    if (!op_started_[s.op]) {
+      op_started_[s.op] = 1;
+      on_op_start_(s.op);
+    }
+  }
   switch (s.type) {
     case StepType::kCompute: {
       double ns = double(s.duration_ns) * options_.time_scale;
@@ -185,7 +194,10 @@ void ScheduleEngine::Complete(uint32_t id) {
     r.end_ns = std::max(r.end_ns, t.end_ns);
   };
   if (s.op < result_.ops.size()) {
-    if (s.type != StepType::kCompute) widen(result_.ops[s.op]);
+    if (s.type != StepType::kCompute) {
+      widen(result_.ops[s.op]);
+      if (--op_steps_left_[s.op] == 0 && on_op_finish_) on_op_finish_(s.op, result_.ops[s.op]);
+    }
     int32_t it = schedule_.ops[s.op].iteration;
     if (it >= 0 && size_t(it) < result_.iterations.size()) widen(result_.iterations[size_t(it)]);
   }

@@ -77,6 +77,8 @@ class Network {
     std::vector<std::unique_ptr<ScheduleEngine>> engines;
     for (size_t e = 0; e < n; ++e)
       engines.push_back(std::make_unique<ScheduleEngine>(s, int32_t(e), *transports_[e], options_.engine));
+    if (options_.setup)
+      for (size_t e = 0; e < n; ++e) options_.setup(int32_t(e), *engines[e]);
     for (auto& engine : engines) engine->Start([](const RankResult&) {});
     while (!queue_.empty()) {
       Event ev = queue_.top();

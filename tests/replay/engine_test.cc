@@ -151,6 +151,47 @@ TEST_F(SynthSchedule, ReceivesPostedEarlyStartWhenTheirDataArrives) {
   }
 }
 
+// Every op with transfer steps on an endpoint starts once and finishes once
+// there, in that order, with the range its results row has.
+TEST_F(SynthSchedule, OpStartAndFinishCallbacksFireOncePerOp) {
+  for (const char* algo : {"ring", "ps", "tree"}) {
+    Schedule s = Lower(algo);
+    struct Seen {
+      int starts = 0, finishes = 0;
+      TimeRange range;
+    };
+    std::vector<std::vector<Seen>> seen(s.ranks.size(), std::vector<Seen>(s.ops.size()));
+    LoopbackOptions lo;
+    lo.setup = [&](int32_t e, ScheduleEngine& engine) {
+      engine.set_on_op_start([&seen, e](uint32_t op) {
+        Seen& x = seen[size_t(e)][op];
+        EXPECT_EQ(x.finishes, 0);
+        ++x.starts;
+      });
+      engine.set_on_op_finish([&seen, e](uint32_t op, const TimeRange& range) {
+        Seen& x = seen[size_t(e)][op];
+        EXPECT_EQ(x.starts, 1);
+        ++x.finishes;
+        x.range = range;
+      });
+    };
+    auto results = RunLoopback(s, lo);
+    ExpectSoundRun(s, results, algo);
+    for (size_t e = 0; e < s.ranks.size(); ++e) {
+      std::vector<char> has(s.ops.size(), 0);
+      for (const auto& st : s.ranks[e].steps)
+        if (st.type != models::StepType::kCompute) has[st.op] = 1;
+      for (size_t op = 0; op < s.ops.size(); ++op) {
+        EXPECT_EQ(seen[e][op].starts, has[op]) << algo << " endpoint " << e << " op " << op;
+        EXPECT_EQ(seen[e][op].finishes, has[op]) << algo << " endpoint " << e << " op " << op;
+        if (!has[op]) continue;
+        EXPECT_EQ(seen[e][op].range.start_ns, results[e].ops[op].start_ns);
+        EXPECT_EQ(seen[e][op].range.end_ns, results[e].ops[op].end_ns);
+      }
+    }
+  }
+}
+
 TEST_F(SynthSchedule, TimeScaleStretchesComputeSteps) {
   Schedule s = Lower("ring");
   LoopbackOptions fast, slow;

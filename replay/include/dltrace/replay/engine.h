@@ -54,6 +54,11 @@ struct RankResult {
 class ScheduleEngine {
  public:
   using DoneFn = std::function<void(const RankResult& result)>;
+  // An op's first transfer step on this endpoint was issued: (op).
+  using OpStartFn = std::function<void(uint32_t op)>;
+  // An op's last transfer step on this endpoint finished: (op, its range in
+  // RankResult::ops, relative to the clock origin).
+  using OpFinishFn = std::function<void(uint32_t op, const TimeRange& range)>;
 
   // SCHEDULE must outlive the engine. The engine takes over the transport's
   // data and error callbacks at once, so data that comes before Start is kept.
@@ -65,6 +70,10 @@ class ScheduleEngine {
   void Start(DoneFn done);
   // Stops the run with MESSAGE (first failure wins).
   void Fail(const std::string& message);
+  // Called as ops start and finish on this endpoint (compute gaps are not
+  // ops' steps), for executors that report them (ns-3 trace sources).
+  void set_on_op_start(OpStartFn fn) { on_op_start_ = std::move(fn); }
+  void set_on_op_finish(OpFinishFn fn) { on_op_finish_ = std::move(fn); }
 
   bool finished() const { return finished_; }
   const RankResult& result() const { return result_; }
@@ -94,7 +103,11 @@ class ScheduleEngine {
   EngineOptions options_;
   ReceiveMatcher matcher_;
   DoneFn done_;
+  OpStartFn on_op_start_;
+  OpFinishFn on_op_finish_;
   RankResult result_;
+  std::vector<uint32_t> op_steps_left_;  // per op: transfer steps on this endpoint not finished
+  std::vector<uint8_t> op_started_;      // per op, with on_op_start_: reported
   std::vector<uint32_t> waiting_deps_;   // per step: dependencies not yet finished
   std::vector<uint32_t> dependents_;     // CSR: steps waiting on each step
   std::vector<uint32_t> dependents_at_;  // size steps + 1

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "dltrace/models/schedule.h"
@@ -17,6 +18,8 @@ struct LoopbackOptions {
   // Messages arrive in parts of at most this many bytes (0: whole).
   uint64_t chunk_bytes = 0;
   EngineOptions engine;
+  // Runs on each endpoint's engine before it starts (to attach callbacks).
+  std::function<void(int32_t endpoint, ScheduleEngine& engine)> setup;
 };
 
 // Runs SCHEDULE to the end (or until nothing can move) and returns each
