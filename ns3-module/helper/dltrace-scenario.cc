@@ -751,7 +751,7 @@ bool
 DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
 {
     std::ostringstream flows;
-    flows << "job,op,src,dst,channel,bytes,local,start_s,end_s,fct_us\n";
+    flows << "job,op,src,dst,channel,bytes,local,start_s,end_s,fct_ns\n";
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
         const auto& job = m_jobs[j];
@@ -816,7 +816,8 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
                     continue;
                 }
                 const auto& t = results[size_t(s.peer)].steps[it->second];
-                if (!t.valid || t.end_ns < t.start_ns || t.end_ns == 0)
+                const uint64_t sendStart = results[e].steps[i].start_ns;
+                if (!t.valid || t.end_ns < t.start_ns || t.end_ns == 0 || t.end_ns < sendStart)
                 {
                     continue;
                 }
@@ -825,7 +826,7 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
                 char row[256];
                 std::snprintf(row,
                               sizeof row,
-                              "%zu,%u,%zu,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%.3f\n",
+                              "%zu,%u,%zu,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%" PRIu64 "\n",
                               j,
                               s.op,
                               e,
@@ -835,7 +836,7 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
                               s.local ? 1 : 0,
                               start,
                               end,
-                              (end - start) * 1e6);
+                              t.end_ns - sendStart);
                 flows << row;
             }
         }

@@ -85,6 +85,11 @@ class SimulateTest(unittest.TestCase):
         flows = open(os.path.join(d, "flows.csv")).read().splitlines()
         self.assertTrue(flows[0].startswith("job,op,src,dst"))
         self.assertGreater(len(flows), 10)
+        # dltrace report reads the flow completion times from the fct_ns column.
+        header = flows[0].split(",")
+        self.assertIn("fct_ns", header)
+        fct = [int(l.split(",")[header.index("fct_ns")]) for l in flows[1:]]
+        self.assertTrue(all(v > 0 for v in fct), fct[:10])
         links = open(os.path.join(d, "links.csv")).read().splitlines()
         self.assertGreater(len(links), 10)
         util = [float(l.split(",")[3]) for l in links[1:]]
