@@ -47,15 +47,6 @@ formats::Collective CollectiveByName(const std::string& name) {
 
 double Percent(double value, double base) { return base > 0 ? (value - base) / base * 100 : NAN; }
 
-std::string FreshDirName() {
-  char stamp[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  std::string base = std::string("dltrace-compare-") + stamp, name = base;
-  for (int i = 1; access(name.c_str(), F_OK) == 0; ++i) name = base + "-" + std::to_string(i);
-  return name;
-}
-
 std::string LastLine(const std::string& path) {
   std::ifstream in(path);
   std::string line, last;
@@ -143,7 +134,7 @@ int RunCompare(const Args& args) {
       if (!models::FindAlgorithm(a)) return UsageError(self, "unknown algorithm '" + a + "'");
       if (!seen.insert(a).second) return UsageError(self, "algorithm '" + a + "' given twice");
     }
-    if (out_dir.empty()) out_dir = FreshDirName();
+    if (out_dir.empty()) out_dir = FreshDirName("dltrace-compare-");
     if (mkdir(out_dir.c_str(), 0777) != 0 && errno != EEXIST) return Fail(out_dir + ": " + std::strerror(errno));
     const std::string trace = paths[0];
     for (const auto& algo : algos) {

@@ -112,15 +112,7 @@ int RunRecord(const Args& args) {
                 "headers present)");
 
   // A fresh directory: never record into an earlier run's.
-  if (out.empty()) {
-    char stamp[32];
-    time_t now = time(nullptr);
-    tm local;
-    localtime_r(&now, &local);
-    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &local);
-    out = std::string("dltrace-") + stamp;
-    for (int n = 2; Exists(out); ++n) out = std::string("dltrace-") + stamp + "-" + std::to_string(n);
-  }
+  if (out.empty()) out = FreshDirName("dltrace-");
   out = Absolute(out);
   if (Exists(out) && !formats::ListTraceFiles(out).empty())
     return Fail(out + " already holds traces; choose another -o (a run never overwrites another)");

@@ -47,28 +47,6 @@ struct ReplayRun {
   bool quiet_progress = false;
 };
 
-std::string FreshDirName() {
-  char stamp[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  std::string base = std::string("dltrace-replay-") + stamp, name = base;
-  for (int i = 1; access(name.c_str(), F_OK) == 0; ++i) name = base + "-" + std::to_string(i);
-  return name;
-}
-
-bool MakeDir(const std::string& dir, std::string* error) {
-  std::string partial;
-  for (size_t pos = 0; pos != std::string::npos;) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (!partial.empty() && mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) {
-      *error = partial + ": " + std::strerror(errno);
-      return false;
-    }
-  }
-  return true;
-}
-
 // Runs one endpoint and writes its results file; the process exit status.
 int RunEndpoint(const ReplayRun& run) {
   const int32_t e = run.socket.self;
@@ -379,7 +357,7 @@ int RunReplay(const Args& args) {
     if (size_t(rank) >= endpoints)
       return Fail("no rank " + std::to_string(rank) + " (the schedule has " + std::to_string(endpoints) + " endpoints)");
     // Rank 0 names the output directory for everyone (one name on a shared file system).
-    if (run.out_dir.empty() && rank == 0) run.out_dir = FreshDirName();
+    if (run.out_dir.empty() && rank == 0) run.out_dir = FreshDirName("dltrace-replay-");
     if (!run.out_dir.empty()) {
       std::string path = run.out_dir + "/" + replay::ResultsFileName(rank);
       if (access(path.c_str(), F_OK) == 0)
@@ -397,7 +375,7 @@ int RunReplay(const Args& args) {
     ro.timeout_s = run.socket.connect_timeout_s;
     replay::RendezvousResult rr;
     if (!replay::Rendezvous(ro, &rr, &error)) return Fail("rank " + std::to_string(rank) + ": " + error);
-    if (run.out_dir.empty()) run.out_dir = rr.run_name.empty() ? FreshDirName() : rr.run_name;
+    if (run.out_dir.empty()) run.out_dir = rr.run_name.empty() ? FreshDirName("dltrace-replay-") : rr.run_name;
     run.socket.hosts = rr.hosts;
     run.socket.listen_fd = rr.listen_fd;
     run.socket.self = rank;
@@ -411,8 +389,8 @@ int RunReplay(const Args& args) {
                   std::to_string(run.schedule.ranks.size()) + " endpoints)");
     run.socket.self = rank;
   }
-  if (run.out_dir.empty()) run.out_dir = FreshDirName();
-  if (!MakeDir(run.out_dir, &error)) return Fail(error);
+  if (run.out_dir.empty()) run.out_dir = FreshDirName("dltrace-replay-");
+  if (!MakeDirs(run.out_dir, &error)) return Fail(error);
   for (size_t e = 0; e < run.schedule.ranks.size(); ++e) {
     if (rank >= 0 && int32_t(e) != rank) continue;
     std::string path = run.out_dir + "/" + replay::ResultsFileName(int32_t(e));

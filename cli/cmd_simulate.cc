@@ -19,28 +19,6 @@ namespace dltrace::cli {
 
 namespace {
 
-std::string FreshDirName() {
-  char stamp[32];
-  std::time_t now = std::time(nullptr);
-  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", std::localtime(&now));
-  std::string base = std::string("dltrace-simulate-") + stamp, name = base;
-  for (int i = 1; access(name.c_str(), F_OK) == 0; ++i) name = base + "-" + std::to_string(i);
-  return name;
-}
-
-bool MakeDir(const std::string& dir, std::string* error) {
-  std::string partial;
-  for (size_t pos = 0; pos != std::string::npos;) {
-    pos = dir.find('/', pos + 1);
-    partial = dir.substr(0, pos);
-    if (!partial.empty() && mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) {
-      *error = partial + ": " + std::strerror(errno);
-      return false;
-    }
-  }
-  return true;
-}
-
 // True when DIR already holds results of a run (never overwritten).
 bool HoldsResults(const std::string& dir) {
   return access((dir + "/flows.csv").c_str(), F_OK) == 0 ||
@@ -141,14 +119,14 @@ int RunSimulate(const Args& args) {
   for (const auto& job : config.jobs)
     if (access(job.trace.c_str(), F_OK) != 0) return Fail(job.trace + ": " + std::strerror(errno));
 
-  if (out_dir.empty()) out_dir = FreshDirName();
+  if (out_dir.empty()) out_dir = FreshDirName("dltrace-simulate-");
   if (HoldsResults(out_dir)) return Fail(out_dir + " holds results of an earlier run: they are never overwritten");
   // Everything is checked (traces read, topology, congestion control) before
   // the output directory is made.
   if (pcap) config.pcapPrefix = out_dir + "/pcap/";
   ns3::DltraceScenario scenario;
   if (!scenario.Setup(config, &error)) return Fail(error);
-  if (!MakeDir(out_dir, &error) || (pcap && !MakeDir(out_dir + "/pcap", &error))) return Fail(error);
+  if (!MakeDirs(out_dir, &error) || (pcap && !MakeDirs(out_dir + "/pcap", &error))) return Fail(error);
   scenario.Run();
   scenario.PrintSummary(std::cout);
   if (!scenario.WriteOutputs(out_dir, &error)) return Fail(error);

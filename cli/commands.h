@@ -30,6 +30,11 @@ int Fail(const std::string& message);
 void Warn(const std::string& message);
 // A whole argument as a number ("1e9", "0.5"); false for anything else.
 bool ParseNumber(const std::string& text, double* out);
+// A name "PREFIX<yyyymmdd-hhmmss>" (with "-N" added) that does not exist yet:
+// where a run goes when no -o was given, never an earlier run's directory.
+std::string FreshDirName(const std::string& prefix);
+// Creates DIR and its missing parents; false (and why in *error) otherwise.
+bool MakeDirs(const std::string& dir, std::string* error);
 // Prints the usage of one command and returns kExitUsage.
 int UsageError(const Command& command, const std::string& message);
 const Command& FindCommand(const char* name);

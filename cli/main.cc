@@ -1,7 +1,12 @@
 // dltrace: one program, one subcommand per stage of the pipeline.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <string>
 
 #include "commands.h"
@@ -167,6 +172,30 @@ bool ParseNumber(const std::string& text, double* out) {
   char* end = nullptr;
   *out = std::strtod(text.c_str(), &end);
   return !text.empty() && end && *end == '\0';
+}
+
+std::string FreshDirName(const std::string& prefix) {
+  char stamp[32];
+  std::time_t now = std::time(nullptr);
+  std::tm local;
+  localtime_r(&now, &local);
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &local);
+  std::string base = prefix + stamp, name = base;
+  for (int i = 2; access(name.c_str(), F_OK) == 0; ++i) name = base + "-" + std::to_string(i);
+  return name;
+}
+
+bool MakeDirs(const std::string& dir, std::string* error) {
+  std::string partial;
+  for (size_t pos = 0; pos != std::string::npos;) {
+    pos = dir.find('/', pos + 1);
+    partial = dir.substr(0, pos);
+    if (!partial.empty() && mkdir(partial.c_str(), 0777) != 0 && errno != EEXIST) {
+      *error = partial + ": " + std::strerror(errno);
+      return false;
+    }
+  }
+  return true;
 }
 
 void Warn(const std::string& message) {
