@@ -89,6 +89,19 @@ class CompareTest(unittest.TestCase):
         self.assertIn("not a run of the same job", p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1)
 
+    def test_a_torn_recorded_run_is_compared_but_marked_incomplete(self):
+        torn = self.out("torn")
+        shutil.copytree(self.set, torn)
+        path = os.path.join(torn, "rank2.dltrace")
+        with open(path, "rb") as f:
+            data = f.read()
+        with open(path, "wb") as f:
+            f.write(data[:len(data) * 2 // 3])
+        p = run("compare", torn, os.path.join(self.algos_dir, "ring"))
+        self.assertEqual(p.returncode, 3, p.stderr)
+        self.assertRegex(p.stdout, r"recorded\s+recorded\s+recorded\s+NO")
+        self.assertIn("truncated", p.stderr)
+
     def test_bad_arguments(self):
         self.assertEqual(run("compare").returncode, 2)
         self.assertEqual(run("compare", "--algos", "ring", self.set).returncode, 2)  # no --with

@@ -101,6 +101,11 @@ RunTimes RecordedRun(const Job& job) {
   }
   run.iteration_ns = t.iteration_ns;
   run.fct_note = "a recorded run has no flow-level view";
+  // A rank file missing, torn or corrupt: the recorded times lack its ops.
+  if (!job.set.warnings.empty()) {
+    run.complete = false;
+    run.error = job.set.warnings.front();
+  }
   return run;
 }
 
