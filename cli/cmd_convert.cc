@@ -17,30 +17,16 @@ int RunConvert(const Args& args) {
   models::LowerOptions lower;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    double v = 0;
-    auto value = [&]() { return i + 1 < args.size() && ParseNumber(args[++i], &v); };
     auto text = [&](std::string* s) {
       if (i + 1 >= args.size()) return false;
       *s = args[++i];
       return true;
     };
+    const int lowering = ParseLowerOption(args, &i, &lower);
+    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
+    if (lowering > 0) continue;
     if (a == "--to" && text(&to)) {
     } else if ((a == "-o" || a == "--output") && text(&out) && !out.empty()) {
-    } else if (a == "--algo" && text(&lower.algorithm)) {
-    } else if (a == "--channels" && value() && v >= 1 && v <= 64) {
-      lower.channels = int(v);
-    } else if (a == "--chunk-bytes" && value() && v >= 0) {
-      lower.chunk_bytes = uint64_t(v);
-    } else if (a == "--servers" && value() && v >= 1) {
-      lower.servers = int(v);
-    } else if (a == "--colocated") {
-      lower.colocated_servers = true;
-    } else if (a == "--async") {
-      lower.async_servers = true;
-    } else if (a == "--gossip-peers" && value() && v >= 1) {
-      lower.gossip_peers = int(v);
-    } else if (a == "--iteration-ops" && value() && v >= 1) {
-      lower.iteration_ops = int(v);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError(self, "bad option or value: " + a);
     } else if (path.empty()) {

@@ -238,6 +238,9 @@ int RunReplay(const Args& args) {
       *out = args[++i];
       return true;
     };
+    const int lowering = ParseLowerOption(args, &i, &run.lower);
+    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
+    if (lowering > 0) continue;
     if (a == "--local") {
       local = true;
     } else if (a == "--rank" && value() && v >= 0) {
@@ -247,25 +250,6 @@ int RunReplay(const Args& args) {
     } else if (a == "--listen" && text(&listen) && !listen.empty()) {
     } else if (a == "--peer-timeout" && value() && v >= 0) {
       run.socket.peer_timeout_s = v;
-    } else if (a == "--local-gbps" && value() && v > 0) {
-      run.lower.local_link.gbps = v;
-    } else if (a == "--local-latency-us" && value() && v >= 0) {
-      run.lower.local_link.latency_ns = v * 1000;
-    } else if (a == "--algo" && text(&run.lower.algorithm)) {
-    } else if (a == "--channels" && value() && v >= 1 && v <= 64) {
-      run.lower.channels = int(v);
-    } else if (a == "--chunk-bytes" && value() && v >= 0) {
-      run.lower.chunk_bytes = uint64_t(v);
-    } else if (a == "--servers" && value() && v >= 1) {
-      run.lower.servers = int(v);
-    } else if (a == "--colocated") {
-      run.lower.colocated_servers = true;
-    } else if (a == "--async") {
-      run.lower.async_servers = true;
-    } else if (a == "--gossip-peers" && value() && v >= 1) {
-      run.lower.gossip_peers = int(v);
-    } else if (a == "--iteration-ops" && value() && v >= 1) {
-      run.lower.iteration_ops = int(v);
     } else if (a == "--iterations" && value() && v >= 1) {
       iterations = int(v);
     } else if (a == "--time-scale" && value() && v >= 0) {

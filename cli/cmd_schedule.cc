@@ -23,10 +23,10 @@ int RunSchedule(const Args& args) {
     const std::string& a = args[i];
     double v = 0;
     auto value = [&]() { return i + 1 < args.size() && ParseNumber(args[++i], &v); };
-    if (a == "--algo") {
-      if (i + 1 >= args.size()) return UsageError(self, "--algo needs a name");
-      o.algorithm = args[++i];
-    } else if (a == "--rank" && value()) {
+    const int lowering = ParseLowerOption(args, &i, &o);
+    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
+    if (lowering > 0) continue;
+    if (a == "--rank" && value()) {
       rank = int32_t(v);
     } else if (a == "--no-steps") {
       steps = false;
@@ -34,24 +34,6 @@ int RunSchedule(const Args& args) {
       network.gbps = v;
     } else if (a == "--latency-us" && value()) {
       network.latency_ns = v * 1000;
-    } else if (a == "--local-gbps" && value()) {
-      o.local_link.gbps = v;
-    } else if (a == "--local-latency-us" && value()) {
-      o.local_link.latency_ns = v * 1000;
-    } else if (a == "--chunk-bytes" && value()) {
-      o.chunk_bytes = uint64_t(v);
-    } else if (a == "--channels" && value()) {
-      o.channels = int(v);
-    } else if (a == "--servers" && value()) {
-      o.servers = int(v);
-    } else if (a == "--colocated") {
-      o.colocated_servers = true;
-    } else if (a == "--async") {
-      o.async_servers = true;
-    } else if (a == "--gossip-peers" && value()) {
-      o.gossip_peers = int(v);
-    } else if (a == "--iteration-ops" && value()) {
-      o.iteration_ops = int(v);
     } else if (!a.empty() && a[0] == '-') {
       return UsageError(self, "bad option or value: " + a);
     } else if (path.empty()) {

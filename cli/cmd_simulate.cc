@@ -45,26 +45,10 @@ int RunSimulate(const Args& args) {
       return !out->empty();
     };
     std::string s;
-    if (a == "--algo" && text(&defaults.lower.algorithm)) {
-    } else if (a == "--channels" && value() && v >= 1 && v <= 64) {
-      defaults.lower.channels = int(v);
-    } else if (a == "--chunk-bytes" && value() && v >= 0) {
-      defaults.lower.chunk_bytes = uint64_t(v);
-    } else if (a == "--servers" && value() && v >= 1) {
-      defaults.lower.servers = int(v);
-    } else if (a == "--colocated") {
-      defaults.lower.colocated_servers = true;
-    } else if (a == "--async") {
-      defaults.lower.async_servers = true;
-    } else if (a == "--gossip-peers" && value() && v >= 1) {
-      defaults.lower.gossip_peers = int(v);
-    } else if (a == "--iteration-ops" && value() && v >= 1) {
-      defaults.lower.iteration_ops = int(v);
-    } else if (a == "--local-gbps" && value() && v > 0) {
-      defaults.lower.local_link.gbps = v;
-    } else if (a == "--local-latency-us" && value() && v >= 0) {
-      defaults.lower.local_link.latency_ns = v * 1000;
-    } else if (a == "--iterations" && value() && v >= 1) {
+    const int lowering = ParseLowerOption(args, &i, &defaults.lower);
+    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
+    if (lowering > 0) continue;
+    if (a == "--iterations" && value() && v >= 1) {
       defaults.iterations = uint32_t(v);
     } else if (a == "--time-scale" && value() && v >= 0) {
       defaults.timeScale = v;

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "dltrace/models/algorithms.h"
+
 namespace dltrace::cli {
 
 // Exit statuses every subcommand uses.
@@ -35,6 +37,12 @@ bool ParseNumber(const std::string& text, double* out);
 std::string FreshDirName(const std::string& prefix);
 // Creates DIR and its missing parents; false (and why in *error) otherwise.
 bool MakeDirs(const std::string& dir, std::string* error);
+// The lowering options schedule, replay, simulate and convert share (--algo,
+// --channels, --chunk-bytes, --servers, --colocated, --async, --gossip-peers,
+// --iteration-ops, --local-gbps, --local-latency-us): when ARGS[*I] is one,
+// takes it and its value into *O (moving *I past the value) and returns 1;
+// -1 when its value is missing or out of range; 0 for any other argument.
+int ParseLowerOption(const Args& args, size_t* i, models::LowerOptions* o);
 // Prints the usage of one command and returns kExitUsage.
 int UsageError(const Command& command, const std::string& message);
 const Command& FindCommand(const char* name);

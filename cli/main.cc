@@ -198,6 +198,50 @@ bool MakeDirs(const std::string& dir, std::string* error) {
   return true;
 }
 
+int ParseLowerOption(const Args& args, size_t* i, models::LowerOptions* o) {
+  const std::string& a = args[*i];
+  double v = 0;
+  // The next argument as a number in [MIN, MAX], taken when it is one.
+  auto value = [&](double min, double max) {
+    if (*i + 1 >= args.size() || !ParseNumber(args[*i + 1], &v) || v < min || v > max) return false;
+    ++*i;
+    return true;
+  };
+  constexpr double kMany = 1e18;
+  if (a == "--algo") {
+    if (*i + 1 >= args.size() || args[*i + 1].empty()) return -1;
+    o->algorithm = args[++*i];
+  } else if (a == "--channels") {
+    if (!value(1, 64)) return -1;
+    o->channels = int(v);
+  } else if (a == "--chunk-bytes") {
+    if (!value(0, kMany)) return -1;
+    o->chunk_bytes = uint64_t(v);
+  } else if (a == "--servers") {
+    if (!value(1, 1 << 20)) return -1;
+    o->servers = int(v);
+  } else if (a == "--colocated") {
+    o->colocated_servers = true;
+  } else if (a == "--async") {
+    o->async_servers = true;
+  } else if (a == "--gossip-peers") {
+    if (!value(1, 1 << 20)) return -1;
+    o->gossip_peers = int(v);
+  } else if (a == "--iteration-ops") {
+    if (!value(1, 1 << 30)) return -1;
+    o->iteration_ops = int(v);
+  } else if (a == "--local-gbps") {
+    if (!value(1e-9, kMany)) return -1;
+    o->local_link.gbps = v;
+  } else if (a == "--local-latency-us") {
+    if (!value(0, kMany)) return -1;
+    o->local_link.latency_ns = v * 1000;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
 void Warn(const std::string& message) {
   std::fprintf(stderr, "dltrace: warning: %s\n", message.c_str());
 }
