@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "dltrace/formats/json.h"
+
 namespace dltrace::cli {
 
 void JsonWriter::Separate() {
@@ -50,23 +52,7 @@ JsonWriter& JsonWriter::Key(const std::string& key) {
 JsonWriter& JsonWriter::String(const std::string& value) {
   Separate();
   out_ += '"';
-  for (unsigned char c : value) {
-    switch (c) {
-      case '"': out_ += "\\\""; break;
-      case '\\': out_ += "\\\\"; break;
-      case '\n': out_ += "\\n"; break;
-      case '\r': out_ += "\\r"; break;
-      case '\t': out_ += "\\t"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-          out_ += buf;
-        } else {
-          out_ += char(c);
-        }
-    }
-  }
+  out_ += formats::JsonEscape(value);
   out_ += '"';
   return *this;
 }

@@ -15,30 +15,13 @@
 
 #include <unistd.h>
 
+#include "dltrace/formats/json.h"
+
 namespace dltrace::replay {
 
 namespace {
 
-std::string Quote(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      default:
-        if (uint8_t(c) < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
+std::string Quote(const std::string& s) { return "\"" + formats::JsonEscape(s) + "\""; }
 
 std::string Num(uint64_t v) { return std::to_string(v); }
 std::string Num(double v) {

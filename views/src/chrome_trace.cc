@@ -8,6 +8,7 @@
 #include <numeric>
 #include <sys/stat.h>
 
+#include "dltrace/formats/json.h"
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/views/export.h"
 
@@ -46,7 +47,7 @@ bool WriteChromeTrace(const Job& job, const std::string& path, ExportStats* stat
   if (!out.Open(error)) return false;
   FILE* f = out.get();
   std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"source\":\"dltrace\",\"trace\":\"%s\"},\n"
-               "\"traceEvents\":[\n", JsonEscape(job.set.path).c_str());
+               "\"traceEvents\":[\n", formats::JsonEscape(job.set.path).c_str());
   bool first = true;
   auto sep = [&]() {
     std::fputs(first ? "" : ",\n", f);
@@ -57,7 +58,7 @@ bool WriteChromeTrace(const Job& job, const std::string& path, ExportStats* stat
     if (rank < 0 || size_t(rank) >= job.schedule_op.size()) continue;
     sep();
     std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"rank %d (%s)\"}}",
-                 rank, rank, JsonEscape(rt.header.host).c_str());
+                 rank, rank, formats::JsonEscape(rt.header.host).c_str());
     sep();
     std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
                  rank, rank);
@@ -87,7 +88,7 @@ bool WriteChromeTrace(const Job& job, const std::string& path, ExportStats* stat
         l.tids.push_back(next_tid++);
         sep();
         std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
-                     rank, l.tids[lane], JsonEscape(LaneName(job, rank, key, lane)).c_str());
+                     rank, l.tids[lane], formats::JsonEscape(LaneName(job, rank, key, lane)).c_str());
         sep();
         std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
                      rank, l.tids[lane], l.tids[lane]);

@@ -125,30 +125,4 @@ bool WriteFileAtomically(const std::string& path, const std::string& content, st
   std::fwrite(content.data(), 1, content.size(), f.get());
   return f.Commit(error);
 }
-
-std::string JsonEscape(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  for (unsigned char c : s) {
-    switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\t': out += "\\t"; break;
-      case '\r': out += "\\r"; break;
-      default:
-        if (c < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", c);
-          out += buf;
-        } else if (c == '<') {
-          out += "\\u003c";  // keeps "</script>" out of JSON embedded in HTML
-        } else {
-          out += char(c);
-        }
-    }
-  }
-  return out;
-}
-
 }  // namespace dltrace::views

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <map>
 
+#include "dltrace/formats/json.h"
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/views/export.h"
 
@@ -27,7 +28,7 @@ std::string Join(const char* const* pieces) {
 struct Json {
   std::string s;
   void Raw(const std::string& v) { s += v; }
-  void Str(const std::string& v) { s += "\"" + JsonEscape(v) + "\""; }
+  void Str(const std::string& v) { s += "\"" + formats::JsonEscape(v) + "\""; }
   void Num(double v) {
     if (!std::isfinite(v)) {
       s += "null";

@@ -73,7 +73,4 @@ class AtomicFile {
   bool committed_ = false;
 };
 
-// JSON string body (without quotes) for S.
-std::string JsonEscape(const std::string& s);
-
 }  // namespace dltrace::views
