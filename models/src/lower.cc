@@ -101,17 +101,7 @@ class Lowerer {
     first_ns_.assign(size_t(m_.world_size), 0);
     for (const auto& rt : m_.set->ranks) {
       int32_t g = rt.header.global_rank;
-      if (g < 0 || g >= m_.world_size) continue;
-      // The first call that moves data (MPI_Init and the like do not, and
-      // may have begun long before the recorder started).
-      int64_t first = INT64_MAX;
-      for (const auto& op : rt.ops)
-        if (formats::CollectiveOf(op.kind) != formats::Collective::kNone)
-          first = std::min(first, op.enter_ns);
-      // The recorder's start, when the file says it, else that call: as
-      // replay::ComputeRecordedTimes measures the recorded iteration 0.
-      int64_t start = int64_t(rt.header.start_monotonic_ns);
-      first_ns_[size_t(g)] = first == INT64_MAX ? 0 : (start > 0 && start <= first ? start : first);
+      if (g >= 0 && g < m_.world_size) first_ns_[size_t(g)] = RankOriginNs(rt);
     }
   }
 

@@ -318,6 +318,15 @@ void MergePointToPoint(MergedTrace& m, Problems& problems) {
 
 }  // namespace
 
+int64_t RankOriginNs(const formats::RankTrace& rank) {
+  int64_t first = INT64_MAX;
+  for (const auto& op : rank.ops)
+    if (formats::CollectiveOf(op.kind) != Collective::kNone) first = std::min(first, op.enter_ns);
+  const int64_t start = int64_t(rank.header.start_monotonic_ns);
+  if (start > 0 && start <= first) return start;
+  return first == INT64_MAX ? 0 : first;
+}
+
 MergedTrace Merge(const formats::TraceSet& set) {
   MergedTrace m;
   m.set = &set;

@@ -352,8 +352,7 @@ RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged,
   for (size_t r = 0; r < last_end.size(); ++r) {
     const formats::RankTrace* rt = merged.rank(int32_t(r));
     int64_t prev = first_start[r];
-    if (rt && rt->header.start_monotonic_ns > 0 && int64_t(rt->header.start_monotonic_ns) < prev)
-      prev = int64_t(rt->header.start_monotonic_ns);
+    if (rt) prev = std::min(prev, models::RankOriginNs(*rt));
     for (size_t i = 0; i < iters; ++i) {
       if (last_end[r][i] == INT64_MIN) continue;
       t.iteration_ns[i] = std::max(t.iteration_ns[i], double(last_end[r][i] - prev));

@@ -76,4 +76,11 @@ struct MergedTrace {
 // Never fails: what cannot be matched is left unlinked and said in problems.
 MergedTrace Merge(const formats::TraceSet& set);
 
+// When a rank's part of the job began: the recorder's start, or the rank's
+// first call that moves data when the file has no start or that call came
+// first (MPI_Init and the like do not count: they may begin long before the
+// recorder). The origin of the rank's first compute gap in the lowering and
+// of its recorded iteration 0; 0 when the rank moved no data and has no start.
+int64_t RankOriginNs(const formats::RankTrace& rank);
+
 }  // namespace dltrace::models
