@@ -18,34 +18,21 @@
 #include <map>
 #include <set>
 
+#include <nlohmann/json.hpp>
+
 #include "commands.h"
-#include "json.h"
 #include "dltrace/formats/op_kind.h"
-#include "dltrace/views/runs.h"
+#include "dltrace/models/job.h"
+#include "dltrace/runs/comparison.h"
 
 namespace dltrace::cli {
 
 namespace {
 
-struct KindRow {
-  uint64_t ops = 0, bytes = 0;
-  double ns = 0;
-  double bus_bytes = 0;  // bytes * bus-bandwidth factor, summed
-};
-
 struct Run {
-  std::string label;
-  views::RunTimes times;
-  std::map<std::string, KindRow> kinds;
+  std::string path;
+  runs::RunTimes times;
 };
-
-formats::Collective CollectiveByName(const std::string& name) {
-  for (int c = int(formats::Collective::kNone); c <= int(formats::Collective::kScan); ++c)
-    if (name == formats::CollectiveName(formats::Collective(c))) return formats::Collective(c);
-  return formats::Collective::kNone;
-}
-
-double Percent(double value, double base) { return base > 0 ? (value - base) / base * 100 : NAN; }
 
 std::string LastLine(const std::string& path) {
   std::ifstream in(path);
@@ -81,13 +68,6 @@ int RunSelf(const std::vector<std::string>& argv, const std::string& log) {
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
-
-// Rows a CSV or JSON consumer reads: one per (section, key, run).
-struct Row {
-  std::string section, key, run;
-  uint64_t ops = 0, bytes = 0;
-  double ms = NAN, diff = NAN, busbw = NAN;
-};
 
 }  // namespace
 
@@ -164,17 +144,18 @@ int RunCompare(const Args& args) {
   // Load every run; the first trace set (or the trace a results file names) is the job.
   std::string error;
   std::vector<Run> runs;
-  std::unique_ptr<views::Job> job;
+  std::unique_ptr<models::Job> job;
   for (const auto& p : paths) {
     Run run;
-    if (views::IsResultsDir(p)) {
-      if (!views::LoadResultsRun(p, &run.times, &error)) return Fail(error);
+    run.path = p;
+    if (runs::IsResultsDir(p)) {
+      if (!runs::LoadResultsRun(p, &run.times, &error)) return Fail(error);
       if (!run.times.complete) Warn(run.times.error);
     } else {
-      std::unique_ptr<views::Job> j = views::LoadJob(p, models::LowerOptions(), &error);
+      std::unique_ptr<models::Job> j = models::LoadJob(p, models::LowerOptions(), &error);
       if (!j) return Fail(p + " is neither a results directory (rank*.results.json) nor a trace set: " + error);
       for (const auto& w : j->set.warnings) Warn(w);
-      run.times = views::RecordedRun(*j);
+      run.times = runs::RecordedRun(*j);
       if (!job) job = std::move(j);
     }
     runs.push_back(std::move(run));
@@ -182,7 +163,7 @@ int RunCompare(const Args& args) {
   if (!job)
     for (const auto& r : runs)
       if (!r.times.trace.empty() && access(r.times.trace.c_str(), F_OK) == 0) {
-        job = views::LoadJob(r.times.trace, models::LowerOptions(), &error);
+        job = models::LoadJob(r.times.trace, models::LowerOptions(), &error);
         if (job) break;
       }
 
@@ -206,101 +187,53 @@ int RunCompare(const Args& args) {
     }
   }
 
-  // Labels: "recorded", "replay:ring", "ns3:ps", made unique.
-  std::map<std::string, int> used;
-  for (auto& r : runs) {
-    std::string l = r.times.source == "recorded" ? "recorded" : r.times.source + ":" + r.times.algorithm;
-    if (++used[l] > 1) l += "#" + std::to_string(used[l]);
-    r.label = l;
-  }
-  // Per op kind, over the ops every run saw (iterations a run left out are left out of all).
-  size_t common_iterations = SIZE_MAX;
-  for (const auto& r : runs) common_iterations = std::min(common_iterations, r.times.iteration_ns.size());
-  std::set<std::string> kind_names;
-  for (auto& r : runs) {
-    for (size_t i = 0; i < r.times.ops.size(); ++i) {
-      const views::OpTime& o = r.times.ops[i];
-      if (!o.seen || o.iteration < 0 || size_t(o.iteration) >= common_iterations) continue;
-      int n = r.times.endpoints;
-      if (job && i < job->schedule.ops.size() && job->schedule.ops[i].comm >= 0)
-        n = int(job->merged.comms[size_t(job->schedule.ops[i].comm)].members.size());
-      KindRow& k = r.kinds[o.kind];
-      ++k.ops;
-      k.bytes += o.bytes;
-      k.ns += o.ns;
-      k.bus_bytes += double(o.bytes) * formats::BusBandwidthFactor(CollectiveByName(o.collective), n);
-      kind_names.insert(o.kind);
-    }
-  }
-  std::vector<Row> rows;
-  for (const auto& kind : kind_names) {
-    const auto& b = runs[0].kinds.count(kind) ? runs[0].kinds.at(kind) : KindRow();
-    for (const auto& r : runs) {
-      auto it = r.kinds.find(kind);
-      if (it == r.kinds.end()) continue;
-      Row row{"kind", kind, r.label, it->second.ops, it->second.bytes};
-      row.ms = it->second.ns / 1e6;
-      row.diff = Percent(it->second.ns, b.ns);
-      row.busbw = it->second.ns > 0 ? it->second.bus_bytes / it->second.ns : NAN;  // bytes/ns = GB/s
-      rows.push_back(row);
-    }
-  }
-  // Mean iteration time from iteration 1 on (iteration 0 holds start-up), or iteration 0 alone.
-  const size_t from = common_iterations > 1 ? 1 : 0;
-  std::vector<double> mean(runs.size(), NAN);
-  for (size_t k = 0; k < runs.size(); ++k) {
-    double sum = 0;
-    for (size_t i = from; i < common_iterations; ++i) sum += runs[k].times.iteration_ns[i];
-    if (common_iterations > from) mean[k] = sum / double(common_iterations - from);
-  }
-  for (size_t i = 0; i < common_iterations; ++i)
-    for (size_t k = 0; k < runs.size(); ++k) {
-      Row row{"iteration", std::to_string(i), runs[k].label};
-      row.ms = runs[k].times.iteration_ns[i] / 1e6;
-      row.diff = Percent(runs[k].times.iteration_ns[i], runs[0].times.iteration_ns[i]);
-      rows.push_back(row);
-    }
-  for (size_t k = 0; k < runs.size(); ++k) {
-    Row row{"summary", "mean_iteration", runs[k].label};
-    row.ms = mean[k] / 1e6;
-    row.diff = Percent(mean[k], mean[0]);
-    rows.push_back(row);
-  }
+  std::vector<runs::RunTimes> times;
+  for (const auto& r : runs) times.push_back(r.times);
+  const runs::Comparison c = runs::CompareRuns(times, job.get());
+  const size_t common_iterations = c.iterations, from = c.mean_from;
+  const std::vector<double>& mean = c.mean_ns;
+  auto label = [&](size_t k) { return c.labels[k]; };
 
+  auto ms = [](double ns) { return ns / 1e6; };
   if (csv) {
     std::printf("section,key,run,ops,bytes,time_ms,diff_percent,busbw_gbps\n");
     auto num = [](double v) { return std::isfinite(v) ? std::to_string(v) : std::string(); };
-    for (const auto& r : rows)
-      std::printf("%s,%s,%s,%" PRIu64 ",%" PRIu64 ",%s,%s,%s\n", r.section.c_str(), r.key.c_str(), r.run.c_str(), r.ops,
-                  r.bytes, num(r.ms).c_str(), num(r.diff).c_str(), num(r.busbw).c_str());
+    for (const auto& r : c.kinds)
+      std::printf("kind,%s,%s,%" PRIu64 ",%" PRIu64 ",%s,%s,%s\n", r.kind.c_str(), label(r.run).c_str(), r.ops,
+                  r.bytes, num(ms(r.ns)).c_str(), num(r.diff_percent).c_str(), num(r.busbw_gbps).c_str());
+    for (size_t i = 0; i < common_iterations; ++i)
+      for (size_t k = 0; k < runs.size(); ++k)
+        std::printf("iteration,%zu,%s,0,0,%s,%s,\n", i, label(k).c_str(), num(ms(c.iteration_ns[k][i])).c_str(),
+                    num(runs::Percent(c.iteration_ns[k][i], c.iteration_ns[0][i])).c_str());
+    for (size_t k = 0; k < runs.size(); ++k)
+      std::printf("summary,mean_iteration,%s,0,0,%s,%s,\n", label(k).c_str(), num(ms(mean[k])).c_str(),
+                  num(runs::Percent(mean[k], mean[0])).c_str());
     return kExitOk;
   }
   if (json) {
-    JsonWriter w;
-    w.BeginObject().Key("runs").BeginArray();
+    // NaN (no baseline time) becomes null, as JSON has no NaN.
+    using Json = nlohmann::ordered_json;
+    auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
+    Json doc = {{"runs", Json::array()}, {"kinds", Json::array()}, {"iterations", Json::array()}};
     for (size_t k = 0; k < runs.size(); ++k) {
       const auto& t = runs[k].times;
-      w.BeginObject().Field("label", runs[k].label).Field("path", paths[k]).Field("source", t.source)
-          .Field("algorithm", t.algorithm).Field("complete", t.complete).Field("endpoints", t.endpoints)
-          .Field("mean_iteration_ms", mean[k] / 1e6).Field("diff_percent", Percent(mean[k], mean[0]))
-          .Key("iteration_ms").BeginArray();
-      for (size_t i = 0; i < common_iterations; ++i) w.Double(t.iteration_ns[i] / 1e6);
-      w.EndArray().EndObject();
+      Json iterations = Json::array();
+      for (size_t i = 0; i < common_iterations; ++i) iterations.push_back(number(ms(c.iteration_ns[k][i])));
+      doc["runs"].push_back({{"label", label(k)}, {"path", runs[k].path}, {"source", t.source},
+                             {"algorithm", t.algorithm}, {"complete", t.complete}, {"endpoints", t.endpoints},
+                             {"mean_iteration_ms", number(ms(mean[k]))},
+                             {"diff_percent", number(runs::Percent(mean[k], mean[0]))},
+                             {"iteration_ms", std::move(iterations)}});
     }
-    w.EndArray().Key("kinds").BeginArray();
-    for (const auto& r : rows) {
-      if (r.section != "kind") continue;
-      w.BeginObject().Field("kind", r.key).Field("run", r.run).Field("ops", r.ops).Field("bytes", r.bytes)
-          .Field("time_ms", r.ms).Field("diff_percent", r.diff).Field("busbw_gbps", r.busbw).EndObject();
-    }
-    w.EndArray().Key("iterations").BeginArray();
-    for (const auto& r : rows) {
-      if (r.section != "iteration") continue;
-      w.BeginObject().Field("iteration", std::stol(r.key)).Field("run", r.run).Field("time_ms", r.ms)
-          .Field("diff_percent", r.diff).EndObject();
-    }
-    w.EndArray().EndObject();
-    std::printf("%s\n", w.str().c_str());
+    for (const auto& r : c.kinds)
+      doc["kinds"].push_back({{"kind", r.kind}, {"run", label(r.run)}, {"ops", r.ops}, {"bytes", r.bytes},
+                              {"time_ms", number(ms(r.ns))}, {"diff_percent", number(r.diff_percent)},
+                              {"busbw_gbps", number(r.busbw_gbps)}});
+    for (size_t i = 0; i < common_iterations; ++i)
+      for (size_t k = 0; k < runs.size(); ++k)
+        doc["iterations"].push_back({{"iteration", i}, {"run", label(k)}, {"time_ms", number(ms(c.iteration_ns[k][i]))},
+                                     {"diff_percent", number(runs::Percent(c.iteration_ns[k][i], c.iteration_ns[0][i]))}});
+    std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
     return kExitOk;
   }
 
@@ -309,39 +242,33 @@ int RunCompare(const Args& args) {
               runs.size());
   std::printf("%-22s %-9s %-10s %-9s %s\n", "run", "source", "algorithm", "complete", "path");
   for (size_t k = 0; k < runs.size(); ++k)
-    std::printf("%-22s %-9s %-10s %-9s %s\n", runs[k].label.c_str(), runs[k].times.source.c_str(),
-                runs[k].times.algorithm.c_str(), runs[k].times.complete ? "yes" : "NO", paths[k].c_str());
+    std::printf("%-22s %-9s %-10s %-9s %s\n", label(k).c_str(), runs[k].times.source.c_str(),
+                runs[k].times.algorithm.c_str(), runs[k].times.complete ? "yes" : "NO", runs[k].path.c_str());
   std::printf("\nper op kind (iterations 0..%zu; diff vs %s)\n", common_iterations ? common_iterations - 1 : 0,
-              runs[0].label.c_str());
+              label(0).c_str());
   std::printf("%-18s %-22s %7s %15s %12s %8s %11s\n", "op_kind", "run", "ops", "bytes", "time_ms", "diff_%", "busbw_GB/s");
   std::string last;
-  for (const auto& r : rows) {
-    if (r.section != "kind") continue;
-    std::printf("%-18s %-22s %7" PRIu64 " %15" PRIu64 " %12.3f %+8.1f %11.2f\n", r.key == last ? "" : r.key.c_str(),
-                r.run.c_str(), r.ops, r.bytes, r.ms, r.diff, r.busbw);
-    last = r.key;
+  for (const auto& r : c.kinds) {
+    std::printf("%-18s %-22s %7" PRIu64 " %15" PRIu64 " %12.3f %+8.1f %11.2f\n", r.kind == last ? "" : r.kind.c_str(),
+                label(r.run).c_str(), r.ops, r.bytes, ms(r.ns), r.diff_percent, r.busbw_gbps);
+    last = r.kind;
   }
-  std::printf("\nper iteration: time_ms (diff_%% vs %s)\n%-9s", runs[0].label.c_str(), "iteration");
-  for (const auto& r : runs) std::printf(" %22s", r.label.c_str());
+  std::printf("\nper iteration: time_ms (diff_%% vs %s)\n%-9s", label(0).c_str(), "iteration");
+  for (size_t k = 0; k < runs.size(); ++k) std::printf(" %22s", label(k).c_str());
   std::printf("\n");
+  auto cell = [&](size_t k, double v, double base) {
+    char text[64];
+    if (k == 0) std::snprintf(text, sizeof text, "%.3f", ms(v));
+    else std::snprintf(text, sizeof text, "%.3f (%+.1f%%)", ms(v), runs::Percent(v, base));
+    std::printf(" %22s", text);
+  };
   for (size_t i = 0; i < common_iterations; ++i) {
     std::printf("%-9zu", i);
-    for (size_t k = 0; k < runs.size(); ++k) {
-      char cell[64];
-      const double v = runs[k].times.iteration_ns[i];
-      if (k == 0) std::snprintf(cell, sizeof cell, "%.3f", v / 1e6);
-      else std::snprintf(cell, sizeof cell, "%.3f (%+.1f%%)", v / 1e6, Percent(v, runs[0].times.iteration_ns[i]));
-      std::printf(" %22s", cell);
-    }
+    for (size_t k = 0; k < runs.size(); ++k) cell(k, c.iteration_ns[k][i], c.iteration_ns[0][i]);
     std::printf("\n");
   }
   std::printf("%-9s", from ? "mean 1.." : "mean");
-  for (size_t k = 0; k < runs.size(); ++k) {
-    char cell[64];
-    if (k == 0) std::snprintf(cell, sizeof cell, "%.3f", mean[k] / 1e6);
-    else std::snprintf(cell, sizeof cell, "%.3f (%+.1f%%)", mean[k] / 1e6, Percent(mean[k], mean[0]));
-    std::printf(" %22s", cell);
-  }
+  for (size_t k = 0; k < runs.size(); ++k) cell(k, mean[k], mean[0]);
   std::printf("\n");
   if (from) std::printf("(iteration 0 includes start-up; the mean is over iterations 1..%zu)\n", common_iterations - 1);
   if (!out_dir.empty()) std::printf("results: %s\n", out_dir.c_str());

@@ -48,7 +48,7 @@ int RunConvert(const Args& args) {
   if (to == "chakra" && stat(out.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) out += "/dltrace";
 
   std::string error;
-  std::unique_ptr<views::Job> job = views::LoadJob(path, lower, &error);
+  std::unique_ptr<models::Job> job = models::LoadJob(path, lower, &error);
   if (!job) return Fail(error);
   for (const auto& w : job->set.warnings) Warn(w);
   if (to == "goal") {

@@ -26,12 +26,12 @@
 #include <map>
 #include <thread>
 
-#include "dltrace/formats/trace_set.h"
-#include "dltrace/models/lower.h"
+#include "dltrace/models/job.h"
 #include "dltrace/replay/rendezvous.h"
-#include "dltrace/replay/results.h"
 #include "dltrace/replay/schedule_tools.h"
 #include "dltrace/replay/socket_replay.h"
+#include "dltrace/runs/comparison.h"
+#include "dltrace/runs/results_file.h"
 
 namespace dltrace::cli {
 
@@ -66,14 +66,14 @@ int RunEndpoint(const ReplayRun& run) {
   }
   replay::RankResult r = replay::RunSocketReplay(run.schedule, run.socket, run.engine, progress);
   if (progress && isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
-  replay::ResultsFile f = replay::MakeResultsFile(run.schedule, r);
+  runs::ResultsFile f = runs::MakeResultsFile(run.schedule, r);
   f.source = "replay";
   f.trace = run.trace;
   f.algorithm = run.lower.algorithm;
   f.schedule_hash = run.socket.schedule_hash;
   std::string error;
-  const std::string path = run.out_dir + "/" + replay::ResultsFileName(e);
-  bool written = replay::WriteResultsFile(f, path, &error);
+  const std::string path = run.out_dir + "/" + runs::ResultsFileName(e);
+  bool written = runs::WriteResultsFile(f, path, &error);
   if (!r.complete) {
     std::fprintf(stderr, "dltrace: error: endpoint %d: %s\n", e, r.error.c_str());
     return kExitError;
@@ -85,64 +85,24 @@ int RunEndpoint(const ReplayRun& run) {
   return kExitOk;
 }
 
-double Percent(double replayed, double recorded) {
-  return recorded > 0 ? (replayed - recorded) / recorded * 100 : NAN;
-}
-
-void PrintSummary(const ReplayRun& run, const models::MergedTrace& merged,
-                  const std::vector<replay::ResultsFile>& files) {
-  replay::RecordedTimes recorded = replay::ComputeRecordedTimes(merged, run.schedule);
-  std::vector<double> op_ns(run.schedule.ops.size(), 0);
-  std::vector<double> it_ns(size_t(std::max(run.schedule.iterations, 1)), 0);
-  uint64_t sent = 0, received = 0, scheduled = 0;
-  for (const auto& f : files) {
-    sent += f.bytes_sent;
-    received += f.bytes_received;
-    scheduled += f.bytes_scheduled_recv;
-    for (const auto& row : f.ops)
-      if (row.op < op_ns.size()) op_ns[row.op] = std::max(op_ns[row.op], double(row.end_ns - row.start_ns));
-    for (const auto& row : f.iterations)
-      if (size_t(row.iteration) < it_ns.size())
-        it_ns[size_t(row.iteration)] = std::max(it_ns[size_t(row.iteration)], double(row.end_ns - row.start_ns));
-  }
-  struct Kind {
-    uint64_t ops = 0, bytes = 0;
-    double recorded = 0, replayed = 0;
-  };
-  std::map<std::string, Kind> kinds;
-  for (size_t i = 0; i < run.schedule.ops.size(); ++i) {
-    if (run.schedule.ops[i].source == models::ScheduleOp::Source::kCompute) continue;
-    Kind& k = kinds[formats::OpKindName(run.schedule.ops[i].kind)];
-    ++k.ops;
-    k.bytes += run.schedule.ops[i].bytes;
-    k.recorded += recorded.op_ns[i];
-    k.replayed += op_ns[i];
-  }
+void PrintSummary(const ReplayRun& run, const models::Job& job, const runs::RunTimes& replayed) {
+  const runs::Comparison c = runs::CompareRuns({runs::RecordedRun(run.schedule, &job.merged), replayed}, &job);
   std::printf("# replay of %s: algorithm %s, %zu endpoints, %d iterations, time scale %g\n",
               run.trace.c_str(), run.lower.algorithm.c_str(), run.schedule.ranks.size(),
               run.schedule.iterations, run.engine.time_scale);
-  std::printf("%-18s %6s %14s %13s %13s %8s\n", "op_kind", "ops", "bytes", "recorded_ms",
-              "replayed_ms", "diff_%");
-  for (const auto& kv : kinds)
-    std::printf("%-18s %6" PRIu64 " %14" PRIu64 " %13.3f %13.3f %+8.1f\n", kv.first.c_str(),
-                kv.second.ops, kv.second.bytes, kv.second.recorded / 1e6, kv.second.replayed / 1e6,
-                Percent(kv.second.replayed, kv.second.recorded));
-  std::printf("\n%-18s %13s %13s %8s\n", "iteration", "recorded_ms", "replayed_ms", "diff_%");
-  for (size_t i = 0; i < it_ns.size(); ++i)
-    std::printf("%-18zu %13.3f %13.3f %+8.1f\n", i, i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] / 1e6 : 0.0,
-                it_ns[i] / 1e6, Percent(it_ns[i], i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] : 0));
+  std::fputs(runs::FormatAgainstRecorded(c, "replayed_ms").c_str(), stdout);
   // Each rank starts when its own connections are up, so the first
   // iteration absorbs the ranks' start-up skew (no job-wide start barrier yet).
-  if (it_ns.size() > 1)
+  if (c.iterations > 1)
     std::printf("(iteration 0 includes the ranks' start-up skew; compare from iteration 1)\n");
-  std::printf("\nbytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n", sent,
-              received, scheduled, received == scheduled ? "all received" : "MISSING BYTES");
-  uint64_t local = 0;
-  for (const auto& f : files) local += f.bytes_local_received;
-  if (local)
+  std::printf("\nbytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n", replayed.bytes_sent,
+              replayed.bytes_received, replayed.bytes_scheduled_recv,
+              replayed.bytes_received == replayed.bytes_scheduled_recv ? "all received" : "MISSING BYTES");
+  if (replayed.bytes_local_received)
     std::printf("same-host: %" PRIu64 " of those bytes timed on the model's local link (%g Gbit/s, %g us), "
                 "not sent over TCP\n",
-                local, run.schedule.local_link.gbps, run.schedule.local_link.latency_ns / 1000);
+                replayed.bytes_local_received, run.schedule.local_link.gbps,
+                run.schedule.local_link.latency_ns / 1000);
   std::printf("results: %s\n", run.out_dir.c_str());
   std::fflush(stdout);
 }
@@ -320,16 +280,14 @@ int RunReplay(const Args& args) {
     return Fail(error);
   if (const char* token = std::getenv("DLTRACE_REPLAY_TOKEN")) run.socket.token = token;
 
-  formats::TraceSet set;
-  if (!formats::LoadTraceSet(run.trace, &set, &error)) return Fail(error);
-  for (const auto& w : set.warnings) Warn(w);
-  models::MergedTrace merged = models::Merge(set);
-  std::vector<std::string> notes;
-  run.schedule = models::LowerTrace(merged, run.lower, &notes);
-  for (const auto& n : notes) Warn(n);
+  models::JobOptions job_options;
+  job_options.lower = run.lower;
+  job_options.runnable = true;
+  std::unique_ptr<models::Job> job = models::LoadJob(run.trace, job_options, &error);
+  if (!job) return Fail(error);
+  for (const auto& n : job->notes) Warn(n);
+  run.schedule = job->schedule;
   if (iterations > 0) replay::KeepIterations(&run.schedule, iterations);
-  auto problems = models::CheckSchedule(run.schedule, 1);
-  if (!problems.empty()) return Fail(run.trace + ": the lowered schedule cannot run: " + problems[0]);
   run.socket.schedule_hash = replay::ScheduleHash(run.schedule);
 
   const size_t endpoints = run.schedule.ranks.size();
@@ -343,7 +301,7 @@ int RunReplay(const Args& args) {
     // Rank 0 names the output directory for everyone (one name on a shared file system).
     if (run.out_dir.empty() && rank == 0) run.out_dir = FreshDirName("dltrace-replay-");
     if (!run.out_dir.empty()) {
-      std::string path = run.out_dir + "/" + replay::ResultsFileName(rank);
+      std::string path = run.out_dir + "/" + runs::ResultsFileName(rank);
       if (access(path.c_str(), F_OK) == 0)
         return Fail(path + " exists: results of an earlier run are never overwritten");
     }
@@ -377,21 +335,22 @@ int RunReplay(const Args& args) {
   if (!MakeDirs(run.out_dir, &error)) return Fail(error);
   for (size_t e = 0; e < run.schedule.ranks.size(); ++e) {
     if (rank >= 0 && int32_t(e) != rank) continue;
-    std::string path = run.out_dir + "/" + replay::ResultsFileName(int32_t(e));
+    std::string path = run.out_dir + "/" + runs::ResultsFileName(int32_t(e));
     if (access(path.c_str(), F_OK) == 0) return Fail(path + " exists: results of an earlier run are never overwritten");
   }
 
   int status = local ? RunLocal(run) : RunEndpoint(run);
   if (status != kExitOk) return status;
-  std::vector<replay::ResultsFile> files;
+  // This host's endpoints, read back from what they wrote.
+  runs::RunTimes replayed;
   for (size_t e = 0; e < run.schedule.ranks.size(); ++e) {
     if (rank >= 0 && int32_t(e) != rank) continue;
-    replay::ResultsFile f;
-    if (!replay::ReadResultsFile(run.out_dir + "/" + replay::ResultsFileName(int32_t(e)), &f, &error))
+    runs::ResultsFile f;
+    const std::string path = run.out_dir + "/" + runs::ResultsFileName(int32_t(e));
+    if (!runs::ReadResultsFile(path, &f, &error) || !runs::AddResults(f, path, &replayed, &error))
       return Fail(error);
-    files.push_back(std::move(f));
   }
-  PrintSummary(run, merged, files);
+  PrintSummary(run, *job, replayed);
   return kExitOk;
 }
 

@@ -147,12 +147,12 @@ int RunReport(const Args& args) {
   if (out.empty()) return UsageError(self, "missing -o report.html");
 
   std::string error;
-  std::unique_ptr<views::Job> job = views::LoadJob(path, models::LowerOptions(), &error);
+  std::unique_ptr<models::Job> job = models::LoadJob(path, models::LowerOptions(), &error);
   if (!job) return Fail(error);
   for (const auto& w : job->set.warnings) Warn(w);
   for (const auto& dir : results) {
-    views::RunTimes run;
-    if (!views::LoadResultsRun(dir, &run, &error)) return Fail(error);
+    runs::RunTimes run;
+    if (!runs::LoadResultsRun(dir, &run, &error)) return Fail(error);
     if (!run.complete) Warn(run.error + " (drawn as far as it got)");
     if (run.iteration_ns.size() > size_t(std::max(job->schedule.iterations, 1)) ||
         run.ops.size() > job->schedule.ops.size())

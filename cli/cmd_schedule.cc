@@ -5,9 +5,8 @@
 #include <cstdlib>
 
 #include "commands.h"
-#include "dltrace/formats/trace_set.h"
 #include "dltrace/models/estimate.h"
-#include "dltrace/models/lower.h"
+#include "dltrace/models/job.h"
 
 namespace dltrace::cli {
 
@@ -53,12 +52,10 @@ int RunSchedule(const Args& args) {
       network.gbps <= 0 || o.local_link.gbps <= 0)
     return UsageError(self, "--channels, --servers, --gossip-peers and link rates must be positive");
 
-  formats::TraceSet set;
   std::string error;
-  if (!formats::LoadTraceSet(path, &set, &error)) return Fail(error);
-  models::MergedTrace merged = models::Merge(set);
-  std::vector<std::string> notes;
-  models::Schedule s = models::LowerTrace(merged, o, &notes);
+  std::unique_ptr<models::Job> job = models::LoadJob(path, o, &error);
+  if (!job) return Fail(error);
+  const models::Schedule& s = job->schedule;
   if (rank >= int32_t(s.ranks.size()))
     return Fail(path + ": no rank " + std::to_string(rank) + " (the schedule has " +
                 std::to_string(s.ranks.size()) + " endpoints)");
@@ -106,10 +103,8 @@ int RunSchedule(const Args& args) {
   std::printf("total_ms %.3f\n", est.total_ns / 1e6);
   std::fflush(stdout);
 
-  bool incomplete = !set.warnings.empty() || !merged.problems.empty() || !est.complete;
-  for (const auto& w : set.warnings) Warn(w);
-  for (const auto& p : merged.problems) Warn(p);
-  for (const auto& n : notes) Warn(n);
+  bool incomplete = !job->Consistent() || !est.complete;
+  for (const auto& n : job->notes) Warn(n);
   if (!est.complete) Warn("some steps could never run; the estimate covers the rest");
   return incomplete ? kExitIncomplete : kExitOk;
 }

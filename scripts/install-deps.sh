@@ -8,6 +8,8 @@ PACKAGES=(
   libflatbuffers-dev flatbuffers-compiler
   libgtest-dev
   libboost-dev
+  nlohmann-json3-dev libcli11-dev
+  libsimgrid-dev
   openmpi-bin libopenmpi-dev
   hpcc
   clang libclang-rt-14-dev

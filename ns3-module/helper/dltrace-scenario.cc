@@ -28,9 +28,11 @@
 #include "ns3/uinteger.h"
 
 #include "dltrace/formats/op_kind.h"
-#include "dltrace/models/merge.h"
-#include "dltrace/replay/results.h"
+#include "dltrace/models/job.h"
 #include "dltrace/replay/schedule_tools.h"
+#include "dltrace/runs/atomic_file.h"
+#include "dltrace/runs/comparison.h"
+#include "dltrace/runs/results_file.h"
 
 #include <sys/stat.h>
 
@@ -97,35 +99,6 @@ ParseHostList(const std::string& text, std::vector<uint32_t>* out)
         }
     }
     return !out->empty();
-}
-
-// Writes TEXT to PATH through PATH.tmp, renamed once complete.
-bool
-WriteWhole(const std::string& path, const std::string& text, std::string* error)
-{
-    const std::string tmp = path + ".tmp";
-    {
-        std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-        f << text;
-        f.flush();
-        if (!f)
-        {
-            *error = tmp + ": cannot write";
-            return false;
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    {
-        *error = path + ": cannot rename " + tmp + " into place";
-        return false;
-    }
-    return true;
-}
-
-double
-Percent(double value, double reference)
-{
-    return reference > 0 ? (value - reference) / reference * 100 : NAN;
 }
 
 } // namespace
@@ -747,6 +720,24 @@ DltraceScenario::GetQueueDiscDescription() const
     return m_queueKind + " (" + std::to_string(m_config.queuePackets) + "p)";
 }
 
+std::vector<dltrace::runs::ResultsFile>
+DltraceScenario::ResultsFiles(size_t j) const
+{
+    const auto& job = m_jobs[j];
+    const auto& schedule = job->GetSchedule();
+    const uint64_t hash = dltrace::replay::ScheduleHash(schedule);
+    std::vector<dltrace::runs::ResultsFile> files;
+    for (const auto& r : job->GetResults())
+    {
+        files.push_back(dltrace::runs::MakeResultsFile(schedule, r));
+        files.back().source = "ns3";
+        files.back().trace = job->GetTracePath();
+        files.back().algorithm = job->GetAlgorithm();
+        files.back().schedule_hash = hash;
+    }
+    return files;
+}
+
 bool
 DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
 {
@@ -767,17 +758,11 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
                 return false;
             }
         }
-        const uint64_t hash = dltrace::replay::ScheduleHash(schedule);
-        for (const auto& r : results)
+        for (const auto& f : ResultsFiles(j))
         {
-            dltrace::replay::ResultsFile f = dltrace::replay::MakeResultsFile(schedule, r);
-            f.source = "ns3";
-            f.trace = job->GetTracePath();
-            f.algorithm = job->GetAlgorithm();
-            f.schedule_hash = hash;
-            if (!dltrace::replay::WriteResultsFile(
+            if (!dltrace::runs::WriteResultsFile(
                     f,
-                    jobDir + "/" + dltrace::replay::ResultsFileName(r.endpoint),
+                    jobDir + "/" + dltrace::runs::ResultsFileName(f.endpoint),
                     error))
             {
                 return false;
@@ -841,7 +826,7 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
             }
         }
     }
-    if (!WriteWhole(dir + "/flows.csv", flows.str(), error))
+    if (!dltrace::runs::WriteFileAtomically(dir + "/flows.csv", flows.str(), error))
     {
         return false;
     }
@@ -859,17 +844,20 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
                   << "," << b << "," << std::setprecision(4) << util << "\n";
         }
     }
-    if (!WriteWhole(dir + "/links.csv", links.str(), error))
+    if (!dltrace::runs::WriteFileAtomically(dir + "/links.csv", links.str(), error))
     {
         return false;
     }
     if (m_flowMonitor)
     {
-        const std::string path = dir + "/flowmon.xml";
-        m_flowMonitor->SerializeToXmlFile(path + ".tmp", true, true);
-        if (std::rename((path + ".tmp").c_str(), path.c_str()) != 0)
+        dltrace::runs::AtomicFile xml(dir + "/flowmon.xml");
+        if (!xml.Open(error))
         {
-            *error = path + ": cannot write";
+            return false;
+        }
+        m_flowMonitor->SerializeToXmlFile(xml.temporary_path(), true, true);
+        if (!xml.Commit(error))
+        {
             return false;
         }
     }
@@ -888,43 +876,25 @@ DltraceScenario::PrintSummary(std::ostream& os) const
         const auto& job = m_jobs[j];
         const auto& schedule = job->GetSchedule();
         const auto& results = job->GetResults();
-        std::vector<double> opNs(schedule.ops.size(), 0);
-        std::vector<double> itNs(size_t(std::max(schedule.iterations, 1)), 0);
-        uint64_t sent = 0;
-        uint64_t received = 0;
-        uint64_t scheduled = 0;
+        dltrace::runs::RunTimes simulated;
+        for (const auto& f : ResultsFiles(j))
+        {
+            std::string ignored; // every file of one job is of one run
+            dltrace::runs::AddResults(f, "endpoint " + std::to_string(f.endpoint), &simulated, &ignored);
+        }
+        const dltrace::models::Job* loaded = job->GetLoadedJob();
+        const dltrace::runs::Comparison comparison = dltrace::runs::CompareRuns(
+            {dltrace::runs::RecordedRun(schedule, loaded ? &loaded->merged : nullptr), simulated},
+            loaded);
         uint32_t complete = 0;
         std::string firstError;
         for (const auto& r : results)
         {
-            sent += r.bytes_sent;
-            received += r.bytes_received;
-            scheduled += r.bytes_scheduled_recv;
             complete += r.complete ? 1 : 0;
             if (!r.complete && firstError.empty())
             {
                 firstError = "endpoint " + std::to_string(r.endpoint) + ": " + r.error;
             }
-            for (size_t i = 0; i < r.ops.size() && i < opNs.size(); ++i)
-            {
-                if (r.ops[i].valid)
-                {
-                    opNs[i] = std::max(opNs[i], double(r.ops[i].end_ns - r.ops[i].start_ns));
-                }
-            }
-            for (size_t i = 0; i < r.iterations.size() && i < itNs.size(); ++i)
-            {
-                if (r.iterations[i].valid)
-                {
-                    itNs[i] = std::max(itNs[i],
-                                       double(r.iterations[i].end_ns - r.iterations[i].start_ns));
-                }
-            }
-        }
-        dltrace::replay::RecordedTimes recorded;
-        if (job->GetMergedTrace())
-        {
-            recorded = dltrace::replay::ComputeRecordedTimes(*job->GetMergedTrace(), schedule);
         }
         std::string hosts;
         const auto& h = m_specs[j].hosts;
@@ -937,46 +907,10 @@ DltraceScenario::PrintSummary(std::ostream& os) const
         {
             os << "  first error: " << firstError << "\n";
         }
-        struct Kind
-        {
-            uint64_t ops = 0;
-            uint64_t bytes = 0;
-            double recorded = 0;
-            double simulated = 0;
-        };
-        std::map<std::string, Kind> kinds;
-        for (size_t i = 0; i < schedule.ops.size(); ++i)
-        {
-            if (schedule.ops[i].source == dltrace::models::ScheduleOp::Source::kCompute)
-            {
-                continue;
-            }
-            Kind& k = kinds[dltrace::formats::OpKindName(schedule.ops[i].kind)];
-            ++k.ops;
-            k.bytes += schedule.ops[i].bytes;
-            k.recorded += i < recorded.op_ns.size() ? recorded.op_ns[i] : 0;
-            k.simulated += opNs[i];
-        }
-        std::snprintf(line, sizeof line, "%-18s %6s %14s %13s %13s %8s\n", "op_kind", "ops", "bytes",
-                      "recorded_ms", "simulated_ms", "diff_%");
-        os << line;
-        for (const auto& kv : kinds)
-        {
-            std::snprintf(line, sizeof line, "%-18s %6" PRIu64 " %14" PRIu64 " %13.3f %13.3f %+8.1f\n",
-                          kv.first.c_str(), kv.second.ops, kv.second.bytes, kv.second.recorded / 1e6,
-                          kv.second.simulated / 1e6, Percent(kv.second.simulated, kv.second.recorded));
-            os << line;
-        }
-        std::snprintf(line, sizeof line, "%-18s %13s %13s %8s\n", "iteration", "recorded_ms",
-                      "simulated_ms", "diff_%");
-        os << line;
-        for (size_t i = 0; i < itNs.size(); ++i)
-        {
-            const double rec = i < recorded.iteration_ns.size() ? recorded.iteration_ns[i] : 0.0;
-            std::snprintf(line, sizeof line, "%-18zu %13.3f %13.3f %+8.1f\n", i, rec / 1e6,
-                          itNs[i] / 1e6, Percent(itNs[i], rec));
-            os << line;
-        }
+        os << dltrace::runs::FormatAgainstRecorded(comparison, "simulated_ms");
+        const uint64_t sent = simulated.bytes_sent;
+        const uint64_t received = simulated.bytes_received;
+        const uint64_t scheduled = simulated.bytes_scheduled_recv;
         std::snprintf(line, sizeof line,
                       "job time %.3f ms; bytes: sent %" PRIu64 ", received %" PRIu64
                       ", scheduled %" PRIu64 " (%s)\n",

@@ -13,6 +13,7 @@
 #include "ns3/type-id.h"
 
 #include "dltrace/models/algorithms.h"
+#include "dltrace/runs/results_file.h"
 
 #include <cstdint>
 #include <memory>
@@ -151,6 +152,8 @@ class DltraceScenario
     };
 
     static void CountTx(Counter* counter, Ptr<const Packet> packet);
+    /// Job J's results as the results files have them (source "ns3").
+    std::vector<dltrace::runs::ResultsFile> ResultsFiles(size_t j) const;
     void SampleLinks();
     void JobDone(Ptr<DltraceJob> job);
     bool ConfigureTcp(std::string* error);

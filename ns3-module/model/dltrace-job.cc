@@ -7,9 +7,7 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
-#include "dltrace/formats/trace_set.h"
-#include "dltrace/models/lower.h"
-#include "dltrace/models/merge.h"
+#include "dltrace/models/job.h"
 #include "dltrace/replay/schedule_tools.h"
 
 namespace ns3
@@ -98,49 +96,25 @@ DltraceJob::Load(std::string* error)
     dltrace::models::LowerOptions options = m_lowerSet ? m_lower : dltrace::models::LowerOptions();
     options.algorithm = m_algorithm;
     options.channels = int(m_channels);
-    if (!dltrace::models::FindAlgorithm(options.algorithm))
-    {
-        std::string names;
-        for (const auto& a : dltrace::models::AllAlgorithms())
-        {
-            names += std::string(names.empty() ? "" : ", ") + a.name;
-        }
-        *error = "unknown algorithm '" + options.algorithm + "' (one of " + names + ")";
-        return false;
-    }
     if (m_tracePath.empty())
     {
         *error = "no trace set given (the TraceSet attribute is empty)";
         return false;
     }
-    m_set = std::make_unique<dltrace::formats::TraceSet>();
-    if (!dltrace::formats::LoadTraceSet(m_tracePath, m_set.get(), error))
+    dltrace::models::JobOptions jobOptions;
+    jobOptions.lower = options;
+    jobOptions.runnable = true;
+    m_job = dltrace::models::LoadJob(m_tracePath, jobOptions, error);
+    if (!m_job)
     {
         return false;
     }
-    for (const auto& w : m_set->warnings)
-    {
-        NS_LOG_WARN(m_tracePath << ": " << w);
-    }
-    m_merged = std::make_unique<dltrace::models::MergedTrace>(dltrace::models::Merge(*m_set));
-    std::vector<std::string> notes;
-    m_schedule = dltrace::models::LowerTrace(*m_merged, options, &notes);
-    for (const auto& n : notes)
+    for (const auto& n : m_job->notes)
     {
         NS_LOG_WARN(m_tracePath << ": " << n);
     }
+    m_schedule = m_job->schedule;
     Prepare();
-    auto problems = dltrace::models::CheckSchedule(m_schedule, 1);
-    if (!problems.empty())
-    {
-        *error = m_tracePath + ": the lowered schedule cannot run: " + problems[0];
-        return false;
-    }
-    if (m_schedule.ranks.empty())
-    {
-        *error = m_tracePath + ": the trace set has no endpoints to replay";
-        return false;
-    }
     return true;
 }
 
@@ -148,8 +122,7 @@ void
 DltraceJob::SetSchedule(dltrace::models::Schedule schedule)
 {
     m_schedule = std::move(schedule);
-    m_merged.reset();
-    m_set.reset();
+    m_job.reset();
     Prepare();
 }
 
@@ -184,10 +157,10 @@ DltraceJob::GetEndpointCount() const
     return uint32_t(m_schedule.ranks.size());
 }
 
-const dltrace::models::MergedTrace*
-DltraceJob::GetMergedTrace() const
+const dltrace::models::Job*
+DltraceJob::GetLoadedJob() const
 {
-    return m_merged.get();
+    return m_job.get();
 }
 
 void

@@ -15,14 +15,9 @@
 #include <string>
 #include <vector>
 
-namespace dltrace::formats
-{
-struct TraceSet;
-}
-
 namespace dltrace::models
 {
-struct MergedTrace;
+struct Job;
 }
 
 namespace ns3
@@ -57,8 +52,8 @@ class DltraceJob : public Object
 
     const dltrace::models::Schedule& GetSchedule() const;
     uint32_t GetEndpointCount() const;
-    /// The merged trace when loaded from a file (for recorded times), else null.
-    const dltrace::models::MergedTrace* GetMergedTrace() const;
+    /// The recorded job when loaded from a file (for recorded times), else null.
+    const dltrace::models::Job* GetLoadedJob() const;
 
     /// Where endpoint E listens: its host's address and BasePort + E.
     void SetEndpointAddress(uint32_t endpoint, Ipv4Address address);
@@ -94,8 +89,7 @@ class DltraceJob : public Object
     dltrace::models::LowerOptions m_lower;
     bool m_lowerSet;
 
-    std::unique_ptr<dltrace::formats::TraceSet> m_set;
-    std::unique_ptr<dltrace::models::MergedTrace> m_merged;
+    std::unique_ptr<dltrace::models::Job> m_job;
     dltrace::models::Schedule m_schedule;
     std::vector<Ipv4Address> m_addresses;
     std::vector<dltrace::replay::RankResult> m_results;

@@ -13,14 +13,25 @@
 #include "dltrace/models/lower.h"
 #include "dltrace/models/synth.h"
 #include "dltrace/replay/loopback.h"
-#include "dltrace/replay/results.h"
 #include "dltrace/replay/schedule_tools.h"
+#include "dltrace/runs/results_file.h"
+#include "dltrace/runs/run.h"
 
 namespace dltrace::replay {
 namespace {
 
 using formats::Collective;
 using models::Schedule;
+// The results file every executor writes (runs/), written from this engine's results.
+using runs::ComputeRecordedTimes;
+using runs::MakeResultsFile;
+using runs::RecordedTimes;
+using runs::ReadResultsFile;
+using runs::ResultsFile;
+using runs::ResultsFileName;
+using runs::ResultsFromJson;
+using runs::ResultsToJson;
+using runs::WriteResultsFile;
 
 void ExpectSoundRun(const Schedule& s, const std::vector<RankResult>& results,
                     const std::string& what) {

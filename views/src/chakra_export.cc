@@ -1,6 +1,7 @@
 // Chakra execution traces (what ASTRA-sim's workload layer reads): per rank
 // a stream of varint-length-prefixed protobuf records, GlobalMetadata first,
 // then Nodes whose data_deps follow the lowered schedule's dependencies.
+#include "dltrace/runs/atomic_file.h"
 #include "dltrace/views/export.h"
 
 #ifdef DLTRACE_HAVE_PROTOBUF
@@ -76,7 +77,7 @@ void WriteDelimited(const google::protobuf::MessageLite& m, FILE* f, uint64_t* b
 
 bool ChakraAvailable(std::string*) { return true; }
 
-bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, std::string* error) {
+bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats* stats, std::string* error) {
   const models::Schedule& schedule = job.schedule;
   // Dense 31-bit tags for point-to-point nodes (comm_tag is an int32).
   const models::DenseTags chakra_tag(schedule);
@@ -99,7 +100,7 @@ bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, 
           event_of_op.emplace(job.schedule_op[size_t(rank)][i], i);
 
     const std::string path = prefix + "." + std::to_string(rank) + ".et";
-    AtomicFile out(path);
+    runs::AtomicFile out(path);
     if (!out.Open(error)) return false;
     uint64_t bytes = 0;
     pb::GlobalMetadata meta;
@@ -130,7 +131,7 @@ bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, 
     auto timing = [&](pb::Node* n, uint32_t op) {
       auto it = event_of_op.find(op);
       if (!rt || it == event_of_op.end()) return;
-      const Span s = OpSpan(rt->ops[it->second]);
+      const models::Span s = models::OpSpan(rt->ops[it->second]);
       n->set_start_time_micros(uint64_t(std::max<int64_t>(job.JobTime(rank, s.start_ns), 0) / 1000));
       n->set_duration_micros(uint64_t((s.end_ns - s.start_ns) / 1000));
     };
@@ -212,7 +213,7 @@ bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, 
   }
   groups += "\n}\n";
   const std::string groups_path = prefix + ".comm_groups.json";
-  if (!WriteFileAtomically(groups_path, groups, error)) return false;
+  if (!runs::WriteFileAtomically(groups_path, groups, error)) return false;
   stats->files.push_back(groups_path);
   return true;
 }
@@ -228,7 +229,7 @@ bool ChakraAvailable(std::string* why) {
            "(apt-get install protobuf-compiler libprotobuf-dev and rebuild)";
   return false;
 }
-bool WriteChakra(const Job&, const std::string&, ExportStats*, std::string* error) {
+bool WriteChakra(const models::Job&, const std::string&, ExportStats*, std::string* error) {
   return ChakraAvailable(error);
 }
 }  // namespace dltrace::views

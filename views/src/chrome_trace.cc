@@ -10,6 +10,7 @@
 
 #include "dltrace/formats/json.h"
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/runs/atomic_file.h"
 #include "dltrace/views/export.h"
 
 namespace dltrace::views {
@@ -23,7 +24,7 @@ struct LaneKey {
   bool operator<(const LaneKey& o) const { return kind != o.kind ? kind < o.kind : id < o.id; }
 };
 
-std::string LaneName(const Job& job, int32_t rank, const LaneKey& key, size_t split) {
+std::string LaneName(const models::Job& job, int32_t rank, const LaneKey& key, size_t split) {
   char buf[160];
   if (key.kind == 1) {
     std::snprintf(buf, sizeof buf, "stream 0x%" PRIx64, key.id);
@@ -42,8 +43,8 @@ std::string LaneName(const Job& job, int32_t rank, const LaneKey& key, size_t sp
 
 }  // namespace
 
-bool WriteChromeTrace(const Job& job, const std::string& path, ExportStats* stats, std::string* error) {
-  AtomicFile out(path);
+bool WriteChromeTrace(const models::Job& job, const std::string& path, ExportStats* stats, std::string* error) {
+  runs::AtomicFile out(path);
   if (!out.Open(error)) return false;
   FILE* f = out.get();
   std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"source\":\"dltrace\",\"trace\":\"%s\"},\n"
@@ -65,8 +66,8 @@ bool WriteChromeTrace(const Job& job, const std::string& path, ExportStats* stat
     // Ops in start order, each given the first lane of its key that is free by then.
     std::vector<size_t> order(rt.ops.size());
     std::iota(order.begin(), order.end(), size_t(0));
-    std::vector<Span> spans(rt.ops.size());
-    for (size_t i = 0; i < rt.ops.size(); ++i) spans[i] = OpSpan(rt.ops[i]);
+    std::vector<models::Span> spans(rt.ops.size());
+    for (size_t i = 0; i < rt.ops.size(); ++i) spans[i] = models::OpSpan(rt.ops[i]);
     std::stable_sort(order.begin(), order.end(),
                      [&](size_t a, size_t b) { return spans[a].start_ns < spans[b].start_ns; });
     struct Lanes {

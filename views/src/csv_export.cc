@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/runs/atomic_file.h"
 #include "dltrace/views/export.h"
 
 namespace dltrace::views {
@@ -19,8 +20,8 @@ std::string CsvField(const std::string& s) {
 
 }  // namespace
 
-bool WriteOpsCsv(const Job& job, const std::string& path, ExportStats* stats, std::string* error) {
-  AtomicFile out(path);
+bool WriteOpsCsv(const models::Job& job, const std::string& path, ExportStats* stats, std::string* error) {
+  runs::AtomicFile out(path);
   if (!out.Open(error)) return false;
   FILE* f = out.get();
   std::fputs("rank,host,op,kind,collective,comm,comm_size,seq,iteration,bytes,count,datatype,"
@@ -31,7 +32,7 @@ bool WriteOpsCsv(const Job& job, const std::string& path, ExportStats* stats, st
     const std::string host = CsvField(rt.header.host);
     for (size_t i = 0; i < rt.ops.size(); ++i) {
       const formats::OpEvent& e = rt.ops[i];
-      const Span s = OpSpan(e);
+      const models::Span s = models::OpSpan(e);
       const uint32_t sop = job.schedule_op[size_t(rank)][i];
       const bool has_comm = e.comm != formats::kNoCommunicator;
       std::fprintf(f, "%d,%s,%zu,%s,%s,", rank, host.c_str(), i, formats::OpKindName(e.kind),

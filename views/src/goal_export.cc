@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/runs/atomic_file.h"
 #include "dltrace/views/export.h"
 
 namespace dltrace::views {
@@ -18,7 +19,7 @@ bool WriteGoal(const models::Schedule& schedule, const std::string& path, Export
     return false;
   }
 
-  AtomicFile out(path);
+  runs::AtomicFile out(path);
   if (!out.Open(error)) return false;
   FILE* f = out.get();
   std::fprintf(f, "// dltrace GOAL schedule: %zu endpoints, %d iterations, calc in nanoseconds\n",

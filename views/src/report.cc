@@ -1,6 +1,7 @@
 // Gathers what the report shows (traffic matrix, timeline, per-kind totals,
 // message sizes, resource samples, runs side by side) as one JSON object and
 // places it, with the page's CSS and JavaScript, into one HTML file.
+#include "dltrace/runs/atomic_file.h"
 #include "dltrace/views/report.h"
 
 #include <algorithm>
@@ -63,7 +64,7 @@ std::vector<double> Thin(std::vector<double> v, size_t n) {
   return out;
 }
 
-std::string RunLabel(const RunTimes& r) {
+std::string RunLabel(const runs::RunTimes& r) {
   std::string base = r.path;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   if (size_t slash = base.rfind('/'); slash != std::string::npos) base = base.substr(slash + 1);
@@ -76,7 +77,7 @@ bool HasFct(const ReportOptions& options) {
   return false;
 }
 
-std::string BuildData(const Job& job, const ReportOptions& options, std::vector<std::string>* notes) {
+std::string BuildData(const models::Job& job, const ReportOptions& options, std::vector<std::string>* notes) {
   Json j;
   j.Raw("{");
   char stamp[64];
@@ -121,9 +122,9 @@ std::string BuildData(const Job& job, const ReportOptions& options, std::vector<
     if (rank < 0 || size_t(rank) >= job.clock_offset.size()) continue;
     if (k) j.Raw(",");
     j.Raw("{"), j.Key("label"), j.Str(RankLabel(rt)), j.Raw(","), j.Key("ops"), j.Raw("[");
-    std::vector<std::pair<Span, formats::OpKind>> spans;
+    std::vector<std::pair<models::Span, formats::OpKind>> spans;
     for (const auto& e : rt.ops)
-      if (formats::CollectiveOf(e.kind) != formats::Collective::kNone) spans.emplace_back(OpSpan(e), e.kind);
+      if (formats::CollectiveOf(e.kind) != formats::Collective::kNone) spans.emplace_back(models::OpSpan(e), e.kind);
     std::sort(spans.begin(), spans.end(), [](const auto& a, const auto& b) { return a.first.start_ns < b.first.start_ns; });
     if (spans.size() > per_rank) spans.resize(per_rank);
     for (size_t i = 0; i < spans.size(); ++i) {
@@ -157,7 +158,7 @@ std::string BuildData(const Job& job, const ReportOptions& options, std::vector<
     for (const auto& e : rt.ops) {
       if (formats::CollectiveOf(e.kind) == formats::Collective::kNone) continue;
       Kind& k = kinds[formats::OpKindName(e.kind)];
-      const Span s = OpSpan(e);
+      const models::Span s = models::OpSpan(e);
       k.ops += 1;
       k.bytes += double(e.bytes);
       k.ns += double(s.end_ns - s.start_ns);
@@ -218,8 +219,8 @@ std::string BuildData(const Job& job, const ReportOptions& options, std::vector<
   if (sampled == 0) notes->push_back("no resource samples in the trace (recorded with DLTRACE_SAMPLE_MS=0?)");
 
   // Iteration times: the recorded run, then every run given.
-  std::vector<RunTimes> runs;
-  runs.push_back(RecordedRun(job));
+  std::vector<runs::RunTimes> runs;
+  runs.push_back(runs::RecordedRun(job));
   for (const auto& r : options.runs) runs.push_back(r);
   j.Key("runs"), j.Raw("[");
   for (size_t k = 0; k < runs.size(); ++k) {
@@ -268,7 +269,7 @@ std::vector<std::string> ReportChartIds(const ReportOptions& options) {
   return ids;
 }
 
-bool WriteReport(const Job& job, const ReportOptions& options, const std::string& path,
+bool WriteReport(const models::Job& job, const ReportOptions& options, const std::string& path,
                  std::vector<std::string>* notes, std::string* error) {
   std::string html = Join(kReportHtml);
   std::string title = "dltrace report: " + job.set.path;
@@ -280,7 +281,7 @@ bool WriteReport(const Job& job, const ReportOptions& options, const std::string
   ReplaceNext(&html, &pos, "/*@CSS@*/", Join(kReportCss));
   ReplaceNext(&html, &pos, "@DATA@", BuildData(job, options, notes));
   ReplaceNext(&html, &pos, "/*@JS@*/", Join(kReportJs));
-  return WriteFileAtomically(path, html, error);
+  return runs::WriteFileAtomically(path, html, error);
 }
 
 }  // namespace dltrace::views

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dltrace/models/schedule.h"
-#include "dltrace/views/job.h"
+#include "dltrace/models/job.h"
 
 namespace dltrace::views {
 
@@ -25,10 +25,10 @@ constexpr uint64_t kChromeTraceWarnBytes = 256ull << 20;
 // One process per rank ("rank N (host)"), one thread per communicator (MPI)
 // or stream (NCCL), split further so events on one thread never overlap;
 // times in microseconds since the job's first op; resource samples as counters.
-bool WriteChromeTrace(const Job& job, const std::string& path, ExportStats* stats, std::string* error);
+bool WriteChromeTrace(const models::Job& job, const std::string& path, ExportStats* stats, std::string* error);
 
 // One row per recorded op (header in the first line).
-bool WriteOpsCsv(const Job& job, const std::string& path, ExportStats* stats, std::string* error);
+bool WriteOpsCsv(const models::Job& job, const std::string& path, ExportStats* stats, std::string* error);
 
 // The lowered schedule in GOAL's text form: "num_ranks N", then per endpoint
 // "rank R { lN: send Bb to P tag T / recv / calc NS ... lA requires lB }".
@@ -42,6 +42,6 @@ bool ChakraAvailable(std::string* why = nullptr);
 // collective (COMM_COLL_NODE), point-to-point step (COMM_SEND/RECV_NODE) and
 // compute gap (COMP_NODE), with data dependencies from the schedule; plus
 // PREFIX.comm_groups.json mapping each pg_name to its ranks.
-bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, std::string* error);
+bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats* stats, std::string* error);
 
 }  // namespace dltrace::views

@@ -5,13 +5,13 @@
 #include <string>
 #include <vector>
 
-#include "dltrace/views/job.h"
-#include "dltrace/views/runs.h"
+#include "dltrace/models/job.h"
+#include "dltrace/runs/run.h"
 
 namespace dltrace::views {
 
 struct ReportOptions {
-  std::vector<RunTimes> runs;  // replayed / simulated runs of the same job, drawn next to the recorded one
+  std::vector<runs::RunTimes> runs;  // replayed / simulated runs of the same job, drawn next to the recorded one
   size_t timeline_ops = 20000;  // at most this many ops in the timeline (the earliest)
 };
 
@@ -21,7 +21,7 @@ std::vector<std::string> ReportChartIds(const ReportOptions& options);
 
 // Writes the report to PATH (through a temporary name). NOTES gets what the
 // report leaves out and why (e.g. no flow completion times).
-bool WriteReport(const Job& job, const ReportOptions& options, const std::string& path,
+bool WriteReport(const models::Job& job, const ReportOptions& options, const std::string& path,
                  std::vector<std::string>* notes, std::string* error);
 
 // The page's parts, compiled in from views/report/ (null-terminated lists of pieces).

@@ -1,16 +1,16 @@
-// The results file shared by socket replay, ns-3 and the recorded run: per
-// endpoint, per-op and per-iteration rows as JSON, written whole or not at all.
+// The results file every executor writes (socket replay, ns-3, and any later
+// one): per endpoint, per-op and per-iteration rows as JSON, written whole or
+// not at all. The format is owned here and nowhere else.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "dltrace/models/merge.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/replay/engine.h"
 
-namespace dltrace::replay {
+namespace dltrace::runs {
 
 constexpr char kResultsFormat[] = "dltrace-results";
 constexpr int kResultsVersion = 1;
@@ -52,7 +52,7 @@ struct ResultsFile {
 };
 
 // Rows of RESULT for SCHEDULE's ops (those this endpoint took part in).
-ResultsFile MakeResultsFile(const models::Schedule& schedule, const RankResult& result);
+ResultsFile MakeResultsFile(const models::Schedule& schedule, const replay::RankResult& result);
 
 std::string ResultsToJson(const ResultsFile& results);
 bool ResultsFromJson(const std::string& text, ResultsFile* results, std::string* error);
@@ -63,14 +63,4 @@ bool ReadResultsFile(const std::string& path, ResultsFile* results, std::string*
 // "rank<E>.results.json"
 std::string ResultsFileName(int32_t endpoint);
 
-// Recorded duration of each schedule op (the longest member's, on the GPU
-// when timed there), and of each iteration (the longest rank's, from the end
-// of the previous iteration's last op, so compute gaps count as the replay counts them).
-struct RecordedTimes {
-  std::vector<double> op_ns;         // per schedule op; 0 when unknown
-  std::vector<double> iteration_ns;  // per iteration
-};
-RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged,
-                                   const models::Schedule& schedule);
-
-}  // namespace dltrace::replay
+}  // namespace dltrace::runs

@@ -1,0 +1,69 @@
+// Runs of one job in one shape: the recorded run itself (from the trace set),
+// socket replays, ns-3 simulations and any later executor (from their results
+// files or, in memory, their results), each as times per schedule op and per iteration.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dltrace/models/job.h"
+#include "dltrace/models/merge.h"
+#include "dltrace/models/schedule.h"
+#include "dltrace/runs/results_file.h"
+
+namespace dltrace::runs {
+
+struct OpTime {
+  std::string kind;        // recorded call, e.g. "ncclAllReduce"
+  std::string collective;  // formats::CollectiveName, e.g. "all-reduce"
+  int32_t iteration = -1;
+  uint64_t bytes = 0;      // nccl-tests "size"
+  double ns = 0;           // the longest endpoint's time; 0 when not seen
+  bool seen = false;
+};
+
+struct RunTimes {
+  std::string path;
+  std::string source;     // "recorded", "replay", "ns3"
+  std::string algorithm;
+  std::string trace;      // the trace set the run replayed (results files say)
+  uint64_t schedule_hash = 0;
+  int32_t endpoints = 0;
+  bool complete = true;
+  std::string error;      // when not complete: what a results file said
+  std::vector<OpTime> ops;  // index = schedule op
+  std::vector<double> iteration_ns;
+  // Totals over the endpoints' results files (executed runs only).
+  uint64_t bytes_sent = 0, bytes_received = 0, bytes_scheduled_recv = 0, bytes_local_received = 0;
+  // Flow completion times from DIR/flows.csv (ns-3 runs), when it has fct_ns.
+  std::vector<double> fct_ns;
+  std::string fct_note;   // why there are none, when there are none
+};
+
+// Recorded duration of each schedule op (the longest member's, on the GPU
+// when timed there), and of each iteration (the longest rank's, from the end
+// of the previous iteration's last op, so compute gaps count as executors count them).
+struct RecordedTimes {
+  std::vector<double> op_ns;         // per schedule op; 0 when unknown
+  std::vector<double> iteration_ns;  // per iteration
+};
+RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const models::Schedule& schedule);
+
+// The recorded run of SCHEDULE lowered from MERGED (null: a schedule built in
+// code, whose recorded times are unknown and 0).
+RunTimes RecordedRun(const models::Schedule& schedule, const models::MergedTrace* merged);
+// The recorded run of JOB (marked incomplete when a rank file was missing or torn).
+RunTimes RecordedRun(const models::Job& job);
+
+// Adds one endpoint's results file to RUN: per op and iteration the longest
+// endpoint's time, byte totals; the first file sets source, algorithm, trace,
+// hash and endpoints. False (with *error naming WHERE) when F is from another run.
+bool AddResults(const ResultsFile& f, const std::string& where, RunTimes* run, std::string* error);
+
+// A directory holding rank*.results.json files.
+bool IsResultsDir(const std::string& path);
+// Every rankN.results.json in DIR, and flow completion times from DIR/flows.csv.
+bool LoadResultsRun(const std::string& dir, RunTimes* run, std::string* error);
+
+}  // namespace dltrace::runs

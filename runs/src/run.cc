@@ -1,0 +1,231 @@
+// Reading runs of a job into one shape: recorded times from the trace set,
+// replayed and simulated times from results files.
+#include "dltrace/runs/run.h"
+
+#include <dirent.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "dltrace/formats/op_kind.h"
+
+namespace dltrace::runs {
+
+RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const models::Schedule& schedule) {
+  RecordedTimes t;
+  t.op_ns.assign(schedule.ops.size(), 0);
+  t.iteration_ns.assign(size_t(std::max(schedule.iterations, 1)), 0);
+  auto start_of = [](const formats::OpEvent& e) {
+    return e.gpu_start_ns && e.gpu_end_ns ? *e.gpu_start_ns : e.enter_ns;
+  };
+  auto end_of = [](const formats::OpEvent& e) {
+    return e.gpu_start_ns && e.gpu_end_ns ? *e.gpu_end_ns : e.exit_ns;
+  };
+  // Per world rank and iteration: the last end of an op, and the rank's first start.
+  const size_t iters = t.iteration_ns.size();
+  std::vector<std::vector<int64_t>> last_end(size_t(merged.world_size), std::vector<int64_t>(iters, INT64_MIN));
+  std::vector<int64_t> first_start(size_t(merged.world_size), INT64_MAX);
+  auto note = [&](int32_t rank, int64_t op_index, int32_t iteration, double* longest) {
+    const formats::RankTrace* rt = merged.rank(rank);
+    if (!rt || op_index < 0 || size_t(op_index) >= rt->ops.size()) return;
+    const formats::OpEvent& e = rt->ops[size_t(op_index)];
+    *longest = std::max(*longest, double(end_of(e) - start_of(e)));
+    first_start[size_t(rank)] = std::min(first_start[size_t(rank)], start_of(e));
+    if (iteration >= 0 && size_t(iteration) < iters)
+      last_end[size_t(rank)][size_t(iteration)] = std::max(last_end[size_t(rank)][size_t(iteration)], end_of(e));
+  };
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const auto& op = schedule.ops[i];
+    if (op.source == models::ScheduleOp::Source::kCollective && op.recorded < merged.calls.size()) {
+      const auto& call = merged.calls[op.recorded];
+      const auto& members = merged.comms[call.comm].members;
+      for (size_t m = 0; m < call.parts.size() && m < members.size(); ++m)
+        note(members[m], call.parts[m], op.iteration, &t.op_ns[i]);
+    } else if (op.source == models::ScheduleOp::Source::kTransfer && op.recorded < merged.transfers.size()) {
+      const auto& x = merged.transfers[op.recorded];
+      note(x.src, x.send_op, op.iteration, &t.op_ns[i]);
+      note(x.dst, x.recv_op, op.iteration, &t.op_ns[i]);
+    }
+  }
+  for (size_t r = 0; r < last_end.size(); ++r) {
+    const formats::RankTrace* rt = merged.rank(int32_t(r));
+    int64_t prev = first_start[r];
+    if (rt) prev = std::min(prev, models::RankOriginNs(*rt));
+    for (size_t i = 0; i < iters; ++i) {
+      if (last_end[r][i] == INT64_MIN) continue;
+      t.iteration_ns[i] = std::max(t.iteration_ns[i], double(last_end[r][i] - prev));
+      prev = last_end[r][i];
+    }
+  }
+  return t;
+}
+
+RunTimes RecordedRun(const models::Schedule& schedule, const models::MergedTrace* merged) {
+  RunTimes run;
+  run.source = "recorded";
+  run.algorithm = "recorded";
+  run.endpoints = merged ? merged->world_size : int32_t(schedule.ranks.size());
+  RecordedTimes t;
+  if (merged) t = ComputeRecordedTimes(*merged, schedule);
+  t.op_ns.resize(schedule.ops.size(), 0);
+  t.iteration_ns.resize(size_t(std::max(schedule.iterations, 1)), 0);
+  run.ops.resize(schedule.ops.size());
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const models::ScheduleOp& op = schedule.ops[i];
+    OpTime& o = run.ops[i];
+    o.kind = formats::OpKindName(op.kind);
+    o.collective = formats::CollectiveName(op.collective);
+    o.iteration = op.iteration;
+    o.bytes = op.bytes;
+    o.ns = t.op_ns[i];
+    o.seen = op.source != models::ScheduleOp::Source::kCompute;
+  }
+  run.iteration_ns = t.iteration_ns;
+  run.fct_note = "a recorded run has no flow-level view";
+  return run;
+}
+
+RunTimes RecordedRun(const models::Job& job) {
+  RunTimes run = RecordedRun(job.schedule, &job.merged);
+  run.path = job.set.path;
+  run.trace = job.set.path;
+  // A rank file missing, torn or corrupt: the recorded times lack its ops.
+  if (!job.set.warnings.empty()) {
+    run.complete = false;
+    run.error = job.set.warnings.front();
+  }
+  return run;
+}
+
+bool AddResults(const ResultsFile& f, const std::string& where, RunTimes* run, std::string* error) {
+  if (run->source.empty()) {
+    run->source = f.source;
+    run->algorithm = f.algorithm;
+    run->trace = f.trace;
+    run->schedule_hash = f.schedule_hash;
+    run->endpoints = f.endpoints;
+  } else if (f.schedule_hash != run->schedule_hash || f.source != run->source) {
+    *error = where + ": from another run (schedule hash or source differs)";
+    return false;
+  }
+  if (!f.complete) {
+    run->complete = false;
+    if (run->error.empty()) run->error = where + ": " + f.error;
+  }
+  run->bytes_sent += f.bytes_sent;
+  run->bytes_received += f.bytes_received;
+  run->bytes_scheduled_recv += f.bytes_scheduled_recv;
+  run->bytes_local_received += f.bytes_local_received;
+  for (const auto& row : f.ops) {
+    if (row.op >= run->ops.size()) run->ops.resize(row.op + 1);
+    OpTime& o = run->ops[row.op];
+    o.kind = row.kind;
+    o.collective = row.collective;
+    o.iteration = row.iteration;
+    o.bytes = row.bytes;
+    o.seen = true;
+    if (row.end_ns >= row.start_ns) o.ns = std::max(o.ns, double(row.end_ns - row.start_ns));
+  }
+  for (const auto& row : f.iterations) {
+    if (row.iteration < 0) continue;
+    auto& it = run->iteration_ns;
+    if (size_t(row.iteration) >= it.size()) it.resize(size_t(row.iteration) + 1, 0);
+    if (row.end_ns >= row.start_ns)
+      it[size_t(row.iteration)] = std::max(it[size_t(row.iteration)], double(row.end_ns - row.start_ns));
+  }
+  return true;
+}
+
+namespace {
+
+std::vector<std::string> ResultsFiles(const std::string& dir) {
+  std::vector<std::pair<long, std::string>> found;
+  if (DIR* d = opendir(dir.c_str())) {
+    while (dirent* ent = readdir(d)) {
+      std::string name = ent->d_name;
+      const std::string suffix = ".results.json";
+      if (name.rfind("rank", 0) != 0 || name.size() <= 4 + suffix.size() ||
+          name.compare(name.size() - suffix.size(), suffix.size(), suffix) != 0)
+        continue;
+      std::string number = name.substr(4, name.size() - 4 - suffix.size());
+      if (number.empty() || number.find_first_not_of("0123456789") != std::string::npos) continue;
+      found.emplace_back(std::atol(number.c_str()), dir + "/" + name);
+    }
+    closedir(d);
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& f : found) out.push_back(f.second);
+  return out;
+}
+
+// Flow completion times from a flows.csv with an fct_ns column.
+void LoadFlows(const std::string& dir, RunTimes* run) {
+  std::ifstream in(dir + "/flows.csv");
+  if (!in) {
+    run->fct_note = "no flows.csv in " + dir;
+    return;
+  }
+  std::string line;
+  if (!std::getline(in, line)) {
+    run->fct_note = dir + "/flows.csv is empty";
+    return;
+  }
+  std::vector<std::string> header;
+  std::stringstream hs(line);
+  for (std::string cell; std::getline(hs, cell, ',');) {
+    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
+    header.push_back(cell);
+  }
+  auto it = std::find(header.begin(), header.end(), "fct_ns");
+  if (it == header.end()) {
+    run->fct_note = dir + "/flows.csv has no fct_ns column";
+    return;
+  }
+  const size_t column = size_t(it - header.begin());
+  while (std::getline(in, line)) {
+    std::stringstream ls(line);
+    std::string cell;
+    for (size_t c = 0; c <= column && std::getline(ls, cell, ','); ++c) {
+      if (c != column) continue;
+      char* end = nullptr;
+      double v = std::strtod(cell.c_str(), &end);
+      if (end != cell.c_str()) run->fct_ns.push_back(v);
+    }
+  }
+  if (run->fct_ns.empty()) run->fct_note = dir + "/flows.csv lists no flows";
+}
+
+}  // namespace
+
+bool IsResultsDir(const std::string& path) { return !ResultsFiles(path).empty(); }
+
+bool LoadResultsRun(const std::string& dir, RunTimes* run, std::string* error) {
+  std::vector<std::string> files = ResultsFiles(dir);
+  if (files.empty()) {
+    *error = dir + ": no rank*.results.json files (not a replay or simulate results directory)";
+    return false;
+  }
+  run->path = dir;
+  for (size_t k = 0; k < files.size(); ++k) {
+    ResultsFile f;
+    if (!ReadResultsFile(files[k], &f, error)) return false;
+    if (!AddResults(f, files[k], run, error)) {
+      *error = files[k] + ": from another run than " + files[0] + " (schedule hash or source differs)";
+      return false;
+    }
+  }
+  if (int32_t(files.size()) != run->endpoints) {
+    run->complete = false;
+    if (run->error.empty())
+      run->error = dir + ": " + std::to_string(files.size()) + " results files, the run had " +
+                   std::to_string(run->endpoints) + " endpoints";
+  }
+  LoadFlows(dir, run);
+  return true;
+}
+
+}  // namespace dltrace::runs

@@ -1,0 +1,136 @@
+// runs/: the results file round-trips every string and 64-bit integer
+// exactly; a run's rows are the longest endpoint's; runs compare against the
+// first per op kind and per iteration as the formulas in this file say.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+
+#include "dltrace/runs/atomic_file.h"
+#include "dltrace/runs/comparison.h"
+#include "dltrace/runs/results_file.h"
+#include "dltrace/runs/run.h"
+
+namespace dltrace::runs {
+namespace {
+
+ResultsFile TwoOps(int32_t endpoint, uint64_t op0_ns, uint64_t op1_ns) {
+  ResultsFile f;
+  f.source = "replay";
+  f.algorithm = "ring";
+  f.trace = "/tmp/trace";
+  f.schedule_hash = 42;
+  f.endpoint = endpoint;
+  f.endpoints = 2;
+  f.complete = true;
+  f.ops.push_back({0, "MPI_Allreduce", "all-reduce", 0, 1000, 1000 + op0_ns, 4000, 0, 0, 0});
+  f.ops.push_back({1, "MPI_Allreduce", "all-reduce", 1, 5000, 5000 + op1_ns, 4000, 0, 0, 0});
+  f.iterations.push_back({0, 0, 3000});
+  f.iterations.push_back({1, 3000, 3000 + 2 * op1_ns});
+  f.bytes_received = f.bytes_scheduled_recv = 6000;
+  return f;
+}
+
+TEST(ResultsFile, RoundTripsUnicodeEscapesAndLargeIntegersExactly) {
+  ResultsFile f = TwoOps(1, 10, 20);
+  // \u escapes beyond one byte (the old parser cut them), quotes, control characters.
+  f.trace = "runs/r\xC3\xA9sum\xC3\xA9 \xE2\x9C\x93 \"q\" \\ \t\r\n\x01";
+  f.error = "peer \xF0\x9F\x94\xA5 lost";
+  f.schedule_hash = 0xFFFFFFFFFFFFFFF1ull;  // above 2^53: must not pass through a double
+  f.clock_origin_ns = 1700000000123456789ull;
+  f.ops[0].algbw_gbps = 0.1 + 0.2;  // full precision, not %.6g
+  ResultsFile back;
+  std::string error;
+  ASSERT_TRUE(ResultsFromJson(ResultsToJson(f), &back, &error)) << error;
+  EXPECT_EQ(back.trace, f.trace);
+  EXPECT_EQ(back.error, f.error);
+  EXPECT_EQ(back.schedule_hash, 0xFFFFFFFFFFFFFFF1ull);
+  EXPECT_EQ(back.clock_origin_ns, 1700000000123456789ull);
+  EXPECT_EQ(back.ops[0].algbw_gbps, 0.1 + 0.2);
+  // A JSON writer of another make escaping as \uXXXX (with a surrogate pair) reads the same.
+  std::string escaped = ResultsToJson(f);
+  const std::string check = "\xE2\x9C\x93";
+  escaped.replace(escaped.find(check), check.size(), "\\u2713");
+  ASSERT_TRUE(ResultsFromJson(escaped, &back, &error)) << error;
+  EXPECT_EQ(back.trace, f.trace);
+}
+
+TEST(ResultsFile, RefusesWhatIsNotOne) {
+  ResultsFile back;
+  std::string error;
+  EXPECT_FALSE(ResultsFromJson("{\"format\":\"other\"}", &back, &error));
+  EXPECT_EQ(error, "not a dltrace results file");
+  EXPECT_FALSE(ResultsFromJson("{\"format\":\"dltrace-results\",\"version\":99}", &back, &error));
+  EXPECT_NE(error.find("newer"), std::string::npos) << error;
+  EXPECT_FALSE(ResultsFromJson("{\"format\":", &back, &error));
+  EXPECT_NE(error.find("bad JSON at byte"), std::string::npos) << error;
+}
+
+TEST(AtomicFile, LeavesNothingUnderTheNameUntilCommitted) {
+  const std::string dir = testing::TempDir() + "/atomic_" + std::to_string(::getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/out.txt";
+  std::string error;
+  {
+    AtomicFile f(path);
+    ASSERT_TRUE(f.Open(&error)) << error;
+    std::fputs("half", f.get());
+  }  // not committed: removed
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_TRUE(std::filesystem::is_empty(dir));
+  ASSERT_TRUE(WriteFileAtomically(path, "whole", &error)) << error;
+  EXPECT_EQ(std::filesystem::file_size(path), 5u);
+  EXPECT_FALSE(WriteFileAtomically(dir + "/no/such/dir/x", "x", &error));
+  EXPECT_NE(error.find("no/such/dir"), std::string::npos) << error;
+  std::filesystem::remove_all(dir);
+}
+
+TEST(RunTimes, AreTheLongestEndpointsAndRefuseAnotherRun) {
+  RunTimes run;
+  std::string error;
+  ASSERT_TRUE(AddResults(TwoOps(0, 100, 300), "e0", &run, &error)) << error;
+  ASSERT_TRUE(AddResults(TwoOps(1, 250, 200), "e1", &run, &error)) << error;
+  ASSERT_EQ(run.ops.size(), 2u);
+  EXPECT_EQ(run.ops[0].ns, 250);
+  EXPECT_EQ(run.ops[1].ns, 300);
+  EXPECT_EQ(run.iteration_ns, (std::vector<double>{3000, 600}));
+  EXPECT_EQ(run.bytes_received, 12000u);
+  ResultsFile other = TwoOps(1, 1, 1);
+  other.schedule_hash = 7;
+  EXPECT_FALSE(AddResults(other, "e9", &run, &error));
+  EXPECT_NE(error.find("e9"), std::string::npos);
+}
+
+TEST(Comparison, PerKindAndIterationAgainstTheFirstRun) {
+  RunTimes base, run;
+  std::string error;
+  ASSERT_TRUE(AddResults(TwoOps(0, 100, 300), "a", &base, &error));
+  ASSERT_TRUE(AddResults(TwoOps(0, 150, 450), "b", &run, &error));
+  base.source = "recorded";
+  const Comparison c = CompareRuns({base, run}, nullptr);
+  EXPECT_EQ(c.labels, (std::vector<std::string>{"recorded", "replay:ring"}));
+  ASSERT_EQ(c.iterations, 2u);
+  ASSERT_EQ(c.kinds.size(), 2u);
+  // Base: 100 + 300 ns for 2 ops of 4000 B; all-reduce over 2 endpoints moves 2(n-1)/n = 1x the bytes.
+  EXPECT_EQ(c.kinds[0].ns, 400);
+  EXPECT_EQ(c.kinds[0].ops, 2u);
+  EXPECT_EQ(c.kinds[0].bytes, 8000u);
+  EXPECT_DOUBLE_EQ(c.kinds[0].busbw_gbps, 8000.0 / 400);
+  EXPECT_EQ(c.kinds[1].ns, 600);
+  EXPECT_DOUBLE_EQ(c.kinds[1].diff_percent, 50.0);
+  // The mean leaves iteration 0 (start-up) out when there are more.
+  EXPECT_EQ(c.mean_from, 1u);
+  EXPECT_EQ(c.mean_ns[0], 600);
+  EXPECT_EQ(c.mean_ns[1], 900);
+  const std::string table = FormatAgainstRecorded(c, "replayed_ms");
+  EXPECT_NE(table.find("replayed_ms"), std::string::npos) << table;
+  EXPECT_NE(table.find("+50.0"), std::string::npos) << table;
+  EXPECT_TRUE(std::isnan(Percent(1, 0)));
+}
+
+}  // namespace
+}  // namespace dltrace::runs
