@@ -8,6 +8,7 @@
 #include "ns3/uinteger.h"
 
 #include "dltrace/formats/trace_set.h"
+#include "dltrace/models/algorithms.h"
 #include "dltrace/models/lower.h"
 #include "dltrace/models/merge.h"
 #include "dltrace/replay/schedule_tools.h"
@@ -33,9 +34,9 @@ DltraceJob::GetTypeId()
                           MakeStringAccessor(&DltraceJob::m_tracePath),
                           MakeStringChecker())
             .AddAttribute("Algorithm",
-                          "Collective algorithm the trace is lowered with: recorded, ring, "
-                          "tree, hd, ps, stepwise, gossip or pairwise.",
-                          StringValue("recorded"),
+                          "Collective algorithm the trace is lowered with: " +
+                              dltrace::models::AlgorithmNamesJoined() + ".",
+                          StringValue(dltrace::models::kRecordedAlgorithm),
                           MakeStringAccessor(&DltraceJob::m_algorithm),
                           MakeStringChecker())
             .AddAttribute("Channels",
@@ -100,12 +101,8 @@ DltraceJob::Load(std::string* error)
     options.channels = int(m_channels);
     if (!dltrace::models::FindAlgorithm(options.algorithm))
     {
-        std::string names;
-        for (const auto& a : dltrace::models::AllAlgorithms())
-        {
-            names += std::string(names.empty() ? "" : ", ") + a.name;
-        }
-        *error = "unknown algorithm '" + options.algorithm + "' (one of " + names + ")";
+        *error = "unknown algorithm '" + options.algorithm + "' (one of " +
+                 dltrace::models::AlgorithmNamesJoined() + ")";
         return false;
     }
     if (m_tracePath.empty())
