@@ -490,6 +490,11 @@ bool LowerRecorded(const CollectiveSpec& spec, uint64_t bytes, const LowerOption
   return LowerRing(spec, bytes, options, out);
 }
 
+// Separate servers (at least one) unless they run on workers 0..k-1.
+int ParameterServerEndpoints(const LowerOptions& options) {
+  return options.colocated_servers ? 0 : std::max(options.servers, 1);
+}
+
 }  // namespace
 
 int32_t TreeParent(int32_t nranks, int32_t rank, int tree) {
@@ -518,7 +523,7 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"hd", "recursive halving-doubling all-reduce (Rabenseifner), non-powers of two folded in",
        LowerHalvingDoubling},
       {"ps", "parameter server all-reduce: push shards to k servers, pull them back",
-       LowerParameterServer},
+       LowerParameterServer, ParameterServerEndpoints},
       {"stepwise", "step-wise ring reduce: only the reduce pass around the ring", LowerStepwise},
       {"gossip", "each worker exchanges its whole vector with a few rotating neighbours",
        LowerGossip},
@@ -534,11 +539,32 @@ const Algorithm* FindAlgorithm(const std::string& name) {
   return nullptr;
 }
 
+const Algorithm& Algorithm::Fallback() const { return *FindAlgorithm(fallback); }
+
+std::vector<std::string> AlgorithmNames() {
+  std::vector<std::string> names;
+  for (const auto& a : AllAlgorithms()) names.push_back(a.name);
+  return names;
+}
+
+std::string AlgorithmNamesJoined(const std::string& separator) {
+  std::string joined;
+  for (const auto& a : AllAlgorithms()) joined += (joined.empty() ? "" : separator) + a.name;
+  return joined;
+}
+
+void AddExtraEndpoints(const Algorithm& algo, const LowerOptions& options, Schedule* s) {
+  for (int j = 0; j < algo.ExtraEndpoints(options); ++j) {
+    s->endpoints.push_back({EndpointRole::kServer, -1, int32_t(s->hosts.size())});
+    s->hosts.push_back("server" + std::to_string(j));
+  }
+}
+
 const char* LowerCollective(const Algorithm& algo, const CollectiveSpec& spec,
                             const LowerOptions& options, StepBuilder& out) {
   const uint64_t channels = uint64_t(std::max(options.channels, 1));
   const char* used = algo.name;
-  const Algorithm& ring = AllAlgorithms()[1];
+  const Algorithm& fallback = algo.Fallback();
   for (uint64_t c = 0; c < channels; ++c) {
     out.set_channel(uint16_t(c));
     const uint64_t channel_bytes = Share(spec.bytes, channels, c);
@@ -548,8 +574,8 @@ const char* LowerCollective(const Algorithm& algo, const CollectiveSpec& spec,
     for (uint64_t p = 0; p < pieces; ++p) {
       const uint64_t piece = Share(channel_bytes, pieces, p);
       if (used == algo.name && algo.lower(spec, piece, options, out)) continue;
-      used = ring.name;
-      ring.lower(spec, piece, options, out);
+      used = fallback.name;
+      fallback.lower(spec, piece, options, out);
     }
   }
   out.set_channel(0);
@@ -565,19 +591,15 @@ Schedule LowerSingleCollective(const CollectiveSpec& spec, int32_t world_size,
     s.endpoints.push_back({EndpointRole::kWorker, r, r});
     s.hosts.push_back("host" + std::to_string(r));
   }
-  if (options.algorithm == "ps" && !options.colocated_servers)
-    for (int j = 0; j < std::max(options.servers, 1); ++j) {
-      s.endpoints.push_back({EndpointRole::kServer, -1, int32_t(s.hosts.size())});
-      s.hosts.push_back("server" + std::to_string(j));
-    }
+  const Algorithm* algo = FindAlgorithm(options.algorithm);
+  if (!algo) algo = FindAlgorithm(kRingAlgorithm);
+  AddExtraEndpoints(*algo, options, &s);
   s.ranks.resize(s.endpoints.size());
   ScheduleOp op;
   op.source = ScheduleOp::Source::kSynthetic;
   op.collective = spec.collective;
   op.bytes = spec.bytes;
   s.ops.push_back(op);
-  const Algorithm* algo = FindAlgorithm(options.algorithm);
-  if (!algo) algo = &AllAlgorithms()[1];
   StepBuilder b(&s);
   b.BeginOp(0);
   s.ops[0].algorithm = LowerCollective(*algo, spec, options, b);

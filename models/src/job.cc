@@ -84,9 +84,7 @@ void LinkAndAlign(Job* job) {
 
 std::unique_ptr<Job> LoadJob(const std::string& path, const JobOptions& options, std::string* error) {
   if (!FindAlgorithm(options.lower.algorithm)) {
-    std::string names;  // MERGE: JoinedAlgorithmNames
-    for (const auto& a : AllAlgorithms()) names += std::string(names.empty() ? "" : ", ") + a.name;
-    *error = "unknown algorithm '" + options.lower.algorithm + "' (one of " + names + ")";
+    *error = "unknown algorithm '" + options.lower.algorithm + "' (one of " + AlgorithmNamesJoined() + ")";
     return nullptr;
   }
   auto job = std::make_unique<Job>();

@@ -92,11 +92,9 @@ class Lowerer {
     for (const auto& h : m_.hosts) s_.hosts.push_back(h.name);
     for (int32_t r = 0; r < m_.world_size; ++r)
       s_.endpoints.push_back({EndpointRole::kWorker, r, m_.host_of_rank[size_t(r)]});
-    if (options_.algorithm == "ps" && !options_.colocated_servers)
-      for (int j = 0; j < std::max(options_.servers, 1); ++j) {
-        s_.endpoints.push_back({EndpointRole::kServer, -1, int32_t(s_.hosts.size())});
-        s_.hosts.push_back("server" + std::to_string(j));
-      }
+    algo_ = FindAlgorithm(options_.algorithm);
+    if (!algo_) algo_ = FindAlgorithm(kRecordedAlgorithm);
+    AddExtraEndpoints(*algo_, options_, &s_);
     s_.ranks.resize(s_.endpoints.size());
     first_ns_.assign(size_t(m_.world_size), 0);
     for (const auto& rt : m_.set->ranks) {
@@ -146,7 +144,7 @@ class Lowerer {
       op.recorded = t;
       op.comm = int32_t(tr.comm);
       op.bytes = tr.bytes;
-      op.algorithm = "recorded";
+      op.algorithm = kRecordedAlgorithm;
       op_of_transfer_[t] = Add(op, {{tr.src, tr.send_op}, {tr.dst, tr.recv_op}});
     }
     if (self) Note(std::to_string(self) + " messages a rank sent to itself were left out");
@@ -223,9 +221,6 @@ class Lowerer {
   // (a merge of the per-rank orders, earliest first). Traces whose orders
   // contradict each other are lowered earliest-first anyway.
   void Order() {
-    const Algorithm* algo = FindAlgorithm(options_.algorithm);
-    if (!algo) algo = &AllAlgorithms()[0];
-    algo_ = algo;
     StepBuilder builder(&s_);
     builder_ = &builder;
     lanes_.resize(size_t(m_.world_size));

@@ -8,6 +8,8 @@
 #include "ns3/core-module.h"
 #include "ns3/dltrace-scenario.h"
 
+#include "dltrace/models/algorithms.h"
+
 #include <sys/stat.h>
 
 #include <iostream>
@@ -33,7 +35,7 @@ main(int argc, char* argv[])
 {
     DltraceScenarioConfig config;
     std::string trace;
-    std::string algo = "recorded";
+    std::string algo = dltrace::models::kRecordedAlgorithm;
     uint32_t channels = 1;
     uint32_t iterations = 0;
     double timeScale = 1.0;
@@ -49,7 +51,7 @@ main(int argc, char* argv[])
                  "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=ring][:channels=2][:iterations=N] "
                  "(repeat for several)",
                  MakeCallback(&AddJob));
-    cmd.AddValue("algo", "recorded, ring, tree, hd, ps, stepwise, gossip or pairwise", algo);
+    cmd.AddValue("algo", "one of " + dltrace::models::AlgorithmNamesJoined(), algo);
     cmd.AddValue("channels", "TCP connections per endpoint pair", channels);
     cmd.AddValue("iterations", "simulate only the first N iterations (0: all)", iterations);
     cmd.AddValue("timeScale", "multiply compute gaps (0 skips them)", timeScale);

@@ -7,6 +7,7 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include "dltrace/models/algorithms.h"
 #include "dltrace/models/job.h"
 #include "dltrace/replay/schedule_tools.h"
 
@@ -31,9 +32,9 @@ DltraceJob::GetTypeId()
                           MakeStringAccessor(&DltraceJob::m_tracePath),
                           MakeStringChecker())
             .AddAttribute("Algorithm",
-                          "Collective algorithm the trace is lowered with: recorded, ring, "
-                          "tree, hd, ps, stepwise, gossip or pairwise.",
-                          StringValue("recorded"),
+                          "Collective algorithm the trace is lowered with: " +
+                              dltrace::models::AlgorithmNamesJoined() + ".",
+                          StringValue(dltrace::models::kRecordedAlgorithm),
                           MakeStringAccessor(&DltraceJob::m_algorithm),
                           MakeStringChecker())
             .AddAttribute("Channels",

@@ -1,8 +1,9 @@
 // The one table of intercepted MPI functions. Each row:
 //   X(name, kind, (parameters), (arguments), before, after)
 // `before` runs ahead of the PMPI call and `after` behind it, only while
-// recording; both call ordinary functions of mpi_recorder.h on the MpiCall `c`.
-// mpi_wrappers.cc turns every row into a wrapper; nothing is hand-written twice.
+// recording; both call ordinary functions of mpi_wrappers.cc (OnInit,
+// PointToPoint, Collective, ...) on its MpiCall `c`. mpi_wrappers.cc then
+// turns every row into a wrapper; nothing is hand-written twice.
 #pragma once
 
 #define DLTRACE_MPI_FUNCTIONS(X)                                                                    \

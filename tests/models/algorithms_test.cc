@@ -2,6 +2,7 @@
 // has exactly one receive, and bytes per rank match the textbook formulas.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "dltrace/models/algorithms.h"
@@ -307,6 +308,83 @@ TEST(Algorithms, UndefinedCollectivesFallBackToRing) {
     Schedule s = LowerSingleCollective(spec, 4, o);
     EXPECT_EQ(s.ops[0].algorithm, "ring") << algo;
     ExpectEveryRank(s, 4, 3 * 1024, algo);
+  }
+}
+
+TEST(Algorithms, NamesListTheTableInOrder) {
+  EXPECT_EQ(AlgorithmNames(), (std::vector<std::string>{"recorded", "ring", "tree", "hd", "ps",
+                                                        "stepwise", "gossip", "pairwise"}));
+  EXPECT_EQ(AlgorithmNamesJoined(), "recorded, ring, tree, hd, ps, stepwise, gossip, pairwise");
+  EXPECT_EQ(AlgorithmNamesJoined("|"), "recorded|ring|tree|hd|ps|stepwise|gossip|pairwise");
+  EXPECT_NE(FindAlgorithm(LowerOptions{}.algorithm), nullptr);
+}
+
+TEST(Algorithms, OnlyParameterServerAddsEndpointsAndOnlyWhenNotColocated) {
+  LowerOptions o;
+  o.servers = 2;
+  EXPECT_EQ(FindAlgorithm("ps")->ExtraEndpoints(o), 2);
+  for (const auto& a : AllAlgorithms()) {
+    if (std::string(a.name) != "ps") {
+      EXPECT_EQ(a.ExtraEndpoints(o), 0) << a.name;
+    }
+  }
+  o.colocated_servers = true;
+  EXPECT_EQ(FindAlgorithm("ps")->ExtraEndpoints(o), 0);
+  o.colocated_servers = false;
+  o.servers = 0;  // at least one server
+  EXPECT_EQ(FindAlgorithm("ps")->ExtraEndpoints(o), 1);
+
+  // The added endpoints are servers, each on a host of its own, after the workers.
+  o.servers = 2;
+  Schedule s = Lower("ps", Collective::kAllReduce, 4, 4096, 0, o);
+  ASSERT_EQ(s.endpoints.size(), 6u);
+  for (size_t e = 4; e < 6; ++e) {
+    EXPECT_EQ(s.endpoints[e].role, EndpointRole::kServer);
+    EXPECT_EQ(s.endpoints[e].world_rank, -1);
+    EXPECT_EQ(s.hosts[size_t(s.endpoints[e].host)], "server" + std::to_string(e - 4));
+  }
+  EXPECT_EQ(Lower("ring", Collective::kAllReduce, 4, 4096, 0, o).endpoints.size(), 4u);
+}
+
+TEST(Algorithms, EveryAlgorithmFallsBackToRing) {
+  for (const auto& a : AllAlgorithms()) {
+    EXPECT_EQ(&a.Fallback(), FindAlgorithm(a.fallback)) << a.name;
+    EXPECT_EQ(a.Fallback().name, std::string("ring")) << a.name;
+  }
+}
+
+TEST(Algorithms, UndefinedCollectivesUseTheEntrysDeclaredFallback) {
+  // An entry defining no collective, declaring pairwise as its fallback:
+  // all-gather on 4 ranks is then the direct exchange, (n-1)/n of S per rank.
+  const Algorithm nothing{"nothing", "defines no collective",
+                          [](const CollectiveSpec&, uint64_t, const LowerOptions&, StepBuilder&) {
+                            return false;
+                          },
+                          nullptr, "pairwise"};
+  CollectiveSpec spec;
+  spec.collective = Collective::kAllGather;
+  spec.bytes = 4 * 1024;
+  spec.members = {0, 1, 2, 3};
+  Schedule s;
+  s.world_size = 4;
+  s.hosts = {"h0", "h1", "h2", "h3"};
+  for (int r = 0; r < 4; ++r) s.endpoints.push_back({EndpointRole::kWorker, r, r});
+  s.ranks.resize(4);
+  s.ops.resize(1);
+  StepBuilder b(&s);
+  b.BeginOp(0);
+  EXPECT_EQ(LowerCollective(nothing, spec, LowerOptions{}, b), std::string("pairwise"));
+  b.EndOp();
+  ExpectSound(s, "nothing -> pairwise");
+  ExpectEveryRank(s, 4, 3 * 1024, "nothing -> pairwise");
+  // Pairwise sends straight to every peer: 3 sends per rank, not a ring's 3 hops of one peer.
+  for (int r = 0; r < 4; ++r) {
+    std::vector<int32_t> peers;
+    for (const auto& st : s.ranks[size_t(r)].steps)
+      if (st.type == StepType::kSend) peers.push_back(st.peer);
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    EXPECT_EQ(peers.size(), 3u) << "rank " << r;
   }
 }
 

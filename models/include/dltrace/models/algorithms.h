@@ -12,8 +12,13 @@
 
 namespace dltrace::models {
 
+// Algorithms the code names: what LowerOptions start with, and the one that
+// lowers collectives another algorithm does not define (Algorithm::fallback).
+inline constexpr char kRecordedAlgorithm[] = "recorded";
+inline constexpr char kRingAlgorithm[] = "ring";
+
 struct LowerOptions {
-  std::string algorithm = "recorded";
+  std::string algorithm = kRecordedAlgorithm;
   // Each channel's share of an op is cut into pieces of at most this many
   // bytes, each lowered as a whole run of the algorithm (pipelining); 0: one piece.
   uint64_t chunk_bytes = 0;
@@ -104,23 +109,44 @@ class StepBuilder {
 using LowerFn = bool (*)(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
                          StepBuilder& out);
 
+// How many endpoints of their own (servers) an algorithm adds to the workers.
+using ExtraEndpointsFn = int (*)(const LowerOptions& options);
+
 struct Algorithm {
   const char* name;
   const char* summary;
   LowerFn lower;
+  ExtraEndpointsFn extra_endpoints = nullptr;  // nullptr: none
+  // Lowers the collectives LOWER does not define; must name a table entry.
+  const char* fallback = kRingAlgorithm;
+
+  int ExtraEndpoints(const LowerOptions& options) const {
+    return extra_endpoints ? extra_endpoints(options) : 0;
+  }
+  const Algorithm& Fallback() const;
 };
 
 const std::vector<Algorithm>& AllAlgorithms();
 const Algorithm* FindAlgorithm(const std::string& name);
+// The table's names in table order, for messages and help texts.
+std::vector<std::string> AlgorithmNames();
+// AlgorithmNames() joined: "recorded, ring, tree, ...".
+std::string AlgorithmNamesJoined(const std::string& separator = ", ");
+
+// Appends the endpoints ALGO adds for OPTIONS to S, each a server on a host
+// of its own named server0, server1, ...
+void AddExtraEndpoints(const Algorithm& algo, const LowerOptions& options, Schedule* s);
 
 // Lowers SPEC with ALGO across options.channels channels and chunk_bytes
-// pieces; collectives the algorithm does not define use ring. Returns the
-// name of the algorithm that was used.
+// pieces; once a piece needs a collective the algorithm does not define, it
+// and the pieces after it use algo.Fallback(). Returns the name of the
+// algorithm that was used last.
 const char* LowerCollective(const Algorithm& algo, const CollectiveSpec& spec,
                             const LowerOptions& options, StepBuilder& out);
 
 // A schedule holding only SPEC lowered on workers 0..n-1, each on a host of
-// its own (plus separate servers for ps): what tests and the CLI inspect.
+// its own (plus the algorithm's extra endpoints): what tests and the CLI
+// inspect. An unknown options.algorithm lowers with ring.
 Schedule LowerSingleCollective(const CollectiveSpec& spec, int32_t world_size,
                                const LowerOptions& options);
 
