@@ -19,8 +19,8 @@
 #include <set>
 
 #include "commands.h"
-#include "json.h"
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/views/json.h"
 #include "dltrace/views/runs.h"
 
 namespace dltrace::cli {
@@ -276,31 +276,28 @@ int RunCompare(const Args& args) {
     return kExitOk;
   }
   if (json) {
-    JsonWriter w;
-    w.BeginObject().Key("runs").BeginArray();
+    views::Json run_rows = views::Json::array(), kind_rows = views::Json::array(),
+                iteration_rows = views::Json::array();
     for (size_t k = 0; k < runs.size(); ++k) {
       const auto& t = runs[k].times;
-      w.BeginObject().Field("label", runs[k].label).Field("path", paths[k]).Field("source", t.source)
-          .Field("algorithm", t.algorithm).Field("complete", t.complete).Field("endpoints", t.endpoints)
-          .Field("mean_iteration_ms", mean[k] / 1e6).Field("diff_percent", Percent(mean[k], mean[0]))
-          .Key("iteration_ms").BeginArray();
-      for (size_t i = 0; i < common_iterations; ++i) w.Double(t.iteration_ns[i] / 1e6);
-      w.EndArray().EndObject();
+      std::vector<double> iteration_ms;
+      for (size_t i = 0; i < common_iterations; ++i) iteration_ms.push_back(t.iteration_ns[i] / 1e6);
+      run_rows.push_back({{"label", runs[k].label}, {"path", paths[k]}, {"source", t.source},
+                          {"algorithm", t.algorithm}, {"complete", t.complete}, {"endpoints", t.endpoints},
+                          {"mean_iteration_ms", mean[k] / 1e6}, {"diff_percent", Percent(mean[k], mean[0])},
+                          {"iteration_ms", iteration_ms}});
     }
-    w.EndArray().Key("kinds").BeginArray();
     for (const auto& r : rows) {
-      if (r.section != "kind") continue;
-      w.BeginObject().Field("kind", r.key).Field("run", r.run).Field("ops", r.ops).Field("bytes", r.bytes)
-          .Field("time_ms", r.ms).Field("diff_percent", r.diff).Field("busbw_gbps", r.busbw).EndObject();
+      if (r.section == "kind")
+        kind_rows.push_back({{"kind", r.key}, {"run", r.run}, {"ops", r.ops}, {"bytes", r.bytes}, {"time_ms", r.ms},
+                             {"diff_percent", r.diff}, {"busbw_gbps", r.busbw}});
+      else if (r.section == "iteration")
+        iteration_rows.push_back({{"iteration", std::stol(r.key)}, {"run", r.run}, {"time_ms", r.ms},
+                                  {"diff_percent", r.diff}});
     }
-    w.EndArray().Key("iterations").BeginArray();
-    for (const auto& r : rows) {
-      if (r.section != "iteration") continue;
-      w.BeginObject().Field("iteration", std::stol(r.key)).Field("run", r.run).Field("time_ms", r.ms)
-          .Field("diff_percent", r.diff).EndObject();
-    }
-    w.EndArray().EndObject();
-    std::printf("%s\n", w.str().c_str());
+    const views::Json doc = {{"runs", std::move(run_rows)}, {"kinds", std::move(kind_rows)},
+                             {"iterations", std::move(iteration_rows)}};
+    std::printf("%s\n", views::JsonText(doc).c_str());
     return kExitOk;
   }
 

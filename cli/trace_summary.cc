@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "dltrace/formats/op_kind.h"
-#include "json.h"
+#include "dltrace/views/json.h"
 
 namespace dltrace::cli {
 
@@ -231,70 +231,35 @@ std::string SummaryText(const TraceSummary& s) {
 }
 
 std::string SummaryJson(const TraceSummary& s) {
-  JsonWriter j;
-  j.BeginObject();
-  j.Field("path", s.path).Field("world_size", s.world_size).Field("ranks_found", s.ranks_found);
-  j.Field("complete", s.complete);
-  j.Key("warnings").BeginArray();
-  for (const auto& w : s.warnings) j.String(w);
-  j.EndArray();
-  j.Field("recorder_version", s.recorder_version)
-      .Field("mpi_version", s.mpi_version)
-      .Field("nccl_version", s.nccl_version)
-      .Field("job_id", s.job_id);
-  j.Key("hosts").BeginArray();
-  for (const auto& [h, ranks] : s.hosts) {
-    j.BeginObject().Field("name", h).Key("ranks").BeginArray();
-    for (auto r : ranks) j.Int(r);
-    j.EndArray().EndObject();
-  }
-  j.EndArray();
-  j.Field("time_span_s", s.time_span_s)
-      .Field("events", s.events)
-      .Field("events_dropped", s.dropped)
-      .Field("samples", s.samples)
-      .Field("bytes", s.bytes);
-  j.Key("communicators").BeginArray();
+  using views::Json;
+  Json hosts = Json::array(), communicators = Json::array(), op_kinds = Json::array(), ranks = Json::array();
+  for (const auto& [h, on] : s.hosts) hosts.push_back({{"name", h}, {"ranks", on}});
   for (const auto& c : s.communicators) {
-    j.BeginObject().Field("id", c.id).Field("api", c.api).Field("name", c.name).Field("size", c.size);
-    j.Key("members").BeginArray();
-    for (auto m : c.members) j.Int(m);
-    j.EndArray();
     char hash[24];
     std::snprintf(hash, sizeof(hash), "0x%016llx", (unsigned long long)c.nccl_unique_id_hash);
-    j.Field("nccl_unique_id_hash", c.nccl_unique_id_hash ? std::string(hash) : std::string());
-    j.Field("ops", c.ops).EndObject();
+    communicators.push_back({{"id", c.id}, {"api", c.api}, {"name", c.name}, {"size", c.size},
+                             {"members", c.members},
+                             {"nccl_unique_id_hash", c.nccl_unique_id_hash ? std::string(hash) : std::string()},
+                             {"ops", c.ops}});
   }
-  j.EndArray();
-  j.Key("op_kinds").BeginArray();
   for (const auto& k : s.op_kinds) {
-    j.BeginObject().Field("kind", k.kind).Field("calls", k.calls).Field("bytes", k.bytes);
-    j.Field("time_s", k.time_s);
-    j.Key("algbw_gbps");
-    k.timed ? j.Double(k.algbw_gbps) : j.Null();
-    j.Key("busbw_gbps");
-    k.timed ? j.Double(k.busbw_gbps) : j.Null();
-    j.EndObject();
+    op_kinds.push_back({{"kind", k.kind}, {"calls", k.calls}, {"bytes", k.bytes}, {"time_s", k.time_s},
+                        {"algbw_gbps", k.timed ? Json(k.algbw_gbps) : Json(nullptr)},
+                        {"busbw_gbps", k.timed ? Json(k.busbw_gbps) : Json(nullptr)}});
   }
-  j.EndArray();
-  j.Key("ranks").BeginArray();
   for (const auto& r : s.ranks) {
-    j.BeginObject()
-        .Field("rank", r.rank)
-        .Field("host", r.host)
-        .Field("local_rank", r.local_rank)
-        .Field("pid", r.pid)
-        .Field("ops", r.ops)
-        .Field("bytes", r.bytes)
-        .Field("events_dropped", r.dropped)
-        .Field("samples", r.samples)
-        .Field("status", r.status)
-        .Field("file", r.file)
-        .EndObject();
+    ranks.push_back({{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"pid", r.pid},
+                     {"ops", r.ops}, {"bytes", r.bytes}, {"events_dropped", r.dropped}, {"samples", r.samples},
+                     {"status", r.status}, {"file", r.file}});
   }
-  j.EndArray();
-  j.EndObject();
-  return j.str() + "\n";
+  const Json doc = {{"path", s.path}, {"world_size", s.world_size}, {"ranks_found", s.ranks_found},
+                    {"complete", s.complete}, {"warnings", s.warnings},
+                    {"recorder_version", s.recorder_version}, {"mpi_version", s.mpi_version},
+                    {"nccl_version", s.nccl_version}, {"job_id", s.job_id}, {"hosts", std::move(hosts)},
+                    {"time_span_s", s.time_span_s}, {"events", s.events}, {"events_dropped", s.dropped},
+                    {"samples", s.samples}, {"bytes", s.bytes}, {"communicators", std::move(communicators)},
+                    {"op_kinds", std::move(op_kinds)}, {"ranks", std::move(ranks)}};
+  return views::JsonText(doc) + "\n";
 }
 
 }  // namespace dltrace::cli

@@ -6,6 +6,7 @@ set -euo pipefail
 PACKAGES=(
   build-essential cmake pkg-config
   libflatbuffers-dev flatbuffers-compiler
+  nlohmann-json3-dev
   libgtest-dev
   libboost-dev
   openmpi-bin libopenmpi-dev

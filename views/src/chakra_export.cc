@@ -12,6 +12,7 @@
 
 #include "chakra_et.pb.h"
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/views/json.h"
 
 namespace dltrace::views {
 
@@ -202,17 +203,11 @@ bool WriteChakra(const Job& job, const std::string& prefix, ExportStats* stats, 
   }
 
   // ASTRA-sim's --comm-group-configuration: each pg_name's ranks.
-  std::string groups = "{";
-  for (int32_t c : comms_used) {
-    if (c < 0 || size_t(c) >= job.merged.comms.size()) continue;
-    groups += std::string(groups.size() > 1 ? ",\n " : "\n ") + "\"" + std::to_string(c) + "\": [";
-    const auto& members = job.merged.comms[size_t(c)].members;
-    for (size_t m = 0; m < members.size(); ++m) groups += (m ? ", " : "") + std::to_string(members[m]);
-    groups += "]";
-  }
-  groups += "\n}\n";
+  Json groups = Json::object();
+  for (int32_t c : comms_used)
+    if (c >= 0 && size_t(c) < job.merged.comms.size()) groups[std::to_string(c)] = job.merged.comms[size_t(c)].members;
   const std::string groups_path = prefix + ".comm_groups.json";
-  if (!WriteFileAtomically(groups_path, groups, error)) return false;
+  if (!WriteFileAtomically(groups_path, JsonText(groups) + "\n", error)) return false;
   stats->files.push_back(groups_path);
   return true;
 }
