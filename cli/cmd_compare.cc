@@ -18,12 +18,11 @@
 #include <map>
 #include <set>
 
-#include <nlohmann/json.hpp>
-
 #include "commands.h"
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/models/job.h"
 #include "dltrace/runs/comparison.h"
+#include "dltrace/runs/json.h"
 
 namespace dltrace::cli {
 
@@ -212,7 +211,7 @@ int RunCompare(const Args& args) {
   }
   if (json) {
     // NaN (no baseline time) becomes null, as JSON has no NaN.
-    using Json = nlohmann::ordered_json;
+    using runs::Json;
     auto number = [](double v) { return std::isfinite(v) ? Json(v) : Json(nullptr); };
     Json doc = {{"runs", Json::array()}, {"kinds", Json::array()}, {"iterations", Json::array()}};
     for (size_t k = 0; k < runs.size(); ++k) {
@@ -233,7 +232,7 @@ int RunCompare(const Args& args) {
       for (size_t k = 0; k < runs.size(); ++k)
         doc["iterations"].push_back({{"iteration", i}, {"run", label(k)}, {"time_ms", number(ms(c.iteration_ns[k][i]))},
                                      {"diff_percent", number(runs::Percent(c.iteration_ns[k][i], c.iteration_ns[0][i]))}});
-    std::printf("%s\n", doc.dump(-1, ' ', false, Json::error_handler_t::replace).c_str());
+    std::printf("%s\n", runs::JsonText(doc).c_str());
     return kExitOk;
   }
 

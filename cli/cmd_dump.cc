@@ -5,7 +5,7 @@
 
 #include "commands.h"
 #include "dltrace/formats/trace_set.h"
-#include "json.h"
+#include "dltrace/runs/json.h"
 
 namespace dltrace::cli {
 
@@ -13,15 +13,9 @@ using namespace dltrace::formats;
 
 namespace {
 
-void Print(JsonWriter& j) {
-  std::fputs(j.str().c_str(), stdout);
+void Print(const runs::Json& j) {
+  std::fputs(runs::JsonText(j).c_str(), stdout);
   std::fputc('\n', stdout);
-}
-
-void Array(JsonWriter& j, const char* key, const std::vector<uint64_t>& v) {
-  j.Key(key).BeginArray();
-  for (auto x : v) j.Uint(x);
-  j.EndArray();
 }
 
 }  // namespace
@@ -50,68 +44,56 @@ int RunDump(const Args& args) {
   for (const auto& r : set.ranks) {
     const Header& h = r.header;
     if (only_rank >= 0 && h.global_rank != only_rank) continue;
-    JsonWriter j;
-    j.BeginObject().Field("type", "header").Field("rank", h.global_rank);
-    j.Field("world_size", h.world_size).Field("local_rank", h.local_rank).Field("host", h.host);
-    j.Field("pid", h.pid).Field("job_id", h.job_id).Field("mpi_version", h.mpi_version);
-    j.Field("nccl_version", h.nccl_version).Field("recorder_version", h.recorder_version);
-    j.Field("gpu_device", h.gpu_device).Field("gpu_bus_id", h.gpu_bus_id);
-    j.Field("start_monotonic_ns", h.start_monotonic_ns).Field("start_realtime_ns", h.start_realtime_ns);
-    j.Key("command_line").BeginArray();
-    for (const auto& a : h.command_line) j.String(a);
-    j.EndArray().Key("rank_env").BeginObject();
-    for (const auto& [k, v] : h.rank_env) j.Field(k, v);
-    j.EndObject().Field("status", ReadStatusName(r.status)).EndObject();
-    Print(j);
+    runs::Json rank_env = runs::Json::object();
+    for (const auto& [k, v] : h.rank_env) rank_env[k] = v;
+    Print({{"type", "header"}, {"rank", h.global_rank}, {"world_size", h.world_size},
+           {"local_rank", h.local_rank}, {"host", h.host}, {"pid", h.pid}, {"job_id", h.job_id},
+           {"mpi_version", h.mpi_version}, {"nccl_version", h.nccl_version},
+           {"recorder_version", h.recorder_version}, {"gpu_device", h.gpu_device},
+           {"gpu_bus_id", h.gpu_bus_id}, {"start_monotonic_ns", h.start_monotonic_ns},
+           {"start_realtime_ns", h.start_realtime_ns}, {"command_line", h.command_line},
+           {"rank_env", std::move(rank_env)}, {"status", ReadStatusName(r.status)}});
     for (const auto& c : r.communicators) {
-      JsonWriter cj;
-      cj.BeginObject().Field("type", "comm").Field("rank", h.global_rank).Field("id", c.id);
-      cj.Field("api", ApiName(c.api)).Field("name", c.name).Field("size", c.size);
-      cj.Field("comm_rank", c.rank).Key("members").BeginArray();
-      for (auto m : c.members) cj.Int(m);
-      cj.EndArray().Field("parent", (long long)c.parent).Field("color", c.color).Field("key", c.key);
-      cj.Field("nccl_unique_id_hash", c.nccl_unique_id_hash).Field("cuda_device", c.cuda_device);
-      cj.Field("bus_id", c.bus_id).Field("created_ns", c.created_ns).EndObject();
-      Print(cj);
+      Print({{"type", "comm"}, {"rank", h.global_rank}, {"id", c.id}, {"api", ApiName(c.api)},
+             {"name", c.name}, {"size", c.size}, {"comm_rank", c.rank}, {"members", c.members},
+             {"parent", c.parent}, {"color", c.color}, {"key", c.key},
+             {"nccl_unique_id_hash", c.nccl_unique_id_hash}, {"cuda_device", c.cuda_device},
+             {"bus_id", c.bus_id}, {"created_ns", c.created_ns}});
     }
     for (const auto& op : r.ops) {
-      JsonWriter oj;
-      oj.BeginObject().Field("type", "op").Field("rank", h.global_rank);
-      oj.Field("kind", OpKindName(op.kind));
-      oj.Key("comm");
-      op.comm == kNoCommunicator ? oj.Null() : oj.Uint(op.comm);
-      oj.Field("count", op.count).Field("datatype", DataTypeName(op.datatype));
-      oj.Field("bytes", op.bytes).Field("red_op", RedOpName(op.red_op));
-      oj.Field("peer", op.peer).Field("tag", op.tag).Field("seq", op.seq);
-      oj.Field("group", op.group).Field("thread", op.thread).Field("stream", op.stream);
-      oj.Field("enter_ns", (long long)op.enter_ns).Field("exit_ns", (long long)op.exit_ns);
-      if (op.gpu_start_ns) oj.Field("gpu_start_ns", (long long)*op.gpu_start_ns);
-      if (op.gpu_end_ns) oj.Field("gpu_end_ns", (long long)*op.gpu_end_ns);
-      if (op.completion_ns) oj.Field("completion_ns", (long long)*op.completion_ns);
-      if (op.captured_in_graph) oj.Field("captured_in_graph", true);
-      if (!op.peer_send_bytes.empty()) Array(oj, "peer_send_bytes", op.peer_send_bytes);
-      if (!op.peer_recv_bytes.empty()) Array(oj, "peer_recv_bytes", op.peer_recv_bytes);
-      oj.EndObject();
-      Print(oj);
+      runs::Json o = {{"type", "op"}, {"rank", h.global_rank}, {"kind", OpKindName(op.kind)}};
+      o["comm"] = op.comm == kNoCommunicator ? runs::Json(nullptr) : runs::Json(op.comm);
+      o["count"] = op.count;
+      o["datatype"] = DataTypeName(op.datatype);
+      o["bytes"] = op.bytes;
+      o["red_op"] = RedOpName(op.red_op);
+      o["peer"] = op.peer;
+      o["tag"] = op.tag;
+      o["seq"] = op.seq;
+      o["group"] = op.group;
+      o["thread"] = op.thread;
+      o["stream"] = op.stream;
+      o["enter_ns"] = op.enter_ns;
+      o["exit_ns"] = op.exit_ns;
+      if (op.gpu_start_ns) o["gpu_start_ns"] = *op.gpu_start_ns;
+      if (op.gpu_end_ns) o["gpu_end_ns"] = *op.gpu_end_ns;
+      if (op.completion_ns) o["completion_ns"] = *op.completion_ns;
+      if (op.captured_in_graph) o["captured_in_graph"] = true;
+      if (!op.peer_send_bytes.empty()) o["peer_send_bytes"] = op.peer_send_bytes;
+      if (!op.peer_recv_bytes.empty()) o["peer_recv_bytes"] = op.peer_recv_bytes;
+      Print(o);
     }
     for (const auto& s : r.samples) {
-      JsonWriter sj;
-      sj.BeginObject().Field("type", "sample").Field("rank", h.global_rank);
-      sj.Field("time_ns", s.time_ns).Field("cpu_percent", double(s.cpu_percent));
-      sj.Field("rss_bytes", s.rss_bytes).Field("net_rx_bytes", s.net_rx_bytes);
-      sj.Field("net_tx_bytes", s.net_tx_bytes).Field("disk_read_bytes", s.disk_read_bytes);
-      sj.Field("disk_write_bytes", s.disk_write_bytes).EndObject();
-      Print(sj);
+      Print({{"type", "sample"}, {"rank", h.global_rank}, {"time_ns", s.time_ns},
+             {"cpu_percent", double(s.cpu_percent)}, {"rss_bytes", s.rss_bytes},
+             {"net_rx_bytes", s.net_rx_bytes}, {"net_tx_bytes", s.net_tx_bytes},
+             {"disk_read_bytes", s.disk_read_bytes}, {"disk_write_bytes", s.disk_write_bytes}});
     }
     if (r.footer) {
-      JsonWriter fj;
-      fj.BeginObject().Field("type", "footer").Field("rank", h.global_rank);
-      fj.Field("events_written", r.footer->events_written);
-      fj.Field("events_dropped", r.footer->events_dropped);
-      fj.Field("samples_written", r.footer->samples_written).Field("reason", r.footer->reason);
-      fj.Field("end_monotonic_ns", r.footer->end_monotonic_ns);
-      fj.EndObject();
-      Print(fj);
+      const Footer& f = *r.footer;
+      Print({{"type", "footer"}, {"rank", h.global_rank}, {"events_written", f.events_written},
+             {"events_dropped", f.events_dropped}, {"samples_written", f.samples_written},
+             {"reason", f.reason}, {"end_monotonic_ns", f.end_monotonic_ns}});
     }
   }
   std::fflush(stdout);

@@ -1,4 +1,4 @@
-// Summarize: communicators matched across ranks, per-kind counts, bytes and
+// Summarize: communicators as models::Merge matches them, per-kind counts, bytes and
 // bandwidth, per-rank totals, and the time span on a common (realtime) clock.
 #include "trace_summary.h"
 
@@ -7,7 +7,8 @@
 #include <cstdio>
 
 #include "dltrace/formats/op_kind.h"
-#include "json.h"
+#include "dltrace/models/merge.h"
+#include "dltrace/runs/json.h"
 
 namespace dltrace::cli {
 
@@ -40,23 +41,17 @@ std::string HumanBytes(double bytes) {
 
 namespace {
 
-// The identity of a communicator across rank files.
-std::string CommKey(const Communicator& c, const std::vector<Communicator>& same_rank) {
-  if (c.nccl_unique_id_hash != 0) return "nccl:" + std::to_string(c.nccl_unique_id_hash);
-  if (c.members.empty()) return "";
-  std::string key = std::string(ApiName(c.api)) + ":";
-  for (int32_t m : c.members) key += std::to_string(m) + ",";
-  // Duplicates of one group (MPI_Comm_dup) are told apart by creation order.
-  int ordinal = 0;
-  for (const auto& o : same_rank) {
-    if (&o == &c) break;
-    if (o.members == c.members && o.api == c.api && o.nccl_unique_id_hash == 0) ++ordinal;
-  }
-  return key + "#" + std::to_string(ordinal);
-}
-
 int64_t ToRealtime(const Header& h, int64_t mono_ns) {
   return int64_t(h.start_realtime_ns) + (mono_ns - int64_t(h.start_monotonic_ns));
+}
+
+// The summary of the communicator that RANK's file calls ID, as the merge
+// matched it; null when the file does not describe it.
+CommunicatorSummary* MergedComm(const models::MergedTrace& merged, int32_t rank, uint32_t id, TraceSummary* s) {
+  if (rank < 0 || size_t(rank) >= merged.comm_index.size()) return nullptr;
+  const auto& index = merged.comm_index[size_t(rank)];
+  auto it = index.find(id);
+  return it == index.end() ? nullptr : &s->communicators[it->second];
 }
 
 }  // namespace
@@ -69,12 +64,25 @@ TraceSummary Summarize(const TraceSet& set) {
   s.warnings = set.warnings;
   s.complete = set.warnings.empty();
 
-  std::map<std::string, int> comm_index;  // key -> index in s.communicators
-  std::map<size_t, std::vector<int32_t>> nccl_places;  // communicator -> global rank per comm rank
   std::map<std::string, OpKindSummary> kinds;
   std::map<std::string, double> kind_bus_bytes;  // bytes * busbw factor
   std::map<std::string, double> kind_timed_bytes;
   int64_t first_ns = INT64_MAX, last_ns = INT64_MIN;
+
+  // Communicators as the merge (and so the lowering) matches them across rank files.
+  const models::MergedTrace merged = models::Merge(set);
+  for (size_t i = 0; i < merged.comms.size(); ++i) {
+    const models::WorldCommunicator& w = merged.comms[i];
+    CommunicatorSummary cs;
+    cs.id = int(i);
+    cs.api = ApiName(w.api);
+    cs.name = w.name;
+    cs.size = int32_t(w.members.size());
+    // Members only when every one is known (a rank file missing leaves holes).
+    if (std::find(w.members.begin(), w.members.end(), -1) == w.members.end()) cs.members = w.members;
+    cs.nccl_unique_id_hash = w.nccl_unique_id_hash;
+    s.communicators.push_back(cs);
+  }
 
   for (const auto& r : set.ranks) {
     const Header& h = r.header;
@@ -83,38 +91,6 @@ TraceSummary Summarize(const TraceSet& set) {
     if (s.nccl_version.empty()) s.nccl_version = h.nccl_version;
     if (s.job_id.empty()) s.job_id = h.job_id;
     s.hosts[h.host].push_back(h.global_rank);
-
-    // This rank's communicators, by trace-local id.
-    std::map<uint32_t, int> local_to_global;
-    std::map<uint32_t, int32_t> local_size;
-    for (const auto& c : r.communicators) {
-      std::string key = CommKey(c, r.communicators);
-      if (key.empty()) key = "rank" + std::to_string(h.global_rank) + ":" + std::to_string(c.id);
-      auto it = comm_index.find(key);
-      if (it == comm_index.end()) {
-        CommunicatorSummary cs;
-        cs.id = int(s.communicators.size());
-        cs.api = ApiName(c.api);
-        cs.name = c.name;
-        cs.size = c.size;
-        cs.members = c.members;
-        cs.nccl_unique_id_hash = c.nccl_unique_id_hash;
-        s.communicators.push_back(cs);
-        it = comm_index.emplace(key, cs.id).first;
-      }
-      auto& cs = s.communicators[size_t(it->second)];
-      if (cs.members.empty()) cs.members = c.members;
-      // NCCL files name only their own place (comm rank -> this global rank);
-      // the members come from all files together.
-      if (c.members.empty() && c.rank >= 0 && c.rank < c.size) {
-        auto& places = nccl_places[size_t(cs.id)];
-        places.resize(size_t(c.size), -1);
-        places[size_t(c.rank)] = h.global_rank;
-      }
-      cs.seen_on.push_back(h.global_rank);
-      local_to_global[c.id] = it->second;
-      local_size[c.id] = c.size;
-    }
 
     RankSummary rs;
     rs.rank = h.global_rank;
@@ -127,8 +103,8 @@ TraceSummary Summarize(const TraceSet& set) {
     rs.status = ReadStatusName(r.status);
     rs.file = r.path;
     for (const auto& op : r.ops) {
-      auto cg = local_to_global.find(op.comm);
-      if (cg != local_to_global.end()) ++s.communicators[size_t(cg->second)].ops;
+      CommunicatorSummary* comm = MergedComm(merged, h.global_rank, op.comm, &s);
+      if (comm) ++comm->ops;
       Collective coll = CollectiveOf(op.kind);
       uint64_t bytes = coll == Collective::kNone ? 0 : op.bytes;
       rs.bytes += bytes;
@@ -142,7 +118,7 @@ TraceSummary Summarize(const TraceSet& set) {
       if (d > 0 && bytes > 0) {
         k.timed = true;
         kind_timed_bytes[k.kind] += double(bytes);
-        int n = local_size.count(op.comm) ? local_size[op.comm] : set.world_size;
+        int n = comm ? comm->size : set.world_size;
         kind_bus_bytes[k.kind] += double(bytes) * BusBandwidthFactor(coll, n);
       }
       first_ns = std::min(first_ns, ToRealtime(h, op.enter_ns));
@@ -153,11 +129,6 @@ TraceSummary Summarize(const TraceSet& set) {
     s.samples += rs.samples;
     s.bytes += rs.bytes;
     s.ranks.push_back(rs);
-  }
-  for (auto& [index, places] : nccl_places) {
-    auto& cs = s.communicators[index];
-    bool all_known = std::find(places.begin(), places.end(), -1) == places.end();
-    if (cs.members.empty() && all_known) cs.members = places;
   }
   for (auto& [name, k] : kinds) {
     // Bytes of the calls that moved some over all the kind's time (a
@@ -231,70 +202,35 @@ std::string SummaryText(const TraceSummary& s) {
 }
 
 std::string SummaryJson(const TraceSummary& s) {
-  JsonWriter j;
-  j.BeginObject();
-  j.Field("path", s.path).Field("world_size", s.world_size).Field("ranks_found", s.ranks_found);
-  j.Field("complete", s.complete);
-  j.Key("warnings").BeginArray();
-  for (const auto& w : s.warnings) j.String(w);
-  j.EndArray();
-  j.Field("recorder_version", s.recorder_version)
-      .Field("mpi_version", s.mpi_version)
-      .Field("nccl_version", s.nccl_version)
-      .Field("job_id", s.job_id);
-  j.Key("hosts").BeginArray();
-  for (const auto& [h, ranks] : s.hosts) {
-    j.BeginObject().Field("name", h).Key("ranks").BeginArray();
-    for (auto r : ranks) j.Int(r);
-    j.EndArray().EndObject();
-  }
-  j.EndArray();
-  j.Field("time_span_s", s.time_span_s)
-      .Field("events", s.events)
-      .Field("events_dropped", s.dropped)
-      .Field("samples", s.samples)
-      .Field("bytes", s.bytes);
-  j.Key("communicators").BeginArray();
+  using runs::Json;
+  Json hosts = Json::array(), communicators = Json::array(), op_kinds = Json::array(), ranks = Json::array();
+  for (const auto& [h, on] : s.hosts) hosts.push_back({{"name", h}, {"ranks", on}});
   for (const auto& c : s.communicators) {
-    j.BeginObject().Field("id", c.id).Field("api", c.api).Field("name", c.name).Field("size", c.size);
-    j.Key("members").BeginArray();
-    for (auto m : c.members) j.Int(m);
-    j.EndArray();
     char hash[24];
     std::snprintf(hash, sizeof(hash), "0x%016llx", (unsigned long long)c.nccl_unique_id_hash);
-    j.Field("nccl_unique_id_hash", c.nccl_unique_id_hash ? std::string(hash) : std::string());
-    j.Field("ops", c.ops).EndObject();
+    communicators.push_back({{"id", c.id}, {"api", c.api}, {"name", c.name}, {"size", c.size},
+                             {"members", c.members},
+                             {"nccl_unique_id_hash", c.nccl_unique_id_hash ? std::string(hash) : std::string()},
+                             {"ops", c.ops}});
   }
-  j.EndArray();
-  j.Key("op_kinds").BeginArray();
   for (const auto& k : s.op_kinds) {
-    j.BeginObject().Field("kind", k.kind).Field("calls", k.calls).Field("bytes", k.bytes);
-    j.Field("time_s", k.time_s);
-    j.Key("algbw_gbps");
-    k.timed ? j.Double(k.algbw_gbps) : j.Null();
-    j.Key("busbw_gbps");
-    k.timed ? j.Double(k.busbw_gbps) : j.Null();
-    j.EndObject();
+    op_kinds.push_back({{"kind", k.kind}, {"calls", k.calls}, {"bytes", k.bytes}, {"time_s", k.time_s},
+                        {"algbw_gbps", k.timed ? Json(k.algbw_gbps) : Json(nullptr)},
+                        {"busbw_gbps", k.timed ? Json(k.busbw_gbps) : Json(nullptr)}});
   }
-  j.EndArray();
-  j.Key("ranks").BeginArray();
   for (const auto& r : s.ranks) {
-    j.BeginObject()
-        .Field("rank", r.rank)
-        .Field("host", r.host)
-        .Field("local_rank", r.local_rank)
-        .Field("pid", r.pid)
-        .Field("ops", r.ops)
-        .Field("bytes", r.bytes)
-        .Field("events_dropped", r.dropped)
-        .Field("samples", r.samples)
-        .Field("status", r.status)
-        .Field("file", r.file)
-        .EndObject();
+    ranks.push_back({{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"pid", r.pid},
+                     {"ops", r.ops}, {"bytes", r.bytes}, {"events_dropped", r.dropped}, {"samples", r.samples},
+                     {"status", r.status}, {"file", r.file}});
   }
-  j.EndArray();
-  j.EndObject();
-  return j.str() + "\n";
+  const Json doc = {{"path", s.path}, {"world_size", s.world_size}, {"ranks_found", s.ranks_found},
+                    {"complete", s.complete}, {"warnings", s.warnings},
+                    {"recorder_version", s.recorder_version}, {"mpi_version", s.mpi_version},
+                    {"nccl_version", s.nccl_version}, {"job_id", s.job_id}, {"hosts", std::move(hosts)},
+                    {"time_span_s", s.time_span_s}, {"events", s.events}, {"events_dropped", s.dropped},
+                    {"samples", s.samples}, {"bytes", s.bytes}, {"communicators", std::move(communicators)},
+                    {"op_kinds", std::move(op_kinds)}, {"ranks", std::move(ranks)}};
+  return runs::JsonText(doc) + "\n";
 }
 
 }  // namespace dltrace::cli

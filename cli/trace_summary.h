@@ -11,14 +11,15 @@
 
 namespace dltrace::cli {
 
+// A communicator as models::Merge matched it across rank files (the lowering
+// uses the same match).
 struct CommunicatorSummary {
-  int id = 0;  // index in the set-wide list
+  int id = 0;  // index in MergedTrace::comms
   std::string api;
   std::string name;
   int32_t size = 0;
-  std::vector<int32_t> members;  // global ranks
+  std::vector<int32_t> members;  // global ranks; empty unless every one is known
   uint64_t nccl_unique_id_hash = 0;
-  std::vector<int32_t> seen_on;  // ranks whose files name it
   uint64_t ops = 0;
 };
 

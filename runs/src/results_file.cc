@@ -5,14 +5,12 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/runs/atomic_file.h"
+#include "dltrace/runs/json.h"
 
 namespace dltrace::runs {
 
-using Json = nlohmann::ordered_json;
 
 std::string ResultsFileName(int32_t endpoint) {
   return "rank" + std::to_string(endpoint) + ".results.json";
@@ -92,8 +90,7 @@ std::string ResultsToJson(const ResultsFile& f) {
               {"bytes_local_received", f.bytes_local_received},
               {"ops", std::move(ops)},
               {"iterations", std::move(iterations)}};
-  // Invalid UTF-8 in a path or message is replaced, never a reason to lose the file.
-  return doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  return JsonText(doc) + "\n";
 }
 
 namespace {

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "dltrace/formats/crc32c.h"
-#include "dltrace/formats/json.h"
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/formats/reader.h"
 #include "dltrace/formats/trace_set.h"
@@ -154,14 +153,6 @@ std::vector<uint8_t> WithHeaderPayload(const std::vector<uint8_t>& file,
 }
 
 }  // namespace
-
-TEST(Json, EscapesQuotesBackslashesControlsAndScriptEnds) {
-  EXPECT_EQ(JsonEscape("a\"b\\c"), "a\\\"b\\\\c");
-  EXPECT_EQ(JsonEscape("l1\nl2\r\t"), "l1\\nl2\\r\\t");
-  EXPECT_EQ(JsonEscape(std::string("\x01", 1)), "\\u0001");
-  EXPECT_EQ(JsonEscape("</script>"), "\\u003c/script>");
-  EXPECT_EQ(JsonEscape("h\xc3\xa9"), "h\xc3\xa9");  // UTF-8 passes through
-}
 
 TEST(Crc32c, MatchesKnownVector) {
   // RFC 3720 test vector: 32 bytes of zeros.

@@ -12,6 +12,7 @@
 
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/comparison.h"
+#include "dltrace/runs/json.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
 
@@ -57,6 +58,14 @@ TEST(ResultsFile, RoundTripsUnicodeEscapesAndLargeIntegersExactly) {
   escaped.replace(escaped.find(check), check.size(), "\\u2713");
   ASSERT_TRUE(ResultsFromJson(escaped, &back, &error)) << error;
   EXPECT_EQ(back.trace, f.trace);
+}
+
+TEST(Json, EscapesQuotesBackslashesControlsAndKeepsOrderAndNumbers) {
+  Json j = {{"z", "a\"b\\c"}, {"a", "l1\nl2\r\t"}, {"c", std::string("\x01", 1)}, {"u", "h\xc3\xa9"},
+            {"nan", NAN}, {"big", 18446744073709551615ull}, {"bad", "x\xff"}};
+  EXPECT_EQ(JsonText(j),
+            "{\"z\":\"a\\\"b\\\\c\",\"a\":\"l1\\nl2\\r\\t\",\"c\":\"\\u0001\",\"u\":\"h\xc3\xa9\","
+            "\"nan\":null,\"big\":18446744073709551615,\"bad\":\"x\xef\xbf\xbd\"}");
 }
 
 TEST(ResultsFile, RefusesWhatIsNotOne) {

@@ -13,8 +13,12 @@
 
 #include "chakra_et.pb.h"
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/runs/json.h"
 
 namespace dltrace::views {
+
+using runs::Json;
+using runs::JsonText;
 
 namespace {
 
@@ -203,17 +207,11 @@ bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats*
   }
 
   // ASTRA-sim's --comm-group-configuration: each pg_name's ranks.
-  std::string groups = "{";
-  for (int32_t c : comms_used) {
-    if (c < 0 || size_t(c) >= job.merged.comms.size()) continue;
-    groups += std::string(groups.size() > 1 ? ",\n " : "\n ") + "\"" + std::to_string(c) + "\": [";
-    const auto& members = job.merged.comms[size_t(c)].members;
-    for (size_t m = 0; m < members.size(); ++m) groups += (m ? ", " : "") + std::to_string(members[m]);
-    groups += "]";
-  }
-  groups += "\n}\n";
+  Json groups = Json::object();
+  for (int32_t c : comms_used)
+    if (c >= 0 && size_t(c) < job.merged.comms.size()) groups[std::to_string(c)] = job.merged.comms[size_t(c)].members;
   const std::string groups_path = prefix + ".comm_groups.json";
-  if (!runs::WriteFileAtomically(groups_path, groups, error)) return false;
+  if (!runs::WriteFileAtomically(groups_path, runs::JsonText(groups) + "\n", error)) return false;
   stats->files.push_back(groups_path);
   return true;
 }

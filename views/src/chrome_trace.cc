@@ -8,12 +8,15 @@
 #include <numeric>
 #include <sys/stat.h>
 
-#include "dltrace/formats/json.h"
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/views/export.h"
+#include "dltrace/runs/json.h"
 
 namespace dltrace::views {
+
+using runs::Json;
+using runs::JsonText;
 
 namespace {
 
@@ -47,22 +50,28 @@ bool WriteChromeTrace(const models::Job& job, const std::string& path, ExportSta
   runs::AtomicFile out(path);
   if (!out.Open(error)) return false;
   FILE* f = out.get();
-  std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"source\":\"dltrace\",\"trace\":\"%s\"},\n"
-               "\"traceEvents\":[\n", formats::JsonEscape(job.set.path).c_str());
+  // Streamed one event per line: a job's events are not held in memory at once.
+  const Json other = {{"source", "dltrace"}, {"trace", job.set.path}};
+  std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"otherData\":%s,\n\"traceEvents\":[\n", JsonText(other).c_str());
   bool first = true;
-  auto sep = [&]() {
+  auto emit = [&](const Json& event) {
     std::fputs(first ? "" : ",\n", f);
+    std::fputs(JsonText(event).c_str(), f);
     first = false;
+  };
+  // A metadata ("M") event: a name or sort index of a process or thread.
+  auto meta = [&](const char* name, int32_t pid, int tid, const char* arg, Json value) {
+    emit({{"ph", "M"}, {"name", name}, {"pid", pid}, {"tid", tid}, {"args", {{arg, std::move(value)}}}});
+  };
+  // A counter ("C") event of a rank's process.
+  auto counter = [&](const char* name, int32_t pid, double ts, Json args) {
+    emit({{"ph", "C"}, {"name", name}, {"pid", pid}, {"tid", 0}, {"ts", ts}, {"args", std::move(args)}});
   };
   for (const auto& rt : job.set.ranks) {
     const int32_t rank = rt.header.global_rank;
     if (rank < 0 || size_t(rank) >= job.schedule_op.size()) continue;
-    sep();
-    std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"rank %d (%s)\"}}",
-                 rank, rank, formats::JsonEscape(rt.header.host).c_str());
-    sep();
-    std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
-                 rank, rank);
+    meta("process_name", rank, 0, "name", "rank " + std::to_string(rank) + " (" + rt.header.host + ")");
+    meta("process_sort_index", rank, 0, "sort_index", rank);
     // Ops in start order, each given the first lane of its key that is free by then.
     std::vector<size_t> order(rt.ops.size());
     std::iota(order.begin(), order.end(), size_t(0));
@@ -87,59 +96,55 @@ bool WriteChromeTrace(const models::Job& job, const std::string& path, ExportSta
       if (lane == l.busy_until.size()) {
         l.busy_until.push_back(0);
         l.tids.push_back(next_tid++);
-        sep();
-        std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"%s\"}}",
-                     rank, l.tids[lane], formats::JsonEscape(LaneName(job, rank, key, lane)).c_str());
-        sep();
-        std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%d,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
-                     rank, l.tids[lane], l.tids[lane]);
+        meta("thread_name", rank, l.tids[lane], "name", LaneName(job, rank, key, lane));
+        meta("thread_sort_index", rank, l.tids[lane], "sort_index", l.tids[lane]);
         ++stats->lanes;
       }
       l.busy_until[lane] = spans[i].end_ns;
       const int64_t start = job.JobTime(rank, spans[i].start_ns);
       const int64_t dur = spans[i].end_ns - spans[i].start_ns;
-      const formats::Collective c = formats::CollectiveOf(e.kind);
-      sep();
-      std::fprintf(f, "{\"ph\":\"X\",\"name\":\"%s\",\"cat\":\"%s\",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f,"
-                   "\"args\":{\"op\":%zu,\"collective\":\"%s\",\"bytes\":%" PRIu64 ",\"count\":%" PRIu64
-                   ",\"datatype\":\"%s\",\"seq\":%" PRIu64,
-                   formats::OpKindName(e.kind), formats::IsPointToPoint(e.kind) ? "p2p" : formats::IsCollective(e.kind) ? "collective" : "other",
-                   rank, l.tids[lane], double(start) / 1e3, double(dur) / 1e3, i, formats::CollectiveName(c), e.bytes,
-                   e.count, formats::DataTypeName(e.datatype), e.seq);
-      if (e.comm != formats::kNoCommunicator) std::fprintf(f, ",\"comm\":%u", e.comm);
+      Json args = {{"op", i},
+                   {"collective", formats::CollectiveName(formats::CollectiveOf(e.kind))},
+                   {"bytes", e.bytes},
+                   {"count", e.count},
+                   {"datatype", formats::DataTypeName(e.datatype)},
+                   {"seq", e.seq}};
+      if (e.comm != formats::kNoCommunicator) args["comm"] = e.comm;
       if (e.peer >= 0) {
-        const char* what = formats::IsPointToPoint(e.kind) ? "peer" : "root";
-        std::fprintf(f, ",\"%s\":%d,\"%s_world\":%d", what, e.peer, what, job.WorldRank(rank, e.comm, e.peer));
+        const std::string what = formats::IsPointToPoint(e.kind) ? "peer" : "root";
+        args[what] = e.peer;
+        args[what + "_world"] = job.WorldRank(rank, e.comm, e.peer);
       }
-      if (e.tag >= 0) std::fprintf(f, ",\"tag\":%d", e.tag);
-      if (e.stream) std::fprintf(f, ",\"stream\":\"0x%" PRIx64 "\"", e.stream);
-      if (spans[i].gpu) std::fprintf(f, ",\"timed_on\":\"gpu\"");
+      if (e.tag >= 0) args["tag"] = e.tag;
+      if (e.stream) {
+        char stream[24];
+        std::snprintf(stream, sizeof stream, "0x%" PRIx64, e.stream);
+        args["stream"] = stream;
+      }
+      if (spans[i].gpu) args["timed_on"] = "gpu";
       const uint32_t sop = job.schedule_op[size_t(rank)][i];
-      if (sop != models::kNoOp) std::fprintf(f, ",\"iteration\":%d", job.schedule.ops[sop].iteration);
-      std::fputs("}}", f);
+      if (sop != models::kNoOp) args["iteration"] = job.schedule.ops[sop].iteration;
+      const char* category =
+          formats::IsPointToPoint(e.kind) ? "p2p" : formats::IsCollective(e.kind) ? "collective" : "other";
+      emit({{"ph", "X"}, {"name", formats::OpKindName(e.kind)}, {"cat", category}, {"pid", rank},
+            {"tid", l.tids[lane]}, {"ts", double(start) / 1e3}, {"dur", double(dur) / 1e3},
+            {"args", std::move(args)}});
       ++stats->records;
     }
     // Resource samples as counter tracks of the rank's process.
     const formats::ResourceSample* prev = nullptr;
     for (const auto& s : rt.samples) {
       const double ts = double(job.JobTime(rank, int64_t(s.time_ns))) / 1e3;
-      sep();
-      std::fprintf(f, "{\"ph\":\"C\",\"name\":\"cpu %%\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"args\":{\"cpu\":%.1f}}",
-                   rank, ts, double(s.cpu_percent));
-      sep();
-      std::fprintf(f, "{\"ph\":\"C\",\"name\":\"memory MB\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"args\":{\"rss\":%.3f}}",
-                   rank, ts, double(s.rss_bytes) / 1e6);
+      counter("cpu %", rank, ts, {{"cpu", double(s.cpu_percent)}});
+      counter("memory MB", rank, ts, {{"rss", double(s.rss_bytes) / 1e6}});
       if (prev && s.time_ns > prev->time_ns) {
         const double secs = double(s.time_ns - prev->time_ns) / 1e9;
         auto rate = [&](uint64_t now, uint64_t before) { return now >= before ? double(now - before) / 1e6 / secs : 0.0; };
-        sep();
-        std::fprintf(f, "{\"ph\":\"C\",\"name\":\"network MB/s\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
-                     "\"args\":{\"rx\":%.3f,\"tx\":%.3f}}", rank, ts, rate(s.net_rx_bytes, prev->net_rx_bytes),
-                     rate(s.net_tx_bytes, prev->net_tx_bytes));
-        sep();
-        std::fprintf(f, "{\"ph\":\"C\",\"name\":\"disk MB/s\",\"pid\":%d,\"tid\":0,\"ts\":%.3f,"
-                     "\"args\":{\"read\":%.3f,\"write\":%.3f}}", rank, ts,
-                     rate(s.disk_read_bytes, prev->disk_read_bytes), rate(s.disk_write_bytes, prev->disk_write_bytes));
+        counter("network MB/s", rank, ts,
+                {{"rx", rate(s.net_rx_bytes, prev->net_rx_bytes)}, {"tx", rate(s.net_tx_bytes, prev->net_tx_bytes)}});
+        counter("disk MB/s", rank, ts,
+                {{"read", rate(s.disk_read_bytes, prev->disk_read_bytes)},
+                 {"write", rate(s.disk_write_bytes, prev->disk_write_bytes)}});
       }
       prev = &s;
     }
