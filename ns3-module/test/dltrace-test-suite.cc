@@ -3,7 +3,9 @@
 // ECMP on a fat-tree, and the name/spec checks users hit first.
 #include "ns3/dltrace-scenario.h"
 #include "ns3/config.h"
+#include "ns3/string.h"
 #include "ns3/test.h"
+#include "ns3/uinteger.h"
 
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/estimate.h"
@@ -274,6 +276,59 @@ class NamesAndSpecsTestCase : public TestCase
     }
 };
 
+// The scenario's config struct and the attributes it sets must not drift
+// apart: a default changed in one place only fails here.
+class ConfigDefaultsMatchAttributesTestCase : public TestCase
+{
+  public:
+    ConfigDefaultsMatchAttributesTestCase()
+        : TestCase("the scenario config's defaults are the network helper's and link monitor's "
+                   "attribute defaults")
+    {
+    }
+
+  private:
+    static std::string Default(TypeId tid, const std::string& name)
+    {
+        TypeId::AttributeInformation info;
+        NS_ABORT_MSG_UNLESS(tid.LookupAttributeByName(name, &info),
+                            "no attribute " << name << " in " << tid.GetName());
+        return info.initialValue->SerializeToString(info.checker);
+    }
+
+    static std::string Serialize(const AttributeValue& value, TypeId tid, const std::string& name)
+    {
+        TypeId::AttributeInformation info;
+        NS_ABORT_MSG_UNLESS(tid.LookupAttributeByName(name, &info),
+                            "no attribute " << name << " in " << tid.GetName());
+        return value.SerializeToString(info.checker);
+    }
+
+    void DoRun() override
+    {
+        const DltraceScenarioConfig c;
+        const TypeId net = DltraceNetworkHelper::GetTypeId();
+        const std::vector<std::pair<std::string, Ptr<const AttributeValue>>> expected = {
+            {"CongestionControl", Create<StringValue>(c.congestionControl)},
+            {"SegmentSize", Create<UintegerValue>(c.segmentSize)},
+            {"SndBufSize", Create<UintegerValue>(c.sndBufBytes)},
+            {"RcvBufSize", Create<UintegerValue>(c.rcvBufBytes)},
+            {"MinRto", Create<TimeValue>(c.minRto)},
+            {"Recovery", Create<StringValue>(c.recovery)},
+            {"QueueDisc", Create<StringValue>(c.queueDisc)},
+            {"QueuePackets", Create<UintegerValue>(c.queuePackets)},
+            {"EcnThreshold", Create<UintegerValue>(c.ecnThresholdPackets)}};
+        for (const auto& [name, value] : expected)
+        {
+            NS_TEST_EXPECT_MSG_EQ(Serialize(*value, net, name), Default(net, name), name);
+        }
+        const TypeId links = DltraceLinkMonitor::GetTypeId();
+        NS_TEST_EXPECT_MSG_EQ(Serialize(TimeValue(c.utilInterval), links, "Interval"),
+                              Default(links, "Interval"),
+                              "Interval");
+    }
+};
+
 class DltraceTestSuite : public TestSuite
 {
   public:
@@ -281,6 +336,7 @@ class DltraceTestSuite : public TestSuite
         : TestSuite("dltrace", UNIT)
     {
         AddTestCase(new NamesAndSpecsTestCase, TestCase::QUICK);
+        AddTestCase(new ConfigDefaultsMatchAttributesTestCase, TestCase::QUICK);
         AddTestCase(new RingAllReduceMatchesEstimateTestCase, TestCase::QUICK);
         AddTestCase(new TwoJobsShareBottleneckTestCase, TestCase::QUICK);
         AddTestCase(new FatTreeEcmpTestCase, TestCase::QUICK);
