@@ -1,0 +1,464 @@
+// The schedule engine over SimGrid: each message is a host-to-host SimGrid
+// communication (Comm::sendto) run by a short-lived actor, each compute gap a
+// sleeping actor, so every engine callback runs inside the simulation and
+// simulated time advances only through SimGrid's flow-level network model.
+#include "dltrace/flow/flow_simulation.h"
+
+#include <sys/resource.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cerrno>
+#include <cinttypes>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+
+#include <simgrid/plugins/load.h>
+#include <simgrid/s4u.hpp>
+#include <simgrid/version.h>
+#include <xbt/log.h>
+
+#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/runs/atomic_file.h"
+#include "dltrace/runs/comparison.h"
+#include "dltrace/runs/run.h"
+
+namespace dltrace::flow {
+
+namespace s4u = simgrid::s4u;
+
+const std::vector<std::string>& DefaultSimGridConfig() {
+  // Calibrated against the ns-3 module (README "Flow-level simulation"):
+  // SimGrid's wide-area defaults (latency x13.01 for slow start, bandwidth
+  // x0.97) do not fit long-lived data-centre connections.
+  static const std::vector<std::string> config = {
+      "network/latency-factor:1",
+      "network/bandwidth-factor:0.964",
+      "network/crosstraffic:0",
+  };
+  return config;
+}
+
+namespace {
+
+uint64_t NowNs() { return uint64_t(std::llround(s4u::Engine::get_clock() * 1e9)); }
+
+}  // namespace
+
+class FlowTransport;
+
+struct JobState {
+  models::JobPlacement placement;
+  std::unique_ptr<models::Job> loaded;  // null for a schedule given in code
+  models::Schedule schedule;
+  std::vector<std::unique_ptr<FlowTransport>> transports;
+  std::vector<std::unique_ptr<replay::ScheduleEngine>> engines;
+  std::vector<replay::RankResult> results;
+  std::vector<bool> done;
+  uint32_t done_count = 0;
+  uint64_t end_ns = 0;
+};
+
+// Compact: a large run holds millions.
+struct Message {
+  uint64_t tag, bytes, start_ns, end_ns;
+  int32_t src, dst;
+  uint16_t job, channel;
+  bool local;
+};
+
+struct FlowSimulation::State {
+  FlowConfig config;
+  models::TopologySpec spec;
+  models::TopologyGraph graph;
+  std::unique_ptr<s4u::Engine> engine;
+  std::vector<s4u::Host*> hosts;
+  std::vector<s4u::Link*> directed;  // per graph link: [2i] a->b, [2i+1] b->a
+  std::vector<std::unique_ptr<JobState>> jobs;
+  std::vector<Message> messages;
+  uint64_t messages_total = 0, messages_done = 0;
+  std::vector<std::pair<double, std::vector<double>>> samples;  // (time s, bytes per directed link since last)
+  std::vector<double> last_cum;
+  mutable std::vector<FlowRecord> flow_records;
+  double sim_seconds = 0, wall_seconds = 0;
+  long peak_rss_kb = 0;
+
+  s4u::Host* HostOf(uint32_t job, int32_t endpoint) const {
+    return hosts[jobs[job]->placement.hosts[size_t(endpoint)]];
+  }
+  void Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice,
+                std::function<void()> on_sent);
+  void Sample();
+};
+
+class FlowTransport final : public replay::Transport {
+ public:
+  FlowTransport(FlowSimulation::State* s, uint32_t job, int32_t endpoint) : s_(s), job_(job), endpoint_(endpoint) {}
+  void Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, std::function<void()> on_sent) override {
+    s_->Transfer(job_, endpoint_, peer, channel, tag, bytes, false, std::move(on_sent));
+  }
+  // Same-host steps: only the count travels, at once; the receiving engine waits the model's time.
+  void SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
+                  std::function<void()> on_sent) override {
+    s_->Transfer(job_, endpoint_, peer, channel, tag, bytes, true, std::move(on_sent));
+  }
+  void StartTimer(uint64_t duration_ns, std::function<void()> cb) override {
+    s4u::Actor::create("timer", s_->HostOf(job_, endpoint_), [duration_ns, cb = std::move(cb)]() {
+      s4u::this_actor::sleep_for(double(duration_ns) * 1e-9);
+      cb();
+    });
+  }
+  uint64_t NowNs() const override { return flow::NowNs(); }
+  void Arrive(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice) {
+    if (notice) DeliverNotice(peer, channel, tag, bytes);
+    else Deliver(peer, channel, tag, bytes);
+  }
+
+ private:
+  FlowSimulation::State* s_;
+  uint32_t job_;
+  int32_t endpoint_;
+};
+
+void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
+                                     uint64_t bytes, bool notice, std::function<void()> on_sent) {
+  s4u::Host* from = HostOf(job, src);
+  s4u::Host* to = HostOf(job, dst);
+  const size_t m = messages.size();
+  messages.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice});
+  // A fresh actor per message: the engine's callbacks never run inside another engine's call.
+  s4u::Actor::create("msg", from, [this, m, from, to, job, src, dst, channel, tag, bytes, notice,
+                                   on_sent = std::move(on_sent)]() {
+    if (!notice && from != to) s4u::Comm::sendto(from, to, bytes);
+    messages[m].end_ns = flow::NowNs();
+    ++messages_done;
+    on_sent();
+    jobs[job]->transports[size_t(dst)]->Arrive(src, channel, tag, bytes, notice);
+  });
+}
+
+void FlowSimulation::State::Sample() {
+  std::vector<double> bytes(directed.size(), 0);
+  for (size_t d = 0; d < directed.size(); ++d) {
+    const double cum = sg_link_get_cum_load(directed[d]);
+    bytes[d] = cum - last_cum[d];
+    last_cum[d] = cum;
+  }
+  samples.emplace_back(s4u::Engine::get_clock(), std::move(bytes));
+}
+
+FlowSimulation::FlowSimulation() : state_(std::make_unique<State>()) {}
+FlowSimulation::~FlowSimulation() = default;
+
+bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
+  State& s = *state_;
+  s.config = config;
+  if (config.jobs.empty()) {
+    *error = "no job to simulate";
+    return false;
+  }
+  std::vector<uint32_t> endpoints;
+  for (size_t j = 0; j < config.jobs.size(); ++j) {
+    auto job = std::make_unique<JobState>();
+    job->placement = config.jobs[j];
+    if (job->placement.schedule) {
+      job->schedule = *job->placement.schedule;
+    } else {
+      models::JobOptions options;
+      options.lower = job->placement.lower;
+      options.runnable = true;
+      job->loaded = models::LoadJob(job->placement.trace, options, error);
+      if (!job->loaded) return false;
+      // One copy of the steps (a large job's biggest part); the loaded job keeps its ops for the summary.
+      job->schedule = std::move(job->loaded->schedule);
+      job->loaded->schedule.ops = job->schedule.ops;
+    }
+    if (job->placement.iterations > 0) replay::KeepIterations(&job->schedule, job->placement.iterations);
+    endpoints.push_back(uint32_t(job->schedule.ranks.size()));
+    s.jobs.push_back(std::move(job));
+  }
+  std::vector<models::JobPlacement> placements;
+  for (const auto& j : s.jobs) placements.push_back(j->placement);
+  uint32_t needed = 0;
+  if (!models::PlaceJobs(&placements, endpoints, &needed, error)) return false;
+  for (size_t j = 0; j < s.jobs.size(); ++j) s.jobs[j]->placement.hosts = placements[j].hosts;
+  if (!models::ParseTopology(config.topology, needed, &s.spec, error)) return false;
+  if (s.spec.HostCount() < needed) {
+    *error = "topology " + s.spec.Describe() + " has " + std::to_string(s.spec.HostCount()) +
+             " hosts, the jobs need " + std::to_string(needed);
+    return false;
+  }
+  s.graph = models::BuildTopology(s.spec);
+
+  // SimGrid reads its settings as command-line options: ours, then the user's.
+  std::vector<std::string> args = {"dltrace-flow", "--log=root.thres:critical", "--cfg=contexts/stack-size:32",
+                                   "--cfg=contexts/guard-size:0"};
+  for (const auto& c : DefaultSimGridConfig()) args.push_back("--cfg=" + c);
+  for (const auto& c : config.simgrid_cfg) args.push_back("--cfg=" + c);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = int(argv.size());
+  try {
+    s.engine = std::make_unique<s4u::Engine>(&argc, argv.data());
+    sg_link_load_plugin_init();
+    auto* zone = s4u::create_full_zone("dltrace");
+    for (uint32_t h = 0; h < s.graph.hosts; ++h) s.hosts.push_back(zone->create_host(s.graph.names[h], 1e9)->seal());
+    for (const auto& l : s.graph.links) {
+      for (int d = 0; d < 2; ++d) {
+        const std::string name = d == 0 ? s.graph.names[l.a] + "-" + s.graph.names[l.b]
+                                        : s.graph.names[l.b] + "-" + s.graph.names[l.a];
+        s4u::Link* link = zone->create_link(name, double(l.rate_bps) / 8)->set_latency(double(l.delay_ns) * 1e-9);
+        s.directed.push_back(link->seal());
+      }
+    }
+    // Routes for the host pairs that exchange data, one equal-cost path per
+    // pair chosen by a hash of the pair (flow-hash ECMP, as the ns-3 module routes).
+    std::set<std::pair<uint32_t, uint32_t>> pairs;
+    for (const auto& job : s.jobs)
+      for (size_t e = 0; e < job->schedule.ranks.size(); ++e)
+        for (const auto& st : job->schedule.ranks[e].steps) {
+          if (st.type != models::StepType::kSend) continue;
+          ++s.messages_total;
+          const uint32_t a = job->placement.hosts[e], b = job->placement.hosts[size_t(st.peer)];
+          if (!st.local && a != b) pairs.insert({a, b});
+        }
+    for (const auto& [a, b] : pairs) {
+      std::vector<simgrid::s4u::LinkInRoute> route;
+      const uint64_t hash = (uint64_t(a) << 32 | b) * 0x9E3779B97F4A7C15ull;
+      uint32_t at = a;
+      for (uint32_t li : s.graph.Route(a, b, hash)) {
+        const auto& l = s.graph.links[li];
+        const bool forward = l.a == at;
+        route.emplace_back(s.directed[2 * li + (forward ? 0 : 1)]);
+        at = forward ? l.b : l.a;
+      }
+      if (route.empty()) {
+        *error = "topology " + s.spec.Describe() + ": no path from host " + std::to_string(a) + " to " +
+                 std::to_string(b);
+        return false;
+      }
+      zone->add_route(s.hosts[a]->get_netpoint(), s.hosts[b]->get_netpoint(), nullptr, nullptr, route, false);
+    }
+    zone->seal();
+  } catch (const std::exception& e) {
+    *error = std::string("SimGrid: ") + e.what();
+    return false;
+  }
+  for (auto* link : s.directed) sg_link_load_track(link);
+  s.last_cum.assign(s.directed.size(), 0);
+
+  for (uint32_t j = 0; j < s.jobs.size(); ++j) {
+    JobState& job = *s.jobs[j];
+    const size_t n = job.schedule.ranks.size();
+    job.results.resize(n);
+    job.done.assign(n, false);
+    replay::EngineOptions engine_options;
+    engine_options.time_scale = job.placement.time_scale;
+    for (size_t e = 0; e < n; ++e) {
+      job.results[e].endpoint = int32_t(e);
+      job.results[e].error = "never finished (waiting on a peer that never sent)";
+      job.transports.push_back(std::make_unique<FlowTransport>(&s, j, int32_t(e)));
+    }
+    for (size_t e = 0; e < n; ++e)
+      job.engines.push_back(
+          std::make_unique<replay::ScheduleEngine>(job.schedule, int32_t(e), *job.transports[e], engine_options));
+    for (size_t e = 0; e < n; ++e) {
+      const double start = double(job.placement.start_ns) * 1e-9;
+      s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
+        s4u::this_actor::sleep_until(start);
+        job.engines[e]->Start([&s, &job, e](const replay::RankResult& r) {
+          job.results[e] = r;
+          if (!job.done[e]) {
+            job.done[e] = true;
+            ++job.done_count;
+            job.end_ns = std::max(job.end_ns, NowNs());
+          }
+          (void)s;
+        });
+      });
+    }
+  }
+  return true;
+}
+
+bool FlowSimulation::Run(std::string* error) {
+  State& s = *state_;
+  const auto wall_start = std::chrono::steady_clock::now();
+  const double interval = double(s.config.util_interval_ns) * 1e-9;
+  // Link samples and progress: a daemon actor, gone when the jobs are.
+  s4u::ActorPtr sampler = s4u::Actor::create("sampler", s.hosts[0], [&s, interval, wall_start]() {
+    const double period = interval > 0 ? interval : 1e-3;
+    auto last_print = std::chrono::steady_clock::now();
+    bool printed = false;
+    for (;;) {
+      s4u::this_actor::sleep_for(period);
+      if (interval > 0) s.Sample();
+      const auto now = std::chrono::steady_clock::now();
+      if (s.config.progress && now - last_print > std::chrono::seconds(2)) {
+        last_print = now;
+        printed = true;
+        std::fprintf(stderr, "dltrace simulate (flow): %.3f ms simulated, %" PRIu64 " of %" PRIu64
+                     " messages done, %.0f s wall\n",
+                     s4u::Engine::get_clock() * 1e3, s.messages_done, s.messages_total,
+                     std::chrono::duration<double>(now - wall_start).count());
+      }
+      (void)printed;
+    }
+  });
+  sampler->daemonize();
+  try {
+    s.engine->run();
+  } catch (const std::exception& e) {
+    *error = std::string("SimGrid: ") + e.what();
+    return false;
+  }
+  if (interval > 0) s.Sample();
+  s.sim_seconds = s4u::Engine::get_clock();
+  s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  s.peak_rss_kb = usage.ru_maxrss;
+  for (size_t j = 0; j < s.jobs.size(); ++j) {
+    const JobState& job = *s.jobs[j];
+    if (job.done_count == job.done.size()) continue;
+    for (size_t e = 0; e < job.done.size(); ++e)
+      if (!job.done[e]) {
+        *error = "job " + std::to_string(j) + ": " + std::to_string(job.done.size() - job.done_count) + " of " +
+                 std::to_string(job.done.size()) + " endpoints never finished (endpoint " + std::to_string(e) +
+                 " first); the schedule stalled";
+        return false;
+      }
+  }
+  for (const auto& job : s.jobs)
+    for (const auto& r : job->results)
+      if (!r.complete) {
+        *error = "endpoint " + std::to_string(r.endpoint) + ": " + r.error;
+        return false;
+      }
+  return true;
+}
+
+size_t FlowSimulation::job_count() const { return state_->jobs.size(); }
+const models::Schedule& FlowSimulation::schedule(size_t job) const { return state_->jobs[job]->schedule; }
+const std::vector<replay::RankResult>& FlowSimulation::results(size_t job) const {
+  return state_->jobs[job]->results;
+}
+double FlowSimulation::simulated_seconds() const { return state_->sim_seconds; }
+double FlowSimulation::wall_seconds() const { return state_->wall_seconds; }
+
+std::vector<runs::ResultsFile> FlowSimulation::ResultsFiles(size_t j) const {
+  const JobState& job = *state_->jobs[j];
+  const uint64_t hash = replay::ScheduleHash(job.schedule);
+  std::vector<runs::ResultsFile> files;
+  for (const auto& r : job.results) {
+    files.push_back(runs::MakeResultsFile(job.schedule, r));
+    files.back().source = "flow";
+    files.back().trace = job.placement.trace;
+    files.back().algorithm = job.placement.lower.algorithm;
+    files.back().schedule_hash = hash;
+  }
+  return files;
+}
+
+const std::vector<FlowRecord>& FlowSimulation::flows() const {
+  const State& s = *state_;
+  if (!s.flow_records.empty() || s.messages.empty()) return s.flow_records;
+  // The op of each message: per sending endpoint, its send steps by (peer, tag).
+  std::vector<std::vector<std::unordered_map<uint64_t, uint32_t>>> op_of(s.jobs.size());
+  for (size_t j = 0; j < s.jobs.size(); ++j) op_of[j].resize(s.jobs[j]->schedule.ranks.size());
+  auto key = [](int32_t peer, uint64_t tag) { return tag * 1000003ull ^ uint64_t(uint32_t(peer)); };
+  s.flow_records.reserve(s.messages.size());
+  for (const Message& m : s.messages) {
+    auto& map = op_of[m.job][size_t(m.src)];
+    if (map.empty())
+      for (const auto& st : s.jobs[m.job]->schedule.ranks[size_t(m.src)].steps)
+        if (st.type == models::StepType::kSend) map.emplace(key(st.peer, st.tag), st.op);
+    auto it = map.find(key(m.dst, m.tag));
+    s.flow_records.push_back({m.job, it == map.end() ? 0u : it->second, m.src, m.dst, m.channel, m.bytes, m.local,
+                              double(m.start_ns) * 1e-9, double(m.end_ns) * 1e-9});
+  }
+  return s.flow_records;
+}
+
+bool FlowSimulation::WriteOutputs(const std::string& dir, std::string* error) const {
+  const State& s = *state_;
+  for (size_t j = 0; j < s.jobs.size(); ++j) {
+    std::string job_dir = dir;
+    if (s.jobs.size() > 1) {
+      job_dir = dir + "/job" + std::to_string(j);
+      if (mkdir(job_dir.c_str(), 0777) != 0 && errno != EEXIST) {
+        *error = job_dir + ": " + std::strerror(errno);
+        return false;
+      }
+    }
+    for (const auto& f : ResultsFiles(j))
+      if (!runs::WriteResultsFile(f, job_dir + "/" + runs::ResultsFileName(f.endpoint), error)) return false;
+  }
+  {
+    runs::AtomicFile out(dir + "/flows.csv");
+    if (!out.Open(error)) return false;
+    std::fputs("job,op,src,dst,channel,bytes,local,start_s,end_s,fct_ns\n", out.get());
+    for (const FlowRecord& f : flows())
+      std::fprintf(out.get(), "%u,%u,%d,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%.0f\n", f.job, f.op, f.src, f.dst,
+                   unsigned(f.channel), f.bytes, f.local ? 1 : 0, f.start_s, f.end_s, (f.end_s - f.start_s) * 1e9);
+    if (!out.Commit(error)) return false;
+  }
+  runs::AtomicFile links(dir + "/links.csv");
+  if (!links.Open(error)) return false;
+  std::fputs("time_s,link,bytes,utilisation\n", links.get());
+  for (size_t i = 0; i < s.samples.size(); ++i) {
+    const double prev = i ? s.samples[i - 1].first : 0.0;
+    const double dt = s.samples[i].first - prev;
+    for (size_t d = 0; d < s.directed.size(); ++d) {
+      const double b = s.samples[i].second[d];
+      const double rate = s.graph.links[d / 2].rate_bps;
+      std::fprintf(links.get(), "%.9g,%s,%.0f,%.4g\n", s.samples[i].first, s.directed[d]->get_cname(), b,
+                   dt > 0 ? b * 8.0 / (rate * dt) : 0.0);
+    }
+  }
+  return links.Commit(error);
+}
+
+std::string FlowSimulation::Summary() const {
+  const State& s = *state_;
+  std::ostringstream os;
+  os << "# flow-level simulation (SimGrid " << SIMGRID_VERSION_MAJOR << "." << SIMGRID_VERSION_MINOR
+     << "): " << s.spec.Describe() << "\n";
+  char line[512];
+  for (size_t j = 0; j < s.jobs.size(); ++j) {
+    const JobState& job = *s.jobs[j];
+    runs::RunTimes simulated;
+    std::string ignored;  // every file of one job is of one run
+    for (const auto& f : ResultsFiles(j)) runs::AddResults(f, "endpoint " + std::to_string(f.endpoint), &simulated, &ignored);
+    const models::Job* loaded = job.loaded.get();
+    const runs::Comparison comparison =
+        runs::CompareRuns({runs::RecordedRun(job.schedule, loaded ? &loaded->merged : nullptr), simulated}, loaded);
+    const auto& h = job.placement.hosts;
+    std::snprintf(line, sizeof line, "\njob %zu: %s, algorithm %s, %zu endpoints on hosts %u-%u, start %g s\n", j,
+                  job.placement.trace.empty() ? "(schedule)" : job.placement.trace.c_str(),
+                  job.placement.lower.algorithm.c_str(), job.schedule.ranks.size(), h.front(), h.back(),
+                  double(job.placement.start_ns) * 1e-9);
+    os << line << runs::FormatAgainstRecorded(comparison, "simulated_ms");
+    std::snprintf(line, sizeof line,
+                  "job time %.3f ms; bytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n",
+                  double(job.end_ns - job.placement.start_ns) / 1e6, simulated.bytes_sent, simulated.bytes_received,
+                  simulated.bytes_scheduled_recv,
+                  simulated.bytes_received == simulated.bytes_scheduled_recv ? "all received" : "MISSING BYTES");
+    os << line;
+  }
+  std::snprintf(line, sizeof line,
+                "\nspeed: %.6f simulated s in %.3f wall s: %.4g simulated s per wall s, %" PRIu64
+                " messages, %.4g messages per wall s, peak memory %.0f MiB\n",
+                s.sim_seconds, s.wall_seconds, s.wall_seconds > 0 ? s.sim_seconds / s.wall_seconds : 0.0,
+                s.messages_done, s.wall_seconds > 0 ? double(s.messages_done) / s.wall_seconds : 0.0,
+                double(s.peak_rss_kb) / 1024);
+  os << line;
+  return os.str();
+}
+
+}  // namespace dltrace::flow
