@@ -1,0 +1,63 @@
+// Option groups several subcommands share, each declared once: the lowering
+// options, the output directory, and the algorithm names from models' table.
+#include <cstdio>
+
+#include "commands.h"
+
+namespace dltrace::cli {
+
+std::vector<std::string> AlgorithmNames() {
+  std::vector<std::string> names;
+  for (const auto& a : models::AllAlgorithms()) names.push_back(a.name);
+  return names;
+}
+
+CLI::Validator AlgorithmName() {
+  const std::string names = CLI::detail::join(AlgorithmNames(), ", ");
+  return CLI::Validator(
+      [names](std::string& name) {
+        return models::FindAlgorithm(name) ? std::string() : "unknown algorithm '" + name + "' (one of " + names + ")";
+      },
+      "ALGO", "algorithm");
+}
+
+void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
+  constexpr double kMany = 1e18;
+  const std::string group = "Lowering options (how each op becomes steps)";
+  command->add_option("--algo", o->algorithm, "collective algorithm: " + CLI::detail::join(AlgorithmNames(), ", "))
+      ->check(AlgorithmName())
+      ->group(group);
+  command->add_option("--channels", o->channels, "parallel flows (TCP connections) per endpoint pair")
+      ->check(CLI::Range(1, 64))
+      ->group(group);
+  command->add_option("--chunk-bytes", o->chunk_bytes, "pipelining piece in bytes (0: the whole op)")
+      ->check(CLI::Range(0.0, kMany))
+      ->group(group);
+  command->add_option("--servers", o->servers, "parameter servers (ps)")->check(CLI::Range(1, 1 << 20))->group(group);
+  command->add_flag("--colocated", o->colocated_servers, "parameter servers on workers 0..K-1 (ps)")->group(group);
+  command->add_flag("--async", o->async_servers, "servers answer each push at once (ps)")->group(group);
+  command->add_option("--gossip-peers", o->gossip_peers, "neighbours per op (gossip)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->group(group);
+  command->add_option("--iteration-ops", o->iteration_ops, "ops per iteration (0: detected)")
+      ->check(CLI::Range(1, 1 << 30))
+      ->group(group);
+  command->add_option("--local-gbps", o->local_link.gbps, "same-host link rate in Gbit/s")
+      ->check(CLI::Range(1e-9, kMany))
+      ->group(group);
+  command
+      ->add_option_function<double>(
+          "--local-latency-us", [o](double us) { o->local_link.latency_ns = us * 1000; },
+          "same-host link latency in microseconds")
+      ->default_str(CLI::detail::to_string(o->local_link.latency_ns / 1000))
+      ->check(CLI::Range(0.0, kMany))
+      ->group(group);
+}
+
+CLI::Option* AddOutputDirOption(CLI::App* command, std::string* dir, const std::string& what,
+                                const std::string& fresh_prefix) {
+  return command->add_option("-o,--output", *dir, what + " (default: a fresh " + fresh_prefix + "<time>)")
+      ->type_name("DIR");
+}
+
+}  // namespace dltrace::cli
