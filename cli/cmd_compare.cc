@@ -262,9 +262,11 @@ Command AddCompareCommand(CLI::App& dltrace) {
       dltrace.add_subcommand("compare", "put recorded, replayed and simulated runs of one job side by side");
   cmd->add_option("RUN", o->paths,
                   "a trace set (the recorded run) or a results directory (rank*.results.json of dltrace replay or "
-                  "dltrace simulate); the first RUN is the baseline; with --algos: the one TRACE");
+                  "dltrace simulate); the first RUN is the baseline; with --algos: the one TRACE")
+      ->default_str("");
   cmd->add_option("--algos", o->algos, "run TRACE under each algorithm first (A,B,...) and compare them with the "
                                        "recorded run: " + CLI::detail::join(AlgorithmNames(), ", "))
+      ->default_str("")
       ->delimiter(',')
       ->allow_extra_args(false)
       ->check(AlgorithmName());
@@ -272,8 +274,8 @@ Command AddCompareCommand(CLI::App& dltrace) {
       ->check(CLI::IsMember({"replay", "simulate"}));
   AddOutputDirOption(cmd, &o->out_dir, "with --algos: each algorithm's results (DIR/ALGO, log in DIR/ALGO.log)",
                      "dltrace-compare-");
-  cmd->add_flag("--csv", o->csv, "rows for scripts instead of the text tables")->default_str("");
-  cmd->add_flag("--json", o->json, "one JSON document instead of the text tables")->default_str("");
+  cmd->add_flag("--csv", o->csv, "rows for scripts instead of the text tables");
+  cmd->add_flag("--json", o->json, "one JSON document instead of the text tables");
   cmd->footer(
       "dltrace compare --algos A,B,... TRACE --with replay|simulate [-o DIR] -- OPTIONS: OPTIONS go to\n"
       "every replay/simulate run (e.g. -- --iterations 3 --channels 2).\n"

@@ -163,14 +163,15 @@ Command AddRecordCommand(CLI::App& dltrace) {
   CLI::App* cmd = dltrace.add_subcommand("record", "run a command with the MPI/NCCL recorder preloaded");
   AddOutputDirOption(cmd, &o->out, "where the traces go", "dltrace-");
   cmd->add_option("--sample-ms", o->sample_ms, "resource sample interval in ms, 0 = off")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegative())
       ->default_str("100");
   cmd->add_option("--flush-ms", o->flush_ms, "flush interval in ms; a SIGKILL loses at most this much")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->default_str("200");
   // The program starts at the first argument that is not an option, "--" or not.
   cmd->prefix_command();
   cmd->footer(
+      "CMD [ARGS...]: the program to record, after the options (and an optional --).\n"
       "Examples:\n"
       "  dltrace record -- mpirun -np 4 ./app\n"
       "  dltrace record -o run1 -- torchrun --nproc_per_node=8 train.py\n"

@@ -319,9 +319,9 @@ Command AddReplayCommand(CLI::App& dltrace) {
   CLI::App* cmd = dltrace.add_subcommand("replay", "replay a trace set's traffic over real TCP sockets");
   ReplayRun& run = o->run;
   cmd->add_option("TRACE", run.trace, "a trace set")->required();
-  cmd->add_flag("--local", o->local, "every endpoint as a process on this host, over 127.0.0.1")->default_str("");
+  cmd->add_flag("--local", o->local, "every endpoint as a process on this host, over 127.0.0.1");
   cmd->add_option("--rank", o->rank, "this host's endpoint (with --hosts)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegative())
       ->default_str("");
   cmd->add_option("--hosts", o->hosts, "every endpoint's address, H0:PORT,H1:PORT,... (run on each host)");
   cmd->add_option("--coordinator", o->coordinator,
@@ -333,21 +333,21 @@ Command AddReplayCommand(CLI::App& dltrace) {
       ->check(CLI::Validator([](std::string& v) { return v.empty() ? "needs an address" : ""; }, "ADDR"));
   cmd->add_option("--peer-timeout", run.socket.peer_timeout_s,
                   "stop when a peer awaited sent nothing for S seconds (0: off)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   AddLowerOptions(cmd, &run.lower);
   cmd->add_option("--iterations", o->iterations, "replay only the first N iterations")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->default_str("");
   cmd->add_option("--time-scale", run.engine.time_scale, "multiply compute gaps (0 skips them)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--cc", run.socket.congestion, "TCP congestion control per socket (e.g. cubic, reno, bbr)");
   cmd->add_option("--sndbuf", run.socket.send_buffer, "socket send buffer in bytes")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--rcvbuf", run.socket.receive_buffer, "socket receive buffer in bytes")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--connect-timeout", run.socket.connect_timeout_s, "give up connecting to peers after S seconds")
-      ->check(CLI::PositiveNumber);
-  cmd->add_flag("--no-progress", run.quiet_progress, "no progress lines from endpoint 0")->default_str("");
+      ->check(Positive());
+  cmd->add_flag("--no-progress", run.quiet_progress, "no progress lines from endpoint 0");
   AddOutputDirOption(cmd, &run.out_dir, "where rankN.results.json go", "dltrace-replay-");
   cmd->footer(
       "Give --local, --rank R --hosts LIST, or --coordinator HOST:PORT.\n"

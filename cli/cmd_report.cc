@@ -166,10 +166,11 @@ Command AddReportCommand(CLI::App& dltrace) {
                   "a dltrace replay or simulate results directory of the same job: adds its iteration times, and "
                   "flow completion times from DIR/flows.csv (repeatable)")
       ->type_name("DIR")
+      ->default_str("")
       ->allow_extra_args(false);
   cmd->add_option("--png", o->png_dir, "also each chart as DIR/<chart>.png (headless Chromium)")->type_name("DIR");
   cmd->add_option("--timeline-ops", o->report.timeline_ops, "ops drawn in the timeline, the earliest of each rank")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->footer("Exit status: 0 ok, 1 error, 2 usage, 3 written but the trace set is incomplete.");
   return {cmd, [o](const Args&) { return RunReport(*o); }};
 }

@@ -92,15 +92,15 @@ Command AddScheduleCommand(CLI::App& dltrace) {
   AddLowerOptions(cmd, &o->lower);
   cmd->get_option("--algo")->required();
   cmd->add_option("--rank", o->rank, "print the steps and totals of endpoint R only")
-      ->check(CLI::NonNegativeNumber)
+      ->check(NonNegative())
       ->default_str("");
-  cmd->add_flag("--no-steps{false}", o->steps, "print totals and the estimate only")->default_str("");
-  cmd->add_option("--link-gbps", o->network.gbps, "network link rate for the estimate")->check(CLI::PositiveNumber);
+  cmd->add_flag_callback("--no-steps", [o] { o->steps = false; }, "print totals and the estimate only");
+  cmd->add_option("--link-gbps", o->network.gbps, "network link rate for the estimate")->check(Positive());
   cmd->add_option_function<double>(
          "--latency-us", [o](double us) { o->network.latency_ns = us * 1000; },
          "network link latency for the estimate, in microseconds")
       ->default_str(CLI::detail::to_string(o->network.latency_ns / 1000))
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->footer("Exit status: 0 ok, 1 error, 2 usage, 3 printed but the trace set is inconsistent.");
   return {cmd, [o](const Args&) { return RunSchedule(*o); }};
 }

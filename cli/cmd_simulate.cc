@@ -83,6 +83,7 @@ Command AddSimulateCommand(CLI::App& dltrace) {
                   "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N]; repeat for several "
                   "jobs on one network (default hosts: the next free ones)")
       ->type_name("SPEC")
+      ->default_str("")
       ->allow_extra_args(false);
   cmd->add_option("--topo", config.topology,
                   "star, dumbbell, ring, leaf-spine or fat-tree, with optional parameters "
@@ -97,15 +98,15 @@ Command AddSimulateCommand(CLI::App& dltrace) {
                   "switch queues: auto (red-ecn for DCTCP, else fifo), fifo, red, red-ecn, codel, fq-codel, pie, "
                   "pfifo-fast");
   cmd->add_option("--queue-packets", config.queuePackets, "switch egress queue limit in packets")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--ecn-k", config.ecnThresholdPackets, "red-ecn marking threshold K in packets (0: scaled to rate)")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   AddLowerOptions(cmd, &o->defaults.lower);
   cmd->add_option("--iterations", o->defaults.iterations, "simulate only the first N iterations")
-      ->check(CLI::PositiveNumber)
+      ->check(Positive())
       ->default_str("");
   cmd->add_option("--time-scale", o->defaults.timeScale, "multiply compute gaps (0 skips them)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--segment-size", config.segmentSize, "TCP segment size in bytes")->check(CLI::Range(64, 65000));
   cmd->add_option("--sndbuf", config.sndBufBytes, "TCP send buffer in bytes")
       ->check(CLI::Range(1024.0, 4e9))
@@ -117,21 +118,21 @@ Command AddSimulateCommand(CLI::App& dltrace) {
          "--min-rto-ms", [o](double ms) { o->config.minRto = ns3::MicroSeconds(int64_t(ms * 1000)); },
          "TCP minimum retransmission timeout in ms")
       ->default_str(CLI::detail::to_string(config.minRto.GetMilliSeconds()))
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--recovery", config.recovery, "TCP loss recovery: classic or prr");
   cmd->add_option("--scheduler", config.scheduler, "ns-3 event scheduler: heap, map, list, calendar");
   cmd->add_option_function<double>(
          "--stop", [o](double s) { o->config.stopTime = ns3::NanoSeconds(int64_t(s * 1e9)); },
          "stop at this simulated time in seconds (0: when every job is done)")
       ->default_str("0")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option_function<double>(
          "--util-ms", [o](double ms) { o->config.utilInterval = ns3::NanoSeconds(int64_t(ms * 1e6)); },
          "link utilisation sample period in ms (0: off)")
       ->default_str(CLI::detail::to_string(config.utilInterval.GetMilliSeconds()))
-      ->check(CLI::NonNegativeNumber);
-  cmd->add_flag("--no-flowmon{false}", config.flowMonitor, "no flowmon.xml (ns-3 FlowMonitor)")->default_str("");
-  cmd->add_flag("--pcap", o->pcap, "a pcap of every link under DIR/pcap/")->default_str("");
+      ->check(NonNegative());
+  cmd->add_flag_callback("--no-flowmon", [o] { o->config.flowMonitor = false; }, "no flowmon.xml (ns-3 FlowMonitor)");
+  cmd->add_flag("--pcap", o->pcap, "a pcap of every link under DIR/pcap/");
   AddOutputDirOption(cmd, &o->out_dir,
                      "results: rank<E>.results.json (DIR/job<J>/ for several jobs), flows.csv, links.csv, "
                      "flowmon.xml, pcap/",

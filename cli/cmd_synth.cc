@@ -34,19 +34,19 @@ Command AddSynthCommand(CLI::App& dltrace) {
   std::vector<std::string> models;
   for (const auto& m : models::AllModels()) models.push_back(m.name);
   cmd->add_option("--model", o->model, "model whose gradients are reduced: " + CLI::detail::join(models, ", "));
-  cmd->add_option("--ranks", o->ranks, "data-parallel ranks")->check(CLI::PositiveNumber);
-  cmd->add_option("--ranks-per-host", o->ranks_per_host, "ranks sharing a host")->check(CLI::PositiveNumber);
-  cmd->add_option("--iterations", o->iterations, "training iterations")->check(CLI::PositiveNumber);
+  cmd->add_option("--ranks", o->ranks, "data-parallel ranks")->check(Positive());
+  cmd->add_option("--ranks-per-host", o->ranks_per_host, "ranks sharing a host")->check(Positive());
+  cmd->add_option("--iterations", o->iterations, "training iterations")->check(Positive());
   cmd->add_option("--compute-ms", o->compute_ms, "forward + backward time per iteration (0: per model)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(NonNegative());
   cmd->add_option("--dtype", o->dtype, "gradient type")->check(CLI::IsMember({"fp32", "bf16"}));
   cmd->add_option_function<double>(
          "--bucket-mb", [o](double mb) { o->bucket_bytes = uint64_t(mb * (1 << 20)); },
          "DDP gradient bucket cap in MiB")
       ->default_str(CLI::detail::to_string(double(o->bucket_bytes) / (1 << 20)))
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("--link-gbps", o->link_gbps, "link rate that sets each all-reduce's recorded time")
-      ->check(CLI::PositiveNumber);
+      ->check(Positive());
   cmd->add_option("-o,--output", *out, "output directory; must not exist")->type_name("DIR")->required();
   return {cmd, [o, out](const Args&) { return RunSynth(*o, *out); }};
 }

@@ -54,6 +54,9 @@ CLI::Option* AddOutputDirOption(CLI::App* command, std::string* dir, const std::
                                 const std::string& fresh_prefix);
 // The algorithm names of models' table, for help, checks and messages.
 std::vector<std::string> AlgorithmNames();
+// Checks a value is a number > 0 (Positive) or >= 0 (NonNegative).
+CLI::Validator Positive();
+CLI::Validator NonNegative();
 // Checks a value is one of AlgorithmNames(): "unknown algorithm 'X' (one of ...)".
 CLI::Validator AlgorithmName();
 

@@ -21,8 +21,27 @@ CLI::Validator AlgorithmName() {
       "ALGO", "algorithm");
 }
 
+namespace {
+
+// A number above MIN (or at least MIN when INCLUSIVE), said in one short line:
+// CLI11 2.1's PositiveNumber and NonNegativeNumber spell out DBL_MAX.
+CLI::Validator Above(double min, bool inclusive, const std::string& name, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) {
+        double v = 0;
+        if (CLI::detail::lexical_cast(text, v) && (inclusive ? v >= min : v > min)) return std::string();
+        return "'" + text + "' is not " + what;
+      },
+      name, name);
+}
+
+}  // namespace
+
+CLI::Validator Positive() { return Above(0, false, "POSITIVE", "a positive number"); }
+
+CLI::Validator NonNegative() { return Above(0, true, "NONNEGATIVE", "a number >= 0"); }
+
 void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
-  constexpr double kMany = 1e18;
   const std::string group = "Lowering options (how each op becomes steps)";
   command->add_option("--algo", o->algorithm, "collective algorithm: " + CLI::detail::join(AlgorithmNames(), ", "))
       ->check(AlgorithmName())
@@ -31,7 +50,7 @@ void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
       ->check(CLI::Range(1, 64))
       ->group(group);
   command->add_option("--chunk-bytes", o->chunk_bytes, "pipelining piece in bytes (0: the whole op)")
-      ->check(CLI::Range(0.0, kMany))
+      ->check(NonNegative())
       ->group(group);
   command->add_option("--servers", o->servers, "parameter servers (ps)")->check(CLI::Range(1, 1 << 20))->group(group);
   command->add_flag("--colocated", o->colocated_servers, "parameter servers on workers 0..K-1 (ps)")->group(group);
@@ -43,14 +62,14 @@ void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
       ->check(CLI::Range(1, 1 << 30))
       ->group(group);
   command->add_option("--local-gbps", o->local_link.gbps, "same-host link rate in Gbit/s")
-      ->check(CLI::Range(1e-9, kMany))
+      ->check(Positive())
       ->group(group);
   command
       ->add_option_function<double>(
           "--local-latency-us", [o](double us) { o->local_link.latency_ns = us * 1000; },
           "same-host link latency in microseconds")
       ->default_str(CLI::detail::to_string(o->local_link.latency_ns / 1000))
-      ->check(CLI::Range(0.0, kMany))
+      ->check(NonNegative())
       ->group(group);
 }
 
