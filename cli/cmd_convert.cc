@@ -71,7 +71,9 @@ Command AddConvertCommand(CLI::App& dltrace) {
   CLI::App* cmd = dltrace.add_subcommand(
       "convert", "export a trace for Perfetto, ASTRA-sim (Chakra), LogGOPSim (GOAL) or as CSV");
   cmd->add_option("PATH", o->path, "a trace set")->required();
-  cmd->add_option("--to", o->to, "the format (see below)")->check(CLI::IsMember({"chrome", "chakra", "goal", "csv"}))->required();
+  cmd->add_option("--to", o->to, "the format (see below)")
+      ->check(CLI::IsMember({"chrome", "chakra", "goal", "csv"}))
+      ->required();
   cmd->add_option("-o,--output", o->out, "the file written (chakra: OUT.<rank>.et files; OUT may be a directory)")
       ->type_name("OUT")
       ->check(CLI::Validator([](std::string& v) { return v.empty() ? "needs a file name" : ""; }, "OUT"))
