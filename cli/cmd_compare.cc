@@ -68,51 +68,28 @@ int RunSelf(const std::vector<std::string>& argv, const std::string& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
 }
 
-}  // namespace
-
-int RunCompare(const Args& args) {
-  const Command& self = FindCommand("compare");
-  std::vector<std::string> paths, extra, algos;
+struct CompareOptions {
+  std::vector<std::string> paths, algos;
   std::string with, out_dir;
   bool csv = false, json = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    if (a == "--") {
-      extra.assign(args.begin() + long(i) + 1, args.end());
-      break;
-    } else if (a == "--csv") {
-      csv = true;
-    } else if (a == "--json") {
-      json = true;
-    } else if (a == "--algos" && i + 1 < args.size()) {
-      std::string list = args[++i];
-      for (size_t start = 0; start <= list.size();) {
-        size_t end = list.find(',', start);
-        if (end == std::string::npos) end = list.size();
-        if (end > start) algos.push_back(list.substr(start, end - start));
-        start = end + 1;
-      }
-    } else if (a == "--with" && i + 1 < args.size()) {
-      with = args[++i];
-    } else if ((a == "-o" || a == "--output") && i + 1 < args.size()) {
-      out_dir = args[++i];
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "bad option or value: " + a);
-    } else {
-      paths.push_back(a);
-    }
-  }
+};
+
+int RunCompare(CompareOptions options, const Args& extra) {
+  const char* self = "compare";
+  std::vector<std::string>& paths = options.paths;
+  const std::vector<std::string>& algos = options.algos;
+  const std::string& with = options.with;
+  std::string& out_dir = options.out_dir;
+  const bool csv = options.csv, json = options.json;
   if (csv && json) return UsageError(self, "give --csv or --json, not both");
   if (algos.empty() && (!with.empty() || !out_dir.empty() || !extra.empty()))
     return UsageError(self, "--with, -o and options after -- go with --algos");
   if (!algos.empty()) {
     if (paths.size() != 1) return UsageError(self, "--algos takes one TRACE");
-    if (with != "replay" && with != "simulate") return UsageError(self, "--algos needs --with replay or --with simulate");
+    if (with.empty()) return UsageError(self, "--algos needs --with replay or --with simulate");
     std::set<std::string> seen;
-    for (const auto& a : algos) {
-      if (!models::FindAlgorithm(a)) return UsageError(self, "unknown algorithm '" + a + "'");
+    for (const auto& a : algos)
       if (!seen.insert(a).second) return UsageError(self, "algorithm '" + a + "' given twice");
-    }
     if (out_dir.empty()) out_dir = FreshDirName("dltrace-compare-");
     if (mkdir(out_dir.c_str(), 0777) != 0 && errno != EEXIST) return Fail(out_dir + ": " + std::strerror(errno));
     const std::string trace = paths[0];
@@ -274,6 +251,37 @@ int RunCompare(const Args& args) {
   bool complete = true;
   for (const auto& r : runs) complete = complete && r.times.complete;
   return complete ? kExitOk : kExitIncomplete;
+}
+
+}  // namespace
+
+Command AddCompareCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<CompareOptions>();
+  CLI::App* cmd =
+      dltrace.add_subcommand("compare", "put recorded, replayed and simulated runs of one job side by side");
+  cmd->add_option("RUN", o->paths,
+                  "a trace set (the recorded run) or a results directory (rank*.results.json of dltrace replay or "
+                  "dltrace simulate); the first RUN is the baseline; with --algos: the one TRACE")
+      ->default_str("");
+  cmd->add_option("--algos", o->algos, "run TRACE under each algorithm first (A,B,...) and compare them with the "
+                                       "recorded run: " + models::AlgorithmNamesJoined())
+      ->default_str("")
+      ->delimiter(',')
+      ->allow_extra_args(false)
+      ->check(AlgorithmName());
+  cmd->add_option("--with", o->with, "how --algos runs: dltrace replay --local, or dltrace simulate")
+      ->check(CLI::IsMember({"replay", "simulate"}));
+  AddOutputDirOption(cmd, &o->out_dir, "with --algos: each algorithm's results (DIR/ALGO, log in DIR/ALGO.log)",
+                     "dltrace-compare-");
+  cmd->add_flag("--csv", o->csv, "rows for scripts instead of the text tables");
+  cmd->add_flag("--json", o->json, "one JSON document instead of the text tables");
+  cmd->footer(
+      "dltrace compare --algos A,B,... TRACE --with replay|simulate [-o DIR] -- OPTIONS: OPTIONS go to\n"
+      "every replay/simulate run (e.g. -- --iterations 3 --channels 2).\n"
+      "Per op kind: ops, bytes, time (the longest endpoint's per op, summed), difference to the\n"
+      "first RUN in percent, bus bandwidth (nccl-tests); per iteration: time and difference.\n"
+      "Exit status: 0 ok, 1 error (a run of another job, a failed run), 2 usage, 3 a run is incomplete.");
+  return {cmd, [o](const Args& rest) { return RunCompare(*o, rest); }, true};
 }
 
 }  // namespace dltrace::cli

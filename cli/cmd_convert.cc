@@ -11,37 +11,19 @@
 
 namespace dltrace::cli {
 
-int RunConvert(const Args& args) {
-  const Command& self = FindCommand("convert");
+namespace {
+
+struct ConvertOptions {
   std::string path, to, out;
   models::LowerOptions lower;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto text = [&](std::string* s) {
-      if (i + 1 >= args.size()) return false;
-      *s = args[++i];
-      return true;
-    };
-    const int lowering = ParseLowerOption(args, &i, &lower);
-    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
-    if (lowering > 0) continue;
-    if (a == "--to" && text(&to)) {
-    } else if ((a == "-o" || a == "--output") && text(&out) && !out.empty()) {
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "bad option or value: " + a);
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return UsageError(self, "more than one PATH given");
-    }
-  }
-  if (path.empty()) return UsageError(self, "missing PATH");
-  if (to != "chrome" && to != "chakra" && to != "goal" && to != "csv")
-    return UsageError(self, to.empty() ? "missing --to chrome|chakra|goal|csv" : "unknown format '" + to + "'");
-  if (out.empty()) return UsageError(self, "missing -o OUT");
-  if (!models::FindAlgorithm(lower.algorithm)) return UsageError(self, "unknown algorithm '" + lower.algorithm + "'");
-  if (lower.algorithm != "recorded" && to != "goal")
-    return UsageError(self, "--algo applies to --to goal only (the other formats show the job as recorded)");
+};
+
+int RunConvert(ConvertOptions options) {
+  const std::string &path = options.path, &to = options.to;
+  std::string& out = options.out;
+  const models::LowerOptions& lower = options.lower;
+  if (lower.algorithm != models::kRecordedAlgorithm && to != "goal")
+    return UsageError("convert", "--algo applies to --to goal only (the other formats show the job as recorded)");
   if (std::string why; to == "chakra" && !views::ChakraAvailable(&why)) return Fail(why);
   // Chakra writes OUT.<rank>.et; a directory given as OUT gets files named after the trace.
   struct stat st;
@@ -80,6 +62,33 @@ int RunConvert(const Args& args) {
                 stats.files.size() - 1, out.c_str(), stats.records, out.c_str());
   }
   return job->set.warnings.empty() ? kExitOk : kExitIncomplete;
+}
+
+}  // namespace
+
+Command AddConvertCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<ConvertOptions>();
+  CLI::App* cmd = dltrace.add_subcommand(
+      "convert", "export a trace for Perfetto, ASTRA-sim (Chakra), LogGOPSim (GOAL) or as CSV");
+  cmd->add_option("PATH", o->path, "a trace set")->required();
+  cmd->add_option("--to", o->to, "the format (see below)")
+      ->check(CLI::IsMember({"chrome", "chakra", "goal", "csv"}))
+      ->required();
+  cmd->add_option("-o,--output", o->out, "the file written (chakra: OUT.<rank>.et files; OUT may be a directory)")
+      ->type_name("OUT")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? "needs a file name" : ""; }, "OUT"))
+      ->required();
+  AddLowerOptions(cmd, &o->lower);
+  cmd->footer(
+      "--to chrome  Chrome/Perfetto trace JSON: a process per rank, a thread per communicator or\n"
+      "             stream, times in microseconds (warns above 256 MB: viewers struggle)\n"
+      "--to chakra  OUT.<rank>.et per rank (Chakra execution traces for ASTRA-sim) and\n"
+      "             OUT.comm_groups.json; OUT may be a directory\n"
+      "--to goal    GOAL text schedule (LogGOPSim, ATLAHS) of the job lowered with --algo\n"
+      "--to csv     one row per recorded operation\n"
+      "The lowering options apply to --to goal only.\n"
+      "Exit status: 0 ok, 1 error, 2 usage, 3 written but the trace set is incomplete.");
+  return {cmd, [o](const Args&) { return RunConvert(*o); }};
 }
 
 }  // namespace dltrace::cli

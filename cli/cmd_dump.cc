@@ -1,7 +1,6 @@
 // dltrace dump PATH [--rank R]: every record of a trace as JSON lines, for
 // scripts and tests that need the exact fields (info only summarises).
 #include <cstdio>
-#include <cstdlib>
 
 #include "commands.h"
 #include "dltrace/formats/trace_set.h"
@@ -18,26 +17,14 @@ void Print(const runs::Json& j) {
   std::fputc('\n', stdout);
 }
 
-}  // namespace
-
-int RunDump(const Args& args) {
-  const Command& self = FindCommand("dump");
+struct DumpOptions {
   std::string path;
-  int only_rank = -1;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (args[i] == "--rank" && i + 1 < args.size()) {
-      char* end = nullptr;
-      only_rank = int(std::strtol(args[++i].c_str(), &end, 10));
-      if (*end || only_rank < 0) return UsageError(self, "--rank wants a rank number");
-    } else if (!args[i].empty() && args[i][0] == '-') {
-      return UsageError(self, "unknown option " + args[i]);
-    } else if (path.empty()) {
-      path = args[i];
-    } else {
-      return UsageError(self, "more than one PATH given");
-    }
-  }
-  if (path.empty()) return UsageError(self, "missing PATH");
+  int rank = -1;  // -1: every rank
+};
+
+int RunDump(const DumpOptions& options) {
+  const std::string& path = options.path;
+  const int only_rank = options.rank;
   TraceSet set;
   std::string error;
   if (!LoadTraceSet(path, &set, &error)) return Fail(error);
@@ -99,6 +86,16 @@ int RunDump(const Args& args) {
   std::fflush(stdout);
   for (const auto& w : set.warnings) Warn(w);
   return set.warnings.empty() ? kExitOk : kExitIncomplete;
+}
+
+}  // namespace
+
+Command AddDumpCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<DumpOptions>();
+  CLI::App* cmd = dltrace.add_subcommand("dump", "print every record of a trace as JSON lines");
+  cmd->add_option("PATH", o->path, "a .dltrace file or a trace-set directory")->required();
+  cmd->add_option("--rank", o->rank, "only this rank's records")->check(NonNegative())->default_str("");
+  return {cmd, [o](const Args&) { return RunDump(*o); }};
 }
 
 }  // namespace dltrace::cli

@@ -7,23 +7,16 @@
 
 namespace dltrace::cli {
 
-int RunInfo(const Args& args) {
-  const Command& self = FindCommand("info");
+namespace {
+
+struct InfoOptions {
   std::string path;
   bool json = false;
-  for (const auto& a : args) {
-    if (a == "--json") {
-      json = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "unknown option " + a);
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return UsageError(self, "more than one PATH given");
-    }
-  }
-  if (path.empty()) return UsageError(self, "missing PATH");
+};
 
+int RunInfo(const InfoOptions& options) {
+  const std::string& path = options.path;
+  const bool json = options.json;
   formats::TraceSet set;
   std::string error;
   if (!formats::LoadTraceSet(path, &set, &error)) return Fail(error);
@@ -32,6 +25,17 @@ int RunInfo(const Args& args) {
   std::fflush(stdout);
   for (const auto& w : set.warnings) Warn(w);
   return set.warnings.empty() ? kExitOk : kExitIncomplete;
+}
+
+}  // namespace
+
+Command AddInfoCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<InfoOptions>();
+  CLI::App* cmd = dltrace.add_subcommand("info", "summarise a trace file or trace set");
+  cmd->add_option("PATH", o->path, "a .dltrace file or a trace-set directory")->required();
+  cmd->add_flag("--json", o->json, "print the same facts as JSON");
+  cmd->footer("Exit status: 0 complete, 1 error, 3 printed but the trace is incomplete.");
+  return {cmd, [o](const Args&) { return RunInfo(*o); }};
 }
 
 }  // namespace dltrace::cli

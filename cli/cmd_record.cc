@@ -1,4 +1,4 @@
-// dltrace record [-o DIR] [--sample-ms N] [--flush-ms N] -- CMD...: runs CMD
+// dltrace record [-o DIR] [--sample-ms N] [--flush-ms N] [--] CMD...: runs CMD
 // with the recorder preloaded (for it and every process it starts, mpirun
 // ranks included), then says where the traces went and summarises them.
 #include <signal.h>
@@ -71,41 +71,18 @@ void AppendEnv(const char* name, const std::string& value, const char* sep) {
   ::setenv(name, v.c_str(), 1);
 }
 
-}  // namespace
-
-int RunRecord(const Args& args) {
-  const Command& self = FindCommand("record");
+struct RecordOptions {
   std::string out;
-  std::string sample_ms, flush_ms;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](std::string* dst) {
-      if (i + 1 >= args.size()) return false;
-      *dst = args[++i];
-      return true;
-    };
-    if (a == "--") {
-      ++i;
-      break;
-    } else if (a == "-o" || a == "--output") {
-      if (!value(&out)) return UsageError(self, a + " needs a directory");
-    } else if (a == "--sample-ms") {
-      if (!value(&sample_ms) || sample_ms.find_first_not_of("0123456789") != std::string::npos)
-        return UsageError(self, "--sample-ms needs a number of milliseconds (0 = off)");
-    } else if (a == "--flush-ms") {
-      if (!value(&flush_ms) || flush_ms.empty() ||
-          flush_ms.find_first_not_of("0123456789") != std::string::npos || flush_ms == "0")
-        return UsageError(self, "--flush-ms needs a positive number of milliseconds");
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "unknown option " + a);
-    } else {
-      break;  // the command starts here (the -- is optional)
-    }
-  }
-  if (i >= args.size()) return UsageError(self, "missing the command to run");
-  std::vector<std::string> cmd(args.begin() + long(i), args.end());
+  int sample_ms = -1;  // -1: the recorder's default
+  int flush_ms = -1;
+  Args command;
+};
 
+int RunRecord(RecordOptions o) {
+  std::string& out = o.out;
+  const Args& cmd = o.command;
+  const std::string sample_ms = o.sample_ms < 0 ? "" : std::to_string(o.sample_ms);
+  const std::string flush_ms = o.flush_ms < 0 ? "" : std::to_string(o.flush_ms);
   std::string lib = FindRecorderLibrary();
   if (lib.empty() || !Exists(lib))
     return Fail("cannot find libdltrace-record.so (set DLTRACE_RECORD_LIB, or build with MPI "
@@ -177,6 +154,40 @@ int RunRecord(const Args& args) {
   std::fprintf(stderr, "  more: dltrace info %s\n", out.c_str());
   if (code != 0) std::fprintf(stderr, "dltrace: the command exited with status %d\n", code);
   return code;
+}
+
+}  // namespace
+
+Command AddRecordCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<RecordOptions>();
+  CLI::App* cmd = dltrace.add_subcommand("record", "run a command with the MPI/NCCL recorder preloaded");
+  AddOutputDirOption(cmd, &o->out, "where the traces go", "dltrace-");
+  cmd->add_option("--sample-ms", o->sample_ms, "resource sample interval in ms, 0 = off")
+      ->check(NonNegative())
+      ->default_str("100");
+  cmd->add_option("--flush-ms", o->flush_ms, "flush interval in ms; a SIGKILL loses at most this much")
+      ->check(Positive())
+      ->default_str("200");
+  // The program starts at the first argument that is not an option, "--" or not.
+  cmd->prefix_command();
+  cmd->footer(
+      "CMD [ARGS...]: the program to record, after the options (and an optional --).\n"
+      "Examples:\n"
+      "  dltrace record -- mpirun -np 4 ./app\n"
+      "  dltrace record -o run1 -- torchrun --nproc_per_node=8 train.py\n"
+      "The command's exit status is passed through.");
+  return {cmd,
+          [o, cmd](const Args& rest) {
+            // Without "--" the program is what CLI11 left over, and a "--" after it is the program's.
+            o->command = cmd->remaining();
+            if (!o->command.empty() && o->command[0].size() > 1 && o->command[0][0] == '-')
+              return UsageError("record", "unknown option " + o->command[0]);
+            if (!o->command.empty() && !rest.empty()) o->command.push_back("--");
+            o->command.insert(o->command.end(), rest.begin(), rest.end());
+            if (o->command.empty()) return UsageError("record", "missing the command to run");
+            return RunRecord(*o);
+          },
+          true};
 }
 
 }  // namespace dltrace::cli

@@ -179,60 +179,23 @@ int RunLocal(ReplayRun& run) {
   return kExitOk;
 }
 
-}  // namespace
-
-int RunReplay(const Args& args) {
-  const Command& self = FindCommand("replay");
+// The command line: a run and how its endpoints find each other.
+struct ReplayOptions {
   ReplayRun run;
   bool local = false;
   int32_t rank = -1;
   int iterations = 0;
   std::string hosts, coordinator, listen;
-  run.lower.algorithm = "recorded";
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    double v = 0;
-    auto value = [&]() { return i + 1 < args.size() && ParseNumber(args[++i], &v); };
-    auto text = [&](std::string* out) {
-      if (i + 1 >= args.size()) return false;
-      *out = args[++i];
-      return true;
-    };
-    const int lowering = ParseLowerOption(args, &i, &run.lower);
-    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
-    if (lowering > 0) continue;
-    if (a == "--local") {
-      local = true;
-    } else if (a == "--rank" && value() && v >= 0) {
-      rank = int32_t(v);
-    } else if (a == "--hosts" && text(&hosts)) {
-    } else if (a == "--coordinator" && text(&coordinator)) {
-    } else if (a == "--listen" && text(&listen) && !listen.empty()) {
-    } else if (a == "--peer-timeout" && value() && v >= 0) {
-      run.socket.peer_timeout_s = v;
-    } else if (a == "--iterations" && value() && v >= 1) {
-      iterations = int(v);
-    } else if (a == "--time-scale" && value() && v >= 0) {
-      run.engine.time_scale = v;
-    } else if (a == "--cc" && text(&run.socket.congestion)) {
-    } else if (a == "--sndbuf" && value() && v >= 0) {
-      run.socket.send_buffer = int(v);
-    } else if (a == "--rcvbuf" && value() && v >= 0) {
-      run.socket.receive_buffer = int(v);
-    } else if (a == "--connect-timeout" && value() && v > 0) {
-      run.socket.connect_timeout_s = v;
-    } else if (a == "--no-progress") {
-      run.quiet_progress = true;
-    } else if ((a == "-o" || a == "--output") && text(&run.out_dir)) {
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "bad option or value: " + a);
-    } else if (run.trace.empty()) {
-      run.trace = a;
-    } else {
-      return UsageError(self, "more than one TRACE given");
-    }
-  }
-  if (run.trace.empty()) return UsageError(self, "missing TRACE");
+};
+
+int RunReplay(ReplayOptions options) {
+  ReplayRun& run = options.run;
+  const bool local = options.local;
+  int32_t rank = options.rank;
+  const int iterations = options.iterations;
+  const std::string &hosts = options.hosts, &listen = options.listen;
+  std::string& coordinator = options.coordinator;
+  const char* self = "replay";
   // Which form: --local; --hosts (the rank from --rank or the launcher); or a
   // coordinator (--coordinator or DLTRACE_COORDINATOR) under mpirun/srun.
   if (local && (rank >= 0 || !hosts.empty() || !coordinator.empty() || !listen.empty()))
@@ -271,11 +234,6 @@ int RunReplay(const Args& args) {
     return UsageError(self, "--listen takes an address with --hosts (the port is this rank's entry in --hosts)");
   }
   run.socket.listen_host = listen_host;
-  if (!models::FindAlgorithm(run.lower.algorithm)) {
-    std::string names;
-    for (const auto& a : models::AllAlgorithms()) names += std::string(names.empty() ? "" : ", ") + a.name;
-    return UsageError(self, "unknown algorithm '" + run.lower.algorithm + "' (one of " + names + ")");
-  }
   if (!run.socket.congestion.empty() && !replay::CheckCongestionControl(run.socket.congestion, &error))
     return Fail(error);
   if (const char* token = std::getenv("DLTRACE_REPLAY_TOKEN")) run.socket.token = token;
@@ -354,14 +312,62 @@ int RunReplay(const Args& args) {
   return kExitOk;
 }
 
+}  // namespace
+
+Command AddReplayCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<ReplayOptions>();
+  CLI::App* cmd = dltrace.add_subcommand("replay", "replay a trace set's traffic over real TCP sockets");
+  ReplayRun& run = o->run;
+  cmd->add_option("TRACE", run.trace, "a trace set")->required();
+  cmd->add_flag("--local", o->local, "every endpoint as a process on this host, over 127.0.0.1");
+  cmd->add_option("--rank", o->rank, "this host's endpoint (with --hosts)")
+      ->check(NonNegative())
+      ->default_str("");
+  cmd->add_option("--hosts", o->hosts, "every endpoint's address, H0:PORT,H1:PORT,... (run on each host)");
+  cmd->add_option("--coordinator", o->coordinator,
+                  "HOST:PORT under mpirun/srun: the rank comes from the launcher's environment, rank 0 serves "
+                  "HOST:PORT and every rank reports its address there (or set DLTRACE_COORDINATOR)");
+  cmd->add_option("--listen", o->listen,
+                  "address this rank's listener binds (ADDR[:PORT] with --coordinator; default: this rank's "
+                  "--hosts address, or the one reaching the coordinator)")
+      ->check(CLI::Validator([](std::string& v) { return v.empty() ? "needs an address" : ""; }, "ADDR"));
+  cmd->add_option("--peer-timeout", run.socket.peer_timeout_s,
+                  "stop when a peer awaited sent nothing for S seconds (0: off)")
+      ->check(NonNegative());
+  AddLowerOptions(cmd, &run.lower);
+  cmd->add_option("--iterations", o->iterations, "replay only the first N iterations")
+      ->check(Positive())
+      ->default_str("");
+  cmd->add_option("--time-scale", run.engine.time_scale, "multiply compute gaps (0 skips them)")
+      ->check(NonNegative());
+  cmd->add_option("--cc", run.socket.congestion, "TCP congestion control per socket (e.g. cubic, reno, bbr)");
+  cmd->add_option("--sndbuf", run.socket.send_buffer, "socket send buffer in bytes")
+      ->check(NonNegative());
+  cmd->add_option("--rcvbuf", run.socket.receive_buffer, "socket receive buffer in bytes")
+      ->check(NonNegative());
+  cmd->add_option("--connect-timeout", run.socket.connect_timeout_s, "give up connecting to peers after S seconds")
+      ->check(Positive());
+  cmd->add_flag("--no-progress", run.quiet_progress, "no progress lines from endpoint 0");
+  AddOutputDirOption(cmd, &run.out_dir, "where rankN.results.json go", "dltrace-replay-");
+  cmd->footer(
+      "Give --local, --rank R --hosts LIST, or --coordinator HOST:PORT.\n"
+      "DLTRACE_REPLAY_TOKEN, when set, must be the same on every endpoint.\n"
+      "Exit status: 0 every endpoint finished, 1 error (a peer lost, a bad trace), 2 usage.");
+  return {cmd, [o](const Args&) { return RunReplay(*o); }};
+}
+
 }  // namespace dltrace::cli
 
 #else  // built without Boost: the command exists and says why it cannot run
 
 namespace dltrace::cli {
-int RunReplay(const Args&) {
-  return Fail("this dltrace was built without Boost.Asio, so it cannot replay over sockets "
-              "(apt-get install libboost-dev and rebuild)");
+Command AddReplayCommand(CLI::App& dltrace) {
+  CLI::App* cmd = dltrace.add_subcommand("replay", "replay a trace set's traffic over real TCP sockets");
+  cmd->allow_extras();
+  return {cmd, [](const Args&) {
+            return Fail("this dltrace was built without Boost.Asio, so it cannot replay over sockets "
+                        "(apt-get install libboost-dev and rebuild)");
+          }};
 }
 }  // namespace dltrace::cli
 

@@ -117,40 +117,20 @@ bool RenderPngs(const std::string& html, const std::vector<std::string>& ids, co
   return true;
 }
 
-}  // namespace
-
-int RunReport(const Args& args) {
-  const Command& self = FindCommand("report");
+struct ReportOptions {
   std::string path, out, png_dir;
   std::vector<std::string> results;
-  views::ReportOptions options;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    double v = 0;
-    if ((a == "-o" || a == "--output") && i + 1 < args.size()) {
-      out = args[++i];
-    } else if (a == "--results" && i + 1 < args.size()) {
-      results.push_back(args[++i]);
-    } else if (a == "--png" && i + 1 < args.size()) {
-      png_dir = args[++i];
-    } else if (a == "--timeline-ops" && i + 1 < args.size() && ParseNumber(args[++i], &v) && v >= 1) {
-      options.timeline_ops = size_t(v);
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "bad option or value: " + a);
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return UsageError(self, "more than one PATH given");
-    }
-  }
-  if (path.empty()) return UsageError(self, "missing PATH");
-  if (out.empty()) return UsageError(self, "missing -o report.html");
+  views::ReportOptions report;
+};
 
+int RunReport(ReportOptions o) {
+  const std::string &path = o.path, &out = o.out, &png_dir = o.png_dir;
+  views::ReportOptions& options = o.report;
   std::string error;
   std::unique_ptr<models::Job> job = models::LoadJob(path, models::LowerOptions(), &error);
   if (!job) return Fail(error);
   for (const auto& w : job->set.warnings) Warn(w);
-  for (const auto& dir : results) {
+  for (const auto& dir : o.results) {
     runs::RunTimes run;
     if (!runs::LoadResultsRun(dir, &run, &error)) return Fail(error);
     if (!run.complete) Warn(run.error + " (drawn as far as it got)");
@@ -170,6 +150,29 @@ int RunReport(const Args& args) {
   }
   std::printf("report: %s\n", out.c_str());
   return job->set.warnings.empty() ? kExitOk : kExitIncomplete;
+}
+
+}  // namespace
+
+Command AddReportCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<ReportOptions>();
+  CLI::App* cmd = dltrace.add_subcommand(
+      "report", "write a self-contained HTML report (traffic matrix, timeline, resources, runs)");
+  cmd->add_option("PATH", o->path, "a trace set")->required();
+  cmd->add_option("-o,--output", o->out, "the report: one HTML file, no network needed to open it")
+      ->type_name("FILE")
+      ->required();
+  cmd->add_option("--results", o->results,
+                  "a dltrace replay or simulate results directory of the same job: adds its iteration times, and "
+                  "flow completion times from DIR/flows.csv (repeatable)")
+      ->type_name("DIR")
+      ->default_str("")
+      ->allow_extra_args(false);
+  cmd->add_option("--png", o->png_dir, "also each chart as DIR/<chart>.png (headless Chromium)")->type_name("DIR");
+  cmd->add_option("--timeline-ops", o->report.timeline_ops, "ops drawn in the timeline, the earliest of each rank")
+      ->check(Positive());
+  cmd->footer("Exit status: 0 ok, 1 error, 2 usage, 3 written but the trace set is incomplete.");
+  return {cmd, [o](const Args&) { return RunReport(*o); }};
 }
 
 }  // namespace dltrace::cli

@@ -2,7 +2,6 @@
 // prints them (GOAL-like), per-rank totals and an alpha-beta estimate.
 #include <cinttypes>
 #include <cstdio>
-#include <cstdlib>
 
 #include "commands.h"
 #include "dltrace/models/estimate.h"
@@ -10,48 +9,21 @@
 
 namespace dltrace::cli {
 
-int RunSchedule(const Args& args) {
-  const Command& self = FindCommand("schedule");
-  models::LowerOptions o;
-  o.algorithm.clear();
-  models::Link network{100, 5000};
-  std::string path;
-  int32_t rank = -1;
-  bool steps = true;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    double v = 0;
-    auto value = [&]() { return i + 1 < args.size() && ParseNumber(args[++i], &v); };
-    const int lowering = ParseLowerOption(args, &i, &o);
-    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
-    if (lowering > 0) continue;
-    if (a == "--rank" && value()) {
-      rank = int32_t(v);
-    } else if (a == "--no-steps") {
-      steps = false;
-    } else if (a == "--link-gbps" && value()) {
-      network.gbps = v;
-    } else if (a == "--latency-us" && value()) {
-      network.latency_ns = v * 1000;
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "bad option or value: " + a);
-    } else if (path.empty()) {
-      path = a;
-    } else {
-      return UsageError(self, "more than one PATH given");
-    }
-  }
-  if (path.empty()) return UsageError(self, "missing PATH");
-  if (o.algorithm.empty()) return UsageError(self, "missing --algo");
-  if (!models::FindAlgorithm(o.algorithm)) {
-    std::string names;
-    for (const auto& a : models::AllAlgorithms()) names += std::string(names.empty() ? "" : ", ") + a.name;
-    return UsageError(self, "unknown algorithm '" + o.algorithm + "' (one of " + names + ")");
-  }
-  if (o.channels < 1 || o.channels > 65535 || o.servers < 1 || o.gossip_peers < 1 ||
-      network.gbps <= 0 || o.local_link.gbps <= 0)
-    return UsageError(self, "--channels, --servers, --gossip-peers and link rates must be positive");
+namespace {
 
+struct ScheduleOptions {
+  std::string path;
+  models::LowerOptions lower;
+  models::Link network{100, 5000};  // for the estimate
+  int32_t rank = -1;                // -1: every endpoint
+  bool steps = true;
+};
+
+int RunSchedule(const ScheduleOptions& options) {
+  const std::string& path = options.path;
+  const models::LowerOptions& o = options.lower;
+  const models::Link& network = options.network;
+  const int32_t rank = options.rank;
   std::string error;
   std::unique_ptr<models::Job> job = models::LoadJob(path, o, &error);
   if (!job) return Fail(error);
@@ -64,7 +36,7 @@ int RunSchedule(const Args& args) {
               " steps\n",
               path.c_str(), o.algorithm.c_str(), s.ranks.size(), s.ops.size(), s.iterations,
               s.step_count());
-  if (steps) {
+  if (options.steps) {
     std::printf("num_ranks %zu\n", s.ranks.size());
     const models::DenseTags tags(s);
     for (int32_t e = 0; e < int32_t(s.ranks.size()); ++e)
@@ -107,6 +79,30 @@ int RunSchedule(const Args& args) {
   for (const auto& n : job->notes) Warn(n);
   if (!est.complete) Warn("some steps could never run; the estimate covers the rest");
   return incomplete ? kExitIncomplete : kExitOk;
+}
+
+}  // namespace
+
+Command AddScheduleCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<ScheduleOptions>();
+  CLI::App* cmd =
+      dltrace.add_subcommand("schedule", "lower a trace set to per-rank steps for an algorithm, with an estimate");
+  cmd->add_option("PATH", o->path, "a trace set")->required();
+  o->lower.algorithm.clear();  // no default: --algo is required
+  AddLowerOptions(cmd, &o->lower);
+  cmd->get_option("--algo")->required();
+  cmd->add_option("--rank", o->rank, "print the steps and totals of endpoint R only")
+      ->check(NonNegative())
+      ->default_str("");
+  cmd->add_flag_callback("--no-steps", [o] { o->steps = false; }, "print totals and the estimate only");
+  cmd->add_option("--link-gbps", o->network.gbps, "network link rate for the estimate")->check(Positive());
+  cmd->add_option_function<double>(
+         "--latency-us", [o](double us) { o->network.latency_ns = us * 1000; },
+         "network link latency for the estimate, in microseconds")
+      ->default_str(CLI::detail::to_string(o->network.latency_ns / 1000))
+      ->check(NonNegative());
+  cmd->footer("Exit status: 0 ok, 1 error, 2 usage, 3 printed but the trace set is inconsistent.");
+  return {cmd, [o](const Args&) { return RunSchedule(*o); }};
 }
 
 }  // namespace dltrace::cli

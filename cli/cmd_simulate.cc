@@ -26,75 +26,25 @@ bool HoldsResults(const std::string& dir) {
          access((dir + "/job0").c_str(), F_OK) == 0;
 }
 
-}  // namespace
-
-int RunSimulate(const Args& args) {
-  const Command& self = FindCommand("simulate");
+struct SimulateOptions {
   ns3::DltraceScenarioConfig config;
   ns3::DltraceJobSpec defaults;  // what each job takes unless its --job spec says otherwise
-  std::vector<std::string> traces, job_specs;
+  std::string trace;
+  std::vector<std::string> job_specs;
   std::string out_dir;
   bool pcap = false;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    double v = 0;
-    auto value = [&]() { return i + 1 < args.size() && ParseNumber(args[++i], &v); };
-    auto text = [&](std::string* out) {
-      if (i + 1 >= args.size()) return false;
-      *out = args[++i];
-      return !out->empty();
-    };
-    std::string s;
-    const int lowering = ParseLowerOption(args, &i, &defaults.lower);
-    if (lowering < 0) return UsageError(self, "bad option or value: " + a);
-    if (lowering > 0) continue;
-    if (a == "--iterations" && value() && v >= 1) {
-      defaults.iterations = uint32_t(v);
-    } else if (a == "--time-scale" && value() && v >= 0) {
-      defaults.timeScale = v;
-    } else if (a == "--job" && text(&s)) {
-      job_specs.push_back(s);
-    } else if (a == "--topo" && text(&config.topology)) {
-    } else if (a == "--cc" && text(&config.congestionControl)) {
-    } else if (a == "--queue" && text(&config.queueDisc)) {
-    } else if (a == "--queue-packets" && value() && v >= 1) {
-      config.queuePackets = uint32_t(v);
-    } else if (a == "--ecn-k" && value() && v >= 1) {
-      config.ecnThresholdPackets = uint32_t(v);
-    } else if (a == "--segment-size" && value() && v >= 64 && v <= 65000) {
-      config.segmentSize = uint32_t(v);
-    } else if (a == "--sndbuf" && value() && v >= 1024 && v < 4e9) {
-      config.sndBufBytes = uint32_t(v);
-    } else if (a == "--rcvbuf" && value() && v >= 1024 && v < 4e9) {
-      config.rcvBufBytes = uint32_t(v);
-    } else if (a == "--min-rto-ms" && value() && v > 0) {
-      config.minRto = ns3::MicroSeconds(int64_t(v * 1000));
-    } else if (a == "--recovery" && text(&config.recovery)) {
-    } else if (a == "--scheduler" && text(&config.scheduler)) {
-    } else if (a == "--stop" && value() && v >= 0) {
-      config.stopTime = ns3::NanoSeconds(int64_t(v * 1e9));
-    } else if (a == "--util-ms" && value() && v >= 0) {
-      config.utilInterval = ns3::NanoSeconds(int64_t(v * 1e6));
-    } else if (a == "--no-flowmon") {
-      config.flowMonitor = false;
-    } else if (a == "--pcap") {
-      pcap = true;
-    } else if ((a == "-o" || a == "--output") && text(&out_dir)) {
-    } else if (!a.empty() && a[0] == '-') {
-      return UsageError(self, "bad option or value: " + a);
-    } else {
-      traces.push_back(a);
-    }
-  }
-  if (traces.size() > 1) return UsageError(self, "more than one TRACE given (use --job for several jobs)");
-  if (traces.empty() && job_specs.empty()) return UsageError(self, "missing TRACE (or --job SPEC)");
-  if (!models::FindAlgorithm(defaults.lower.algorithm)) {
-    std::string names;
-    for (const auto& al : models::AllAlgorithms()) names += std::string(names.empty() ? "" : ", ") + al.name;
-    return UsageError(self, "unknown algorithm '" + defaults.lower.algorithm + "' (one of " + names + ")");
-  }
+};
+
+int RunSimulate(SimulateOptions options) {
+  const char* self = "simulate";
+  ns3::DltraceScenarioConfig& config = options.config;
+  const ns3::DltraceJobSpec& defaults = options.defaults;
+  std::vector<std::string>& job_specs = options.job_specs;
+  std::string& out_dir = options.out_dir;
+  const bool pcap = options.pcap;
+  if (options.trace.empty() && job_specs.empty()) return UsageError(self, "missing TRACE (or --job SPEC)");
   std::string error;
-  if (!traces.empty()) job_specs.insert(job_specs.begin(), traces[0]);
+  if (!options.trace.empty()) job_specs.insert(job_specs.begin(), options.trace);
   for (const auto& spec_text : job_specs) {
     ns3::DltraceJobSpec job = defaults;
     if (!ns3::DltraceJobSpec::Parse(spec_text, &job, &error)) return UsageError(self, error);
@@ -121,13 +71,88 @@ int RunSimulate(const Args& args) {
   return kExitOk;
 }
 
+}  // namespace
+
+Command AddSimulateCommand(CLI::App& dltrace) {
+  auto o = std::make_shared<SimulateOptions>();
+  CLI::App* cmd =
+      dltrace.add_subcommand("simulate", "simulate a trace set's traffic in ns-3 over a topology and TCP variant");
+  ns3::DltraceScenarioConfig& config = o->config;
+  cmd->add_option("TRACE", o->trace, "a trace set (or give --job SPEC)");
+  cmd->add_option("--job", o->job_specs,
+                  "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N]; repeat for several "
+                  "jobs on one network (default hosts: the next free ones)")
+      ->type_name("SPEC")
+      ->default_str("")
+      ->allow_extra_args(false);
+  cmd->add_option("--topo", config.topology,
+                  "star, dumbbell, ring, leaf-spine or fat-tree, with optional parameters "
+                  "KIND[:rate=100Gbps,delay=1us,...]; leaf-spine: leaves, spines, hosts-per-leaf, oversub; "
+                  "fat-tree: k; star/dumbbell/ring: hosts; ring: switches; dumbbell/ring: bottleneck "
+                  "(star is sized to the endpoints)")
+      ->type_name("SPEC");
+  cmd->add_option("--cc", config.congestionControl,
+                  "ns-3 TCP congestion control: TcpNewReno, TcpDctcp, TcpBbr, TcpBic, TcpLinuxReno, ... or short "
+                  "names (dctcp, bbr)");
+  cmd->add_option("--queue", config.queueDisc,
+                  "switch queues: auto (red-ecn for DCTCP, else fifo), fifo, red, red-ecn, codel, fq-codel, pie, "
+                  "pfifo-fast");
+  cmd->add_option("--queue-packets", config.queuePackets, "switch egress queue limit in packets")
+      ->check(Positive());
+  cmd->add_option("--ecn-k", config.ecnThresholdPackets, "red-ecn marking threshold K in packets (0: scaled to rate)")
+      ->check(Positive());
+  AddLowerOptions(cmd, &o->defaults.lower);
+  cmd->add_option("--iterations", o->defaults.iterations, "simulate only the first N iterations")
+      ->check(Positive())
+      ->default_str("");
+  cmd->add_option("--time-scale", o->defaults.timeScale, "multiply compute gaps (0 skips them)")
+      ->check(NonNegative());
+  cmd->add_option("--segment-size", config.segmentSize, "TCP segment size in bytes")->check(CLI::Range(64, 65000));
+  cmd->add_option("--sndbuf", config.sndBufBytes, "TCP send buffer in bytes")
+      ->check(CLI::Range(1024.0, 4e9))
+      ->default_str(std::to_string(ns3::kDltraceDefaultSndBuf));
+  cmd->add_option("--rcvbuf", config.rcvBufBytes, "TCP receive buffer in bytes")
+      ->check(CLI::Range(1024.0, 4e9))
+      ->default_str(std::to_string(ns3::kDltraceDefaultRcvBuf));
+  cmd->add_option_function<double>(
+         "--min-rto-ms", [o](double ms) { o->config.minRto = ns3::MicroSeconds(int64_t(ms * 1000)); },
+         "TCP minimum retransmission timeout in ms")
+      ->default_str(CLI::detail::to_string(config.minRto.GetMilliSeconds()))
+      ->check(Positive());
+  cmd->add_option("--recovery", config.recovery, "TCP loss recovery: classic or prr");
+  cmd->add_option("--scheduler", config.scheduler, "ns-3 event scheduler: heap, map, list, calendar");
+  cmd->add_option_function<double>(
+         "--stop", [o](double s) { o->config.stopTime = ns3::NanoSeconds(int64_t(s * 1e9)); },
+         "stop at this simulated time in seconds (0: when every job is done)")
+      ->default_str("0")
+      ->check(NonNegative());
+  cmd->add_option_function<double>(
+         "--util-ms", [o](double ms) { o->config.utilInterval = ns3::NanoSeconds(int64_t(ms * 1e6)); },
+         "link utilisation sample period in ms (0: off)")
+      ->default_str(CLI::detail::to_string(config.utilInterval.GetMilliSeconds()))
+      ->check(NonNegative());
+  cmd->add_flag_callback("--no-flowmon", [o] { o->config.flowMonitor = false; }, "no flowmon.xml (ns-3 FlowMonitor)");
+  cmd->add_flag("--pcap", o->pcap, "a pcap of every link under DIR/pcap/");
+  AddOutputDirOption(cmd, &o->out_dir,
+                     "results: rank<E>.results.json (DIR/job<J>/ for several jobs), flows.csv, links.csv, "
+                     "flowmon.xml, pcap/",
+                     "dltrace-simulate-");
+  cmd->footer("Exit status: 0 every endpoint finished, 1 error (bad trace, unknown --cc, a stalled run), 2 usage.");
+  return {cmd, [o](const Args&) { return RunSimulate(*o); }};
+}
+
 }  // namespace dltrace::cli
 
 #else  // built without ns-3: the command exists and says why it cannot run
 
 namespace dltrace::cli {
-int RunSimulate(const Args&) {
-  return Fail("not built: ns-3 not found (apt-get install libns3-dev libgsl-dev ns3 and rebuild)");
+Command AddSimulateCommand(CLI::App& dltrace) {
+  CLI::App* cmd =
+      dltrace.add_subcommand("simulate", "simulate a trace set's traffic in ns-3 over a topology and TCP variant");
+  cmd->allow_extras();
+  return {cmd, [](const Args&) {
+            return Fail("not built: ns-3 not found (apt-get install libns3-dev libgsl-dev ns3 and rebuild)");
+          }};
 }
 }  // namespace dltrace::cli
 

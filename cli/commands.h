@@ -1,9 +1,12 @@
-// The dltrace subcommands: each is one function taking its arguments (after
-// the subcommand name) and returning the process exit status.
+// The dltrace subcommands: each cmd_*.cc declares its subcommand and options
+// on the one CLI11 app (Add*Command) and runs from the parsed options.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "dltrace/models/algorithms.h"
 
@@ -11,51 +14,61 @@ namespace dltrace::cli {
 
 // Exit statuses every subcommand uses.
 constexpr int kExitOk = 0;
-constexpr int kExitError = 1;       // bad arguments, unreadable or corrupt input
-constexpr int kExitUsage = 2;       // unknown subcommand or option
+constexpr int kExitError = 1;       // unreadable or corrupt input, a failed run
+constexpr int kExitUsage = 2;       // unknown subcommand, bad option or value
 constexpr int kExitIncomplete = 3;  // printed what it could; input was truncated or partial
 
 using Args = std::vector<std::string>;
 
+// One subcommand as Add*Command declared it: its CLI11 app, whose options are
+// bound to the command's own option struct, and what runs it once the whole
+// command line parsed.
 struct Command {
-  const char* name;
-  const char* summary;
-  const char* usage;
-  int (*run)(const Args& args);
+  CLI::App* app;
+  // REST: what followed the first "--" when takes_rest, else empty.
+  std::function<int(const Args& rest)> run;
+  // Everything after the first "--" belongs to the command (the program record
+  // starts, the options compare passes to its runs) and is never parsed here.
+  bool takes_rest = false;
 };
 
-const std::vector<Command>& AllCommands();
+Command AddInfoCommand(CLI::App& dltrace);
+Command AddDumpCommand(CLI::App& dltrace);
+Command AddRecordCommand(CLI::App& dltrace);
+Command AddSynthCommand(CLI::App& dltrace);
+Command AddScheduleCommand(CLI::App& dltrace);
+Command AddReplayCommand(CLI::App& dltrace);
+Command AddSimulateCommand(CLI::App& dltrace);
+Command AddCompareCommand(CLI::App& dltrace);
+Command AddConvertCommand(CLI::App& dltrace);
+Command AddReportCommand(CLI::App& dltrace);
+
+// Option groups several commands share, declared once (options.cc).
+// The lowering options (--algo, --channels, --chunk-bytes, --servers,
+// --colocated, --async, --gossip-peers, --iteration-ops, --local-gbps,
+// --local-latency-us), bound to *O; their defaults are *O's.
+void AddLowerOptions(CLI::App* command, models::LowerOptions* o);
+// -o/--output DIR: where a run's files go; empty (the default) means a fresh
+// directory FRESH_PREFIX<time> (FreshDirName). WHAT says which files.
+CLI::Option* AddOutputDirOption(CLI::App* command, std::string* dir, const std::string& what,
+                                const std::string& fresh_prefix);
+// Checks a value is a number > 0 (Positive) or >= 0 (NonNegative).
+CLI::Validator Positive();
+CLI::Validator NonNegative();
+// Checks a value is one of models::AlgorithmNames(): "unknown algorithm 'X' (one of ...)".
+CLI::Validator AlgorithmName();
 
 // Prints "dltrace: error: MESSAGE" on stderr; returns kExitError.
 int Fail(const std::string& message);
 // Prints "dltrace: warning: MESSAGE" on stderr.
 void Warn(const std::string& message);
-// A whole argument as a number ("1e9", "0.5"); false for anything else.
-bool ParseNumber(const std::string& text, double* out);
+// Prints the one line "dltrace COMMAND: MESSAGE" on stderr; returns kExitUsage.
+// For checks that span options, as CLI11 reports the others.
+int UsageError(const std::string& command, const std::string& message);
 // A name "PREFIX<yyyymmdd-hhmmss>" (with "-N" added) that does not exist yet:
 // where a run goes when no -o was given, never an earlier run's directory.
 std::string FreshDirName(const std::string& prefix);
 // Creates DIR and its missing parents; false (and why in *error) otherwise.
 bool MakeDirs(const std::string& dir, std::string* error);
-// The lowering options schedule, replay, simulate and convert share (--algo,
-// --channels, --chunk-bytes, --servers, --colocated, --async, --gossip-peers,
-// --iteration-ops, --local-gbps, --local-latency-us): when ARGS[*I] is one,
-// takes it and its value into *O (moving *I past the value) and returns 1;
-// -1 when its value is missing or out of range; 0 for any other argument.
-int ParseLowerOption(const Args& args, size_t* i, models::LowerOptions* o);
-// Prints the usage of one command and returns kExitUsage.
-int UsageError(const Command& command, const std::string& message);
-const Command& FindCommand(const char* name);
-
-int RunInfo(const Args& args);
-int RunSynth(const Args& args);
-int RunSchedule(const Args& args);
-int RunDump(const Args& args);
-int RunRecord(const Args& args);
-int RunReplay(const Args& args);
-int RunSimulate(const Args& args);
-int RunCompare(const Args& args);
-int RunConvert(const Args& args);
-int RunReport(const Args& args);
 
 }  // namespace dltrace::cli

@@ -1,0 +1,76 @@
+// Option groups several subcommands share, each declared once: the lowering
+// options, the output directory, and the algorithm names from models' table.
+#include <cstdio>
+
+#include "commands.h"
+
+namespace dltrace::cli {
+
+CLI::Validator AlgorithmName() {
+  const std::string names = models::AlgorithmNamesJoined();
+  return CLI::Validator(
+      [names](std::string& name) {
+        return models::FindAlgorithm(name) ? std::string() : "unknown algorithm '" + name + "' (one of " + names + ")";
+      },
+      "ALGO", "algorithm");
+}
+
+namespace {
+
+// A number above MIN (or at least MIN when INCLUSIVE), said in one short line:
+// CLI11 2.1's PositiveNumber and NonNegativeNumber spell out DBL_MAX.
+CLI::Validator Above(double min, bool inclusive, const std::string& name, const std::string& what) {
+  return CLI::Validator(
+      [=](std::string& text) {
+        double v = 0;
+        if (CLI::detail::lexical_cast(text, v) && (inclusive ? v >= min : v > min)) return std::string();
+        return "'" + text + "' is not " + what;
+      },
+      name, name);
+}
+
+}  // namespace
+
+CLI::Validator Positive() { return Above(0, false, "POSITIVE", "a positive number"); }
+
+CLI::Validator NonNegative() { return Above(0, true, "NONNEGATIVE", "a number >= 0"); }
+
+void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
+  const std::string group = "Lowering options (how each op becomes steps)";
+  command->add_option("--algo", o->algorithm, "collective algorithm: " + models::AlgorithmNamesJoined())
+      ->check(AlgorithmName())
+      ->group(group);
+  command->add_option("--channels", o->channels, "parallel flows (TCP connections) per endpoint pair")
+      ->check(CLI::Range(1, 64))
+      ->group(group);
+  command->add_option("--chunk-bytes", o->chunk_bytes, "pipelining piece in bytes (0: the whole op)")
+      ->check(NonNegative())
+      ->group(group);
+  command->add_option("--servers", o->servers, "parameter servers (ps)")->check(CLI::Range(1, 1 << 20))->group(group);
+  command->add_flag("--colocated", o->colocated_servers, "parameter servers on workers 0..K-1 (ps)")->group(group);
+  command->add_flag("--async", o->async_servers, "servers answer each push at once (ps)")->group(group);
+  command->add_option("--gossip-peers", o->gossip_peers, "neighbours per op (gossip)")
+      ->check(CLI::Range(1, 1 << 20))
+      ->group(group);
+  command->add_option("--iteration-ops", o->iteration_ops, "ops per iteration (0: detected)")
+      ->check(CLI::Range(1, 1 << 30))
+      ->group(group);
+  command->add_option("--local-gbps", o->local_link.gbps, "same-host link rate in Gbit/s")
+      ->check(Positive())
+      ->group(group);
+  command
+      ->add_option_function<double>(
+          "--local-latency-us", [o](double us) { o->local_link.latency_ns = us * 1000; },
+          "same-host link latency in microseconds")
+      ->default_str(CLI::detail::to_string(o->local_link.latency_ns / 1000))
+      ->check(NonNegative())
+      ->group(group);
+}
+
+CLI::Option* AddOutputDirOption(CLI::App* command, std::string* dir, const std::string& what,
+                                const std::string& fresh_prefix) {
+  return command->add_option("-o,--output", *dir, what + " (default: a fresh " + fresh_prefix + "<time>)")
+      ->type_name("DIR");
+}
+
+}  // namespace dltrace::cli
