@@ -1,19 +1,23 @@
-// dltrace simulate TRACE: replays a trace set's lowered schedule inside ns-3
-// over a chosen topology and TCP congestion control (one or several jobs),
-// writes results in the socket replayer's format plus network outputs, and
-// prints simulated against recorded times and the simulation's speed.
+// dltrace simulate TRACE: replays a trace set's lowered schedule inside a
+// simulator over a chosen topology (one or several jobs): ns-3 at packet
+// level (TCP variants, queues, ECN), or the flow-level engine on SimGrid for
+// cluster scale. Both write results in the socket replayer's format plus
+// flows.csv and links.csv, and print simulated against recorded times.
 #include "commands.h"
 
-#ifdef DLTRACE_HAVE_NS3
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <ctime>
 #include <iostream>
 
+#include "dltrace/models/placement.h"
+#ifdef DLTRACE_HAVE_NS3
 #include "ns3/dltrace-scenario.h"
+#endif
+#ifdef DLTRACE_HAVE_FLOW
+#include "dltrace/flow/flow_simulation.h"
+#endif
 
 namespace dltrace::cli {
 
@@ -27,34 +31,29 @@ bool HoldsResults(const std::string& dir) {
 }
 
 struct SimulateOptions {
-  ns3::DltraceScenarioConfig config;
-  ns3::DltraceJobSpec defaults;  // what each job takes unless its --job spec says otherwise
+  std::string engine = "ns3";
+  models::JobPlacement defaults;  // what each job takes unless its --job spec says otherwise
   std::string trace;
   std::vector<std::string> job_specs;
+  std::string topology = "star";
+  double util_ms = 1;
   std::string out_dir;
+  std::vector<std::string> simgrid_cfg;
+#ifdef DLTRACE_HAVE_NS3
+  ns3::DltraceScenarioConfig config;
   bool pcap = false;
+#endif
 };
 
-int RunSimulate(SimulateOptions options) {
-  const char* self = "simulate";
+#ifdef DLTRACE_HAVE_NS3
+int RunNs3(SimulateOptions& options, const std::vector<models::JobPlacement>& jobs) {
   ns3::DltraceScenarioConfig& config = options.config;
-  const ns3::DltraceJobSpec& defaults = options.defaults;
-  std::vector<std::string>& job_specs = options.job_specs;
-  std::string& out_dir = options.out_dir;
+  config.topology = options.topology;
+  config.utilInterval = ns3::NanoSeconds(int64_t(options.util_ms * 1e6));
+  for (const auto& job : jobs) config.jobs.push_back(ns3::DltraceJobSpec::FromPlacement(job));
+  const std::string& out_dir = options.out_dir;
   const bool pcap = options.pcap;
-  if (options.trace.empty() && job_specs.empty()) return UsageError(self, "missing TRACE (or --job SPEC)");
   std::string error;
-  if (!options.trace.empty()) job_specs.insert(job_specs.begin(), options.trace);
-  for (const auto& spec_text : job_specs) {
-    ns3::DltraceJobSpec job = defaults;
-    if (!ns3::DltraceJobSpec::Parse(spec_text, &job, &error)) return UsageError(self, error);
-    config.jobs.push_back(job);
-  }
-  for (const auto& job : config.jobs)
-    if (access(job.trace.c_str(), F_OK) != 0) return Fail(job.trace + ": " + std::strerror(errno));
-
-  if (out_dir.empty()) out_dir = FreshDirName("dltrace-simulate-");
-  if (HoldsResults(out_dir)) return Fail(out_dir + " holds results of an earlier run: they are never overwritten");
   // Everything is checked (traces read, topology, congestion control) before
   // the output directory is made.
   if (pcap) config.pcapPrefix = out_dir + "/pcap/";
@@ -70,90 +69,142 @@ int RunSimulate(SimulateOptions options) {
   if (!scenario.AllJobsComplete()) return Fail("some endpoints did not finish; their results say complete: false");
   return kExitOk;
 }
+#endif
+
+#ifdef DLTRACE_HAVE_FLOW
+int RunFlow(const SimulateOptions& options, const std::vector<models::JobPlacement>& jobs) {
+  flow::FlowConfig config;
+  config.topology = options.topology;
+  config.jobs = jobs;
+  config.simgrid_cfg = options.simgrid_cfg;
+  config.util_interval_ns = uint64_t(options.util_ms * 1e6);
+  std::string error;
+  flow::FlowSimulation simulation;
+  if (!simulation.Setup(config, &error)) return Fail(error);
+  if (!MakeDirs(options.out_dir, &error)) return Fail(error);
+  const bool complete = simulation.Run(&error);
+  std::cout << simulation.Summary();
+  std::string write_error;
+  if (!simulation.WriteOutputs(options.out_dir, &write_error)) return Fail(write_error);
+  std::cout << "results: " << options.out_dir << " (rank*.results.json" << (jobs.size() > 1 ? " under job<J>/" : "")
+            << ", flows.csv, links.csv)" << std::endl;
+  if (!complete) return Fail(error + "; their results say complete: false");
+  return kExitOk;
+}
+#endif
+
+int RunSimulate(SimulateOptions options) {
+  const char* self = "simulate";
+  std::vector<std::string>& job_specs = options.job_specs;
+  if (options.trace.empty() && job_specs.empty()) return UsageError(self, "missing TRACE (or --job SPEC)");
+  std::string error;
+  if (!options.trace.empty()) job_specs.insert(job_specs.begin(), options.trace);
+  std::vector<models::JobPlacement> jobs;
+  for (const auto& spec_text : job_specs) {
+    models::JobPlacement job = options.defaults;
+    if (!models::ParseJobPlacement(spec_text, &job, &error)) return UsageError(self, error);
+    jobs.push_back(job);
+  }
+  for (const auto& job : jobs)
+    if (access(job.trace.c_str(), F_OK) != 0) return Fail(job.trace + ": " + std::strerror(errno));
+  if (options.out_dir.empty()) options.out_dir = FreshDirName("dltrace-simulate-");
+  if (HoldsResults(options.out_dir))
+    return Fail(options.out_dir + " holds results of an earlier run: they are never overwritten");
+  if (options.engine == "flow") {
+#ifdef DLTRACE_HAVE_FLOW
+    return RunFlow(options, jobs);
+#else
+    return Fail("--engine flow is not built: SimGrid not found (apt-get install libsimgrid-dev and rebuild)");
+#endif
+  }
+  if (!options.simgrid_cfg.empty()) return UsageError(self, "--cfg goes with --engine flow (SimGrid settings)");
+#ifdef DLTRACE_HAVE_NS3
+  return RunNs3(options, jobs);
+#else
+  return Fail("--engine ns3 is not built: ns-3 not found (apt-get install libns3-dev libgsl-dev ns3 and rebuild)");
+#endif
+}
 
 }  // namespace
 
 Command AddSimulateCommand(CLI::App& dltrace) {
   auto o = std::make_shared<SimulateOptions>();
-  CLI::App* cmd =
-      dltrace.add_subcommand("simulate", "simulate a trace set's traffic in ns-3 over a topology and TCP variant");
-  ns3::DltraceScenarioConfig& config = o->config;
+  CLI::App* cmd = dltrace.add_subcommand(
+      "simulate", "simulate a trace set's traffic over a topology: ns-3 (packet level) or SimGrid (flow level)");
   cmd->add_option("TRACE", o->trace, "a trace set (or give --job SPEC)");
+  cmd->add_option("--engine", o->engine,
+                  "ns3: packet-level ns-3 TCP (congestion control, queues, ECN; tens of hosts); flow: flow-level "
+                  "SimGrid model (bandwidth sharing; thousands of ranks)")
+      ->check(CLI::IsMember({"ns3", "flow"}))
+      ->capture_default_str();
   cmd->add_option("--job", o->job_specs,
                   "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N]; repeat for several "
                   "jobs on one network (default hosts: the next free ones)")
       ->type_name("SPEC")
       ->default_str("")
       ->allow_extra_args(false);
-  cmd->add_option("--topo", config.topology,
+  cmd->add_option("--topo", o->topology,
                   "star, dumbbell, ring, leaf-spine or fat-tree, with optional parameters "
                   "KIND[:rate=100Gbps,delay=1us,...]; leaf-spine: leaves, spines, hosts-per-leaf, oversub; "
                   "fat-tree: k; star/dumbbell/ring: hosts; ring: switches; dumbbell/ring: bottleneck "
                   "(star is sized to the endpoints)")
-      ->type_name("SPEC");
-  cmd->add_option("--cc", config.congestionControl,
-                  "ns-3 TCP congestion control: TcpNewReno, TcpDctcp, TcpBbr, TcpBic, TcpLinuxReno, ... or short "
-                  "names (dctcp, bbr)");
-  cmd->add_option("--queue", config.queueDisc,
-                  "switch queues: auto (red-ecn for DCTCP, else fifo), fifo, red, red-ecn, codel, fq-codel, pie, "
-                  "pfifo-fast");
-  cmd->add_option("--queue-packets", config.queuePackets, "switch egress queue limit in packets")
-      ->check(Positive());
-  cmd->add_option("--ecn-k", config.ecnThresholdPackets, "red-ecn marking threshold K in packets (0: scaled to rate)")
-      ->check(Positive());
+      ->type_name("SPEC")
+      ->capture_default_str();
   AddLowerOptions(cmd, &o->defaults.lower);
   cmd->add_option("--iterations", o->defaults.iterations, "simulate only the first N iterations")
       ->check(Positive())
       ->default_str("");
-  cmd->add_option("--time-scale", o->defaults.timeScale, "multiply compute gaps (0 skips them)")
+  cmd->add_option("--time-scale", o->defaults.time_scale, "multiply compute gaps (0 skips them)")
       ->check(NonNegative());
-  cmd->add_option("--segment-size", config.segmentSize, "TCP segment size in bytes")->check(CLI::Range(64, 65000));
-  cmd->add_option("--sndbuf", config.sndBufBytes, "TCP send buffer in bytes")
+  cmd->add_option("--util-ms", o->util_ms, "link utilisation sample period in ms (0: off)")
+      ->check(NonNegative())
+      ->capture_default_str();
+  cmd->add_option("--cfg", o->simgrid_cfg,
+                  "flow engine: a SimGrid setting KEY:VALUE, e.g. network/bandwidth-factor:0.97 (repeatable; "
+                  "overrides dltrace's calibrated defaults)")
+      ->type_name("KEY:VALUE")
+      ->allow_extra_args(false);
+#ifdef DLTRACE_HAVE_NS3
+  ns3::DltraceScenarioConfig& config = o->config;
+  CLI::App* packet = cmd->add_option_group("ns-3 engine");
+  packet->add_option("--cc", config.congestionControl,
+                  "ns-3 TCP congestion control: TcpNewReno, TcpDctcp, TcpBbr, TcpBic, TcpLinuxReno, ... or short "
+                  "names (dctcp, bbr)");
+  packet->add_option("--queue", config.queueDisc,
+                  "switch queues: auto (red-ecn for DCTCP, else fifo), fifo, red, red-ecn, codel, fq-codel, pie, "
+                  "pfifo-fast");
+  packet->add_option("--queue-packets", config.queuePackets, "switch egress queue limit in packets")
+      ->check(Positive());
+  packet->add_option("--ecn-k", config.ecnThresholdPackets, "red-ecn marking threshold K in packets (0: scaled to rate)")
+      ->check(Positive());
+  packet->add_option("--segment-size", config.segmentSize, "TCP segment size in bytes")->check(CLI::Range(64, 65000));
+  packet->add_option("--sndbuf", config.sndBufBytes, "TCP send buffer in bytes")
       ->check(CLI::Range(1024.0, 4e9))
       ->default_str(std::to_string(ns3::kDltraceDefaultSndBuf));
-  cmd->add_option("--rcvbuf", config.rcvBufBytes, "TCP receive buffer in bytes")
+  packet->add_option("--rcvbuf", config.rcvBufBytes, "TCP receive buffer in bytes")
       ->check(CLI::Range(1024.0, 4e9))
       ->default_str(std::to_string(ns3::kDltraceDefaultRcvBuf));
-  cmd->add_option_function<double>(
+  packet->add_option_function<double>(
          "--min-rto-ms", [o](double ms) { o->config.minRto = ns3::MicroSeconds(int64_t(ms * 1000)); },
          "TCP minimum retransmission timeout in ms")
       ->default_str(CLI::detail::to_string(config.minRto.GetMilliSeconds()))
       ->check(Positive());
-  cmd->add_option("--recovery", config.recovery, "TCP loss recovery: classic or prr");
-  cmd->add_option("--scheduler", config.scheduler, "ns-3 event scheduler: heap, map, list, calendar");
-  cmd->add_option_function<double>(
+  packet->add_option("--recovery", config.recovery, "TCP loss recovery: classic or prr");
+  packet->add_option("--scheduler", config.scheduler, "ns-3 event scheduler: heap, map, list, calendar");
+  packet->add_option_function<double>(
          "--stop", [o](double s) { o->config.stopTime = ns3::NanoSeconds(int64_t(s * 1e9)); },
          "stop at this simulated time in seconds (0: when every job is done)")
       ->default_str("0")
       ->check(NonNegative());
-  cmd->add_option_function<double>(
-         "--util-ms", [o](double ms) { o->config.utilInterval = ns3::NanoSeconds(int64_t(ms * 1e6)); },
-         "link utilisation sample period in ms (0: off)")
-      ->default_str(CLI::detail::to_string(config.utilInterval.GetMilliSeconds()))
-      ->check(NonNegative());
-  cmd->add_flag_callback("--no-flowmon", [o] { o->config.flowMonitor = false; }, "no flowmon.xml (ns-3 FlowMonitor)");
-  cmd->add_flag("--pcap", o->pcap, "a pcap of every link under DIR/pcap/");
+  packet->add_flag_callback("--no-flowmon", [o] { o->config.flowMonitor = false; }, "no flowmon.xml (ns-3 FlowMonitor)");
+  packet->add_flag("--pcap", o->pcap, "a pcap of every link under DIR/pcap/");
+#endif
   AddOutputDirOption(cmd, &o->out_dir,
-                     "results: rank<E>.results.json (DIR/job<J>/ for several jobs), flows.csv, links.csv, "
-                     "flowmon.xml, pcap/",
+                     "results: rank<E>.results.json (DIR/job<J>/ for several jobs), flows.csv, links.csv "
+                     "(ns-3 also flowmon.xml, pcap/)",
                      "dltrace-simulate-");
   cmd->footer("Exit status: 0 every endpoint finished, 1 error (bad trace, unknown --cc, a stalled run), 2 usage.");
   return {cmd, [o](const Args&) { return RunSimulate(*o); }};
 }
 
 }  // namespace dltrace::cli
-
-#else  // built without ns-3: the command exists and says why it cannot run
-
-namespace dltrace::cli {
-Command AddSimulateCommand(CLI::App& dltrace) {
-  CLI::App* cmd =
-      dltrace.add_subcommand("simulate", "simulate a trace set's traffic in ns-3 over a topology and TCP variant");
-  cmd->allow_extras();
-  return {cmd, [](const Args&) {
-            return Fail("not built: ns-3 not found (apt-get install libns3-dev libgsl-dev ns3 and rebuild)");
-          }};
-}
-}  // namespace dltrace::cli
-
-#endif

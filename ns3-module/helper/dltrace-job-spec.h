@@ -6,6 +6,7 @@
 #include "ns3/nstime.h"
 
 #include "dltrace/models/algorithms.h"
+#include "dltrace/models/placement.h"
 
 #include <cstdint>
 #include <memory>
@@ -30,12 +31,10 @@ struct DltraceJobSpec
     std::vector<uint32_t> hosts;           ///< host per endpoint; empty: the next free hosts
     Time start = Seconds(0);               ///< start offset
 
-    /**
-     * Parses "TRACE[:hosts=0-3,8][:start=0.5s][:algo=ring][:channels=2][:iterations=N]"
-     * into *OUT, whose fields TEXT does not name keep their value (defaults).
-     * \return false with one line in *error
-     */
+    /// TEXT (models::ParseJobPlacement syntax) onto *OUT, whose fields are the defaults.
     static bool Parse(const std::string& text, DltraceJobSpec* out, std::string* error);
+    dltrace::models::JobPlacement ToPlacement() const;
+    static DltraceJobSpec FromPlacement(const dltrace::models::JobPlacement& placement);
 };
 
 } // namespace ns3

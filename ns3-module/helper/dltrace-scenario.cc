@@ -211,29 +211,20 @@ DltraceScenario::CreateJobs(std::string* error)
 bool
 DltraceScenario::PlaceJobs(uint32_t* hostsNeeded, std::string* error)
 {
-    uint32_t next = 0;
+    std::vector<dltrace::models::JobPlacement> placements;
+    std::vector<uint32_t> endpoints;
     for (size_t j = 0; j < m_specs.size(); ++j)
     {
-        const uint32_t n = m_jobs[j]->GetEndpointCount();
-        if (m_specs[j].hosts.empty())
-        {
-            for (uint32_t e = 0; e < n; ++e)
-            {
-                m_specs[j].hosts.push_back(next++);
-            }
-        }
-        else if (m_specs[j].hosts.size() != n)
-        {
-            *error = "job " + std::to_string(j) + " (" + m_specs[j].trace + ") has " +
-                     std::to_string(n) + " endpoints, its hosts list names " +
-                     std::to_string(m_specs[j].hosts.size());
-            return false;
-        }
-        for (uint32_t h : m_specs[j].hosts)
-        {
-            *hostsNeeded = std::max(*hostsNeeded, h + 1);
-            next = std::max(next, h + 1);
-        }
+        placements.push_back(m_specs[j].ToPlacement());
+        endpoints.push_back(m_jobs[j]->GetEndpointCount());
+    }
+    if (!dltrace::models::PlaceJobs(&placements, endpoints, hostsNeeded, error))
+    {
+        return false;
+    }
+    for (size_t j = 0; j < m_specs.size(); ++j)
+    {
+        m_specs[j].hosts = placements[j].hosts;
     }
     return true;
 }

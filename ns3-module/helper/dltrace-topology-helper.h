@@ -7,6 +7,8 @@
 #include "ns3/node-container.h"
 #include "ns3/nstime.h"
 
+#include "dltrace/models/topology.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -48,6 +50,8 @@ struct DltraceTopologyConfig
     std::string Describe() const;
     /// Host count this configuration builds.
     uint32_t HostCount() const;
+    /// The same description in models/ terms, where topologies are defined.
+    dltrace::models::TopologySpec ToSpec() const;
 };
 
 /**
@@ -80,7 +84,7 @@ class DltraceTopologyHelper
 
   private:
     Ptr<Node> NewSwitch(const std::string& name);
-    void Connect(Ptr<Node> a, Ptr<Node> b, uint64_t rateBps, Time delay, bool hostLink);
+    void Connect(Ptr<Node> a, Ptr<Node> b, uint64_t rateBps, Time delay, bool hostLink, const std::string& name);
 
     NodeContainer m_hosts;
     NodeContainer m_switches;
