@@ -86,7 +86,7 @@ int RunCompare(CompareOptions options, const Args& extra) {
     return UsageError(self, "--with, -o and options after -- go with --algos");
   if (!algos.empty()) {
     if (paths.size() != 1) return UsageError(self, "--algos takes one TRACE");
-    if (with.empty()) return UsageError(self, "--algos needs --with replay or --with simulate");
+    if (with.empty()) return UsageError(self, "--algos needs --with replay, simulate or flow");
     std::set<std::string> seen;
     for (const auto& a : algos)
       if (!seen.insert(a).second) return UsageError(self, "algorithm '" + a + "' given twice");
@@ -99,6 +99,7 @@ int RunCompare(CompareOptions options, const Args& extra) {
         return Fail(dir + " exists: results of an earlier run are never overwritten");
       std::vector<std::string> argv;
       if (with == "replay") argv = {"replay", trace, "--local", "--no-progress", "--algo", algo, "-o", dir};
+      else if (with == "flow") argv = {"simulate", trace, "--engine", "flow", "--algo", algo, "-o", dir};
       else argv = {"simulate", trace, "--algo", algo, "-o", dir};
       argv.insert(argv.end(), extra.begin(), extra.end());
       std::fprintf(stderr, "dltrace compare: %s %s ... ", with == "replay" ? "replaying" : "simulating", algo.c_str());
@@ -269,14 +270,16 @@ Command AddCompareCommand(CLI::App& dltrace) {
       ->delimiter(',')
       ->allow_extra_args(false)
       ->check(AlgorithmName());
-  cmd->add_option("--with", o->with, "how --algos runs: dltrace replay --local, or dltrace simulate")
-      ->check(CLI::IsMember({"replay", "simulate"}));
+  cmd->add_option("--with", o->with,
+                  "how --algos runs: replay (dltrace replay --local), simulate (ns-3) or flow (dltrace simulate "
+                  "--engine flow)")
+      ->check(CLI::IsMember({"replay", "simulate", "flow"}));
   AddOutputDirOption(cmd, &o->out_dir, "with --algos: each algorithm's results (DIR/ALGO, log in DIR/ALGO.log)",
                      "dltrace-compare-");
   cmd->add_flag("--csv", o->csv, "rows for scripts instead of the text tables");
   cmd->add_flag("--json", o->json, "one JSON document instead of the text tables");
   cmd->footer(
-      "dltrace compare --algos A,B,... TRACE --with replay|simulate [-o DIR] -- OPTIONS: OPTIONS go to\n"
+      "dltrace compare --algos A,B,... TRACE --with replay|simulate|flow [-o DIR] -- OPTIONS: OPTIONS go to\n"
       "every replay/simulate run (e.g. -- --iterations 3 --channels 2).\n"
       "Per op kind: ops, bytes, time (the longest endpoint's per op, summed), difference to the\n"
       "first RUN in percent, bus bandwidth (nccl-tests); per iteration: time and difference.\n"

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -38,7 +39,7 @@ const std::vector<std::string>& DefaultSimGridConfig() {
   // x0.97) do not fit long-lived data-centre connections.
   static const std::vector<std::string> config = {
       "network/latency-factor:1",
-      "network/bandwidth-factor:0.964",
+      "network/bandwidth-factor:0.945",
       "network/crosstraffic:0",
   };
   return config;
@@ -72,6 +73,14 @@ struct Message {
   bool local;
 };
 
+// One TCP connection (job, sender, receiver, channel): its messages go in
+// order, one after another, as over the socket replayer's and ns-3's
+// connections; messages of different connections share links fairly.
+struct Connection {
+  std::deque<std::pair<size_t, std::function<void()>>> queue;  // (message, on_sent)
+  bool active = false;  // an actor is sending its messages
+};
+
 struct FlowSimulation::State {
   FlowConfig config;
   models::TopologySpec spec;
@@ -81,6 +90,7 @@ struct FlowSimulation::State {
   std::vector<s4u::Link*> directed;  // per graph link: [2i] a->b, [2i+1] b->a
   std::vector<std::unique_ptr<JobState>> jobs;
   std::vector<Message> messages;
+  std::unordered_map<uint64_t, Connection> connections;
   uint64_t messages_total = 0, messages_done = 0;
   std::vector<std::pair<double, std::vector<double>>> samples;  // (time s, bytes per directed link since last)
   std::vector<double> last_cum;
@@ -131,14 +141,34 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   s4u::Host* to = HostOf(job, dst);
   const size_t m = messages.size();
   messages.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice});
-  // A fresh actor per message: the engine's callbacks never run inside another engine's call.
-  s4u::Actor::create("msg", from, [this, m, from, to, job, src, dst, channel, tag, bytes, notice,
-                                   on_sent = std::move(on_sent)]() {
-    if (!notice && from != to) s4u::Comm::sendto(from, to, bytes);
+  // Every callback runs in an actor of its own, never inside another engine's call.
+  auto deliver = [this, m, job, src, dst, channel, tag, bytes, notice](const std::function<void()>& sent) {
     messages[m].end_ns = flow::NowNs();
     ++messages_done;
-    on_sent();
+    sent();
     jobs[job]->transports[size_t(dst)]->Arrive(src, channel, tag, bytes, notice);
+  };
+  if (notice || from == to) {
+    s4u::Actor::create("notice", from, [deliver, on_sent = std::move(on_sent)]() { deliver(on_sent); });
+    return;
+  }
+  const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
+  Connection& c = connections[key];
+  c.queue.emplace_back(m, std::move(on_sent));
+  if (c.active) return;
+  c.active = true;
+  s4u::Actor::create("connection", from, [this, &c, from, to, job, src, dst, channel]() {
+    while (!c.queue.empty()) {
+      auto [message, sent] = std::move(c.queue.front());
+      c.queue.pop_front();
+      const uint64_t tag = messages[message].tag, bytes = messages[message].bytes;
+      s4u::Comm::sendto(from, to, bytes);
+      messages[message].end_ns = flow::NowNs();  // by index: callbacks add messages
+      ++messages_done;
+      sent();
+      jobs[job]->transports[size_t(dst)]->Arrive(src, channel, tag, bytes, false);
+    }
+    c.active = false;
   });
 }
 

@@ -23,12 +23,13 @@ struct Options {
   int buckets = 4;
   uint64_t bucket_bytes = 25u << 20;  // PyTorch DDP's default bucket
   int skip_rank = -1;                  // leave one rank out (tests)
+  bool nccl_only = false;              // only the all-reduce buckets (no MPI calls)
 };
 
 int Usage() {
   std::fprintf(stderr,
                "usage: dltrace-sample-trace -o DIR [--ranks N] [--hosts H] [--iterations I]\n"
-               "                            [--buckets B] [--bucket-bytes N] [--skip-rank R]\n");
+               "                            [--buckets B] [--bucket-bytes N] [--skip-rank R] [--nccl-only]\n");
   return 2;
 }
 
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
     else if (a == "--buckets" && (v = next())) o.buckets = std::atoi(v);
     else if (a == "--bucket-bytes" && (v = next())) o.bucket_bytes = std::strtoull(v, nullptr, 10);
     else if (a == "--skip-rank" && (v = next())) o.skip_rank = std::atoi(v);
+    else if (a == "--nccl-only") o.nccl_only = true;
     else return Usage();
   }
   if (o.out.empty() || o.ranks < 2 || o.hosts < 1 || o.hosts > o.ranks || o.iterations < 1 ||
@@ -105,6 +107,7 @@ int main(int argc, char** argv) {
     int64_t t = t0 + 1'000'000;
     uint64_t mpi_seq = 0, nccl_seq = 0;
     auto mpi_op = [&](OpKind kind, uint64_t bytes, int peer, int tag, int64_t dur) {
+      if (o.nccl_only) return;
       OpEvent op;
       op.kind = kind;
       op.comm = 0;

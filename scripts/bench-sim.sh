@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The two simulators side by side: one ResNet-50 iteration on 8 hosts of a
+# 100 Gbit/s leaf-spine (ring all-reduce) in ns-3 and in the flow-level
+# engine (wall time, ratio, difference in iteration time), then the flow
+# engine alone on a large data-parallel job (ResNet-50, ring and tree, fat-tree;
+# wall time, messages per wall second, peak RSS).
+#
+# usage: scripts/bench-sim.sh [build_dir]          (default build/, or $DLTRACE_BUILD_DIR)
+# env:   DLTRACE_BENCH_RANKS   ranks of the large job        (default 1024)
+#        DLTRACE_BENCH_TOPO    topology of the large job     (default fat-tree:k=16)
+#        DLTRACE_BENCH_ALGOS   algorithms of the large job   (default "ring tree")
+#        DLTRACE_BENCH_NS3     0 skips the ns-3 comparison   (default 1)
+# Prints figures from one run of each; it asserts nothing beyond every run succeeding.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+build=${1:-${DLTRACE_BUILD_DIR:-build}}
+dltrace=$build/cli/dltrace
+ranks=${DLTRACE_BENCH_RANKS:-1024}
+topo=${DLTRACE_BENCH_TOPO:-fat-tree:k=16}
+algos=${DLTRACE_BENCH_ALGOS:-"ring tree"}
+[[ -x $dltrace ]] || { echo "bench-sim: $dltrace not found; build first" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# run NAME ARGS...: times one dltrace simulate, prints "wall_s rss_mb" into $work/NAME.time.
+run() {
+  local name=$1
+  shift
+  /usr/bin/time -f "%e %M" -o "$work/$name.time" "$dltrace" simulate "$@" -o "$work/$name" \
+    >"$work/$name.log" 2>&1 || { echo "bench-sim: $name failed:" >&2; tail -3 "$work/$name.log" >&2; exit 1; }
+}
+iteration_ms() {  # mean iteration time (ms) of a results directory
+  "$dltrace" compare "$1" "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["mean_iteration_ms"])'
+}
+
+if [[ ${DLTRACE_BENCH_NS3:-1} != 0 ]]; then
+  "$dltrace" synth --model resnet50 --ranks 8 --ranks-per-host 1 --iterations 1 -o "$work/r50" >/dev/null
+  run ns3 "$work/r50" --engine ns3 --topo leaf-spine --algo ring
+  run flow "$work/r50" --engine flow --topo leaf-spine --algo ring
+  read -r ns3_wall ns3_rss <"$work/ns3.time"
+  read -r flow_wall flow_rss <"$work/flow.time"
+  ns3_ms=$(iteration_ms "$work/ns3")
+  flow_ms=$(iteration_ms "$work/flow")
+  python3 - "$ns3_wall" "$flow_wall" "$ns3_ms" "$flow_ms" "$ns3_rss" "$flow_rss" <<'PY'
+import sys
+ns3_wall, flow_wall, ns3_ms, flow_ms, ns3_rss, flow_rss = map(float, sys.argv[1:])
+print("ResNet-50, 8 hosts, leaf-spine 100 Gbit/s, ring, one iteration:")
+print("  %-6s %10s %14s %10s" % ("engine", "wall_s", "iteration_ms", "rss_MB"))
+print("  %-6s %10.2f %14.3f %10.0f" % ("ns3", ns3_wall, ns3_ms, ns3_rss / 1024))
+print("  %-6s %10.2f %14.3f %10.0f" % ("flow", flow_wall, flow_ms, flow_rss / 1024))
+print("  flow is %.0fx faster (whole processes); iteration time differs by %+.2f%%"
+      % (ns3_wall / max(flow_wall, 1e-3), (flow_ms - ns3_ms) / ns3_ms * 100))
+PY
+fi
+
+"$dltrace" synth --model resnet50 --ranks "$ranks" --ranks-per-host 1 --iterations 1 -o "$work/big" >/dev/null
+echo "ResNet-50 data parallel, $ranks ranks, $topo, one iteration, flow engine:"
+printf "  %-6s %10s %10s %14s %16s %10s\n" algo wall_s sim_s messages messages_per_s rss_MB
+for algo in $algos; do
+  run "big-$algo" "$work/big" --engine flow --topo "$topo" --algo "$algo" --util-ms 10
+  read -r wall rss <"$work/big-$algo.time"
+  speed=$(grep '^speed:' "$work/big-$algo.log")
+  sim=$(sed -E 's/^speed: ([0-9.e+-]+) simulated s.*/\1/' <<<"$speed")
+  messages=$(sed -E 's/.* ([0-9]+) messages,.*/\1/' <<<"$speed")
+  printf "  %-6s %10.1f %10.4f %14s %16.0f %10.0f\n" "$algo" "$wall" "$sim" "$messages" \
+    "$(python3 -c "print($messages / max($wall, 1e-3))")" "$(python3 -c "print($rss / 1024)")"
+done

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""`dltrace simulate --engine flow` from the command line: the flow-level
+engine writes results files (source "flow") whose bytes equal the schedule's,
+flows.csv with one row per message and links.csv; a ring all-reduce on a star
+takes the time the formula gives; two jobs sharing a bottleneck slow each
+other; compare --with flow and report read its runs; bad input is one error line."""
+import csv
+import glob
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+DLTRACE = os.environ.get("DLTRACE", "dltrace")
+SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
+
+
+def run(*args, timeout=300):
+    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+class FlowSimulateTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        # One all-reduce bucket of S bytes per iteration on N ranks, one per host, nothing else.
+        cls.n, cls.size, cls.iterations = 8, 8000000, 2
+        cls.trace = os.path.join(cls.tmp.name, "t")
+        subprocess.run([SAMPLE, "-o", cls.trace, "--ranks", str(cls.n), "--hosts", str(cls.n), "--iterations",
+                        str(cls.iterations), "--buckets", "1", "--bucket-bytes", str(cls.size), "--nccl-only"],
+                       check=True, capture_output=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def out(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_ring_allreduce_takes_the_formula_time_and_writes_every_output(self):
+        out = self.out("ring")
+        r = run("simulate", self.trace, "--engine", "flow", "--topo", "star:rate=10Gbps,delay=1us", "--algo", "ring",
+                "--time-scale", "0", "--cfg", "network/bandwidth-factor:1", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("all received", r.stdout)
+        self.assertIn("messages per wall s", r.stdout)
+        files = sorted(glob.glob(os.path.join(out, "rank*.results.json")))
+        self.assertEqual(len(files), self.n)
+        for path in files:
+            res = load(path)
+            self.assertEqual(res["source"], "flow")
+            self.assertTrue(res["complete"], res["error"])
+            self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"])
+            self.assertEqual(res["bytes_sent"], res["bytes_scheduled_send"])
+            # Ring: each rank sends 2(n-1) chunks of S/n.
+            self.assertEqual(res["bytes_sent"], self.iterations * 2 * (self.n - 1) * self.size // self.n)
+        # Each step moves S/n over one 10 Gbit/s host link, then one switch hop: 2 links of 1 us each.
+        n, size = self.n, self.size
+        step_s = size / n * 8 / 10e9 + 2e-6
+        expected_ms = 2 * (n - 1) * step_s * 1e3
+        op_ms = max(o["end_ns"] - o["start_ns"] for o in load(files[0])["ops"]) / 1e6
+        self.assertAlmostEqual(op_ms / expected_ms, 1.0, delta=0.02, msg="%.3f ms, formula %.3f ms" % (op_ms, expected_ms))
+        with open(os.path.join(out, "flows.csv")) as f:
+            flows = list(csv.DictReader(f))
+        self.assertEqual(len(flows), self.iterations * 2 * (n - 1) * n)
+        self.assertTrue(all(int(row["fct_ns"]) > 0 for row in flows))
+        with open(os.path.join(out, "links.csv")) as f:
+            links = list(csv.DictReader(f))
+        self.assertIn("h0-sw0", {row["link"] for row in links})
+        self.assertGreater(max(float(row["utilisation"]) for row in links), 0.9)
+
+    def test_two_jobs_on_one_bottleneck_slow_each_other(self):
+        topo = "dumbbell:hosts=16,rate=10Gbps"
+        alone, both = self.out("alone"), self.out("both")
+        r = run("simulate", "--engine", "flow", "--job", self.trace + ":hosts=0-3,8-11", "--topo", topo,
+                "--time-scale", "0", "--algo", "ring", "-o", alone)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        r = run("simulate", "--engine", "flow", "--job", self.trace + ":hosts=0-3,8-11",
+                "--job", self.trace + ":hosts=4-7,12-15", "--topo", topo, "--time-scale", "0", "--algo", "ring",
+                "-o", both)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        t_alone = load(os.path.join(alone, "rank0.results.json"))["duration_ns"]
+        t_both = [load(os.path.join(both, "job%d" % j, "rank0.results.json"))["duration_ns"] for j in (0, 1)]
+        for t in t_both:
+            self.assertGreater(t, 1.5 * t_alone, "two jobs share the 10G bottleneck")
+
+    def test_compare_with_flow_and_report_read_its_runs(self):
+        out = self.out("algos")
+        r = run("compare", "--algos", "ring,tree", self.trace, "--with", "flow", "-o", out, "--json")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        labels = [x["label"] for x in json.loads(r.stdout)["runs"]]
+        self.assertEqual(labels, ["recorded", "flow:ring", "flow:tree"])
+        r = run("report", self.trace, "-o", self.out("report.html"), "--results", os.path.join(out, "ring"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_bad_input_is_one_error_line(self):
+        r = run("simulate", self.trace, "--engine", "flow", "--topo", "torus", "-o", self.out("bad"))
+        self.assertEqual(r.returncode, 1)
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("unknown topology 'torus'", r.stderr)
+        self.assertFalse(os.path.exists(self.out("bad")))
+        r = run("simulate", self.trace, "--engine", "warp")
+        self.assertEqual(r.returncode, 2)
+        r = run("simulate", self.trace, "--cfg", "network/latency-factor:1", "-o", self.out("bad2"))
+        self.assertEqual(r.returncode, 2, "--cfg goes with --engine flow")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The flow-level engine against the ns-3 module on the same traces: a matrix
+of algorithms (ring, tree, hd, ps), topologies (star, leaf-spine at
+oversubscription 1 and 4, fat-tree) and one or two jobs on a shared
+bottleneck. Per scenario both engines simulate the same trace with compute
+gaps off (so the iteration time is the network's); the test asserts the flow
+engine's mean steady-state iteration time within TOLERANCE of ns-3's, and
+that every endpoint received the bytes its schedule says, in both engines.
+Run as a script it prints the table the README shows (--quick: fewer scenarios)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+DLTRACE = os.environ.get("DLTRACE", "dltrace")
+SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
+TOLERANCE = 0.05
+RATE = "10Gbps"
+
+ALGOS = ["ring", "tree", "hd", "ps"]
+TOPOLOGIES = [
+    ("star", "star:rate=%s" % RATE),
+    ("leaf-spine 1:1", "leaf-spine:hosts-per-leaf=4,rate=%s" % RATE),
+    ("leaf-spine 4:1", "leaf-spine:hosts-per-leaf=4,oversub=4,rate=%s" % RATE),
+    ("fat-tree k=4", "fat-tree:k=4,rate=%s" % RATE),
+]
+
+
+def scenarios(quick=False):
+    """(name, simulate arguments after the engine) per scenario."""
+    out = []
+    for label, topo in TOPOLOGIES:
+        for algo in ALGOS:
+            if quick and algo != "ring" and not (algo == "ps" and label == "star"):
+                continue
+            out.append(("%s, %s" % (algo, label), lambda t, topo=topo, algo=algo: [t, "--topo", topo, "--algo", algo]))
+    # Two jobs, each with half its ranks on either side of a dumbbell's 10G bottleneck.
+    out.append(("ring, 2 jobs on a dumbbell", lambda t: [
+        "--job", t + ":hosts=0-3,8-11", "--job", t + ":hosts=4-7,12-15",
+        "--topo", "dumbbell:hosts=16,rate=%s,bottleneck=%s" % (RATE, RATE), "--algo", "ring"]))
+    return out
+
+
+def simulate(engine, args, out):
+    start = time.time()
+    p = subprocess.run([DLTRACE, "simulate", "--engine", engine, "--time-scale", "0", "--util-ms", "0", "-o", out]
+                       + args, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError("%s: dltrace simulate %s failed (%d): %s" % (engine, " ".join(args), p.returncode,
+                                                                        p.stderr.strip()[-500:]))
+    return time.time() - start, p.stdout
+
+
+def results_dirs(out):
+    jobs = sorted(d for d in os.listdir(out) if d.startswith("job"))
+    return [os.path.join(out, d) for d in jobs] or [out]
+
+
+# A message that took longer than this in ns-3 (where a 4 MB message needs
+# under 10 ms at 10 Gbit/s) is a stalled connection, not a network effect.
+STALL_NS = 1e9
+
+
+def ns3_stalls(out):
+    """Messages of an ns-3 run that took longer than STALL_NS."""
+    with open(os.path.join(out, "flows.csv")) as f:
+        next(f)
+        return sum(1 for line in f if float(line.rsplit(",", 1)[1]) > STALL_NS)
+
+
+def check_bytes(testcase, out):
+    for d in results_dirs(out):
+        for name in os.listdir(d):
+            if name.endswith(".results.json"):
+                with open(os.path.join(d, name)) as f:
+                    r = json.load(f)
+                testcase.assertTrue(r["complete"], (d, name, r["error"]))
+                testcase.assertEqual(r["bytes_received"], r["bytes_scheduled_recv"], (d, name))
+                testcase.assertEqual(r["bytes_sent"], r["bytes_scheduled_send"], (d, name))
+
+
+def mean_iteration(ns3_dir, flow_dir):
+    """Mean steady-state iteration time (ms) of each engine, per job, as dltrace compare computes it."""
+    pairs = []
+    for a, b in zip(results_dirs(ns3_dir), results_dirs(flow_dir)):
+        p = subprocess.run([DLTRACE, "compare", a, b, "--json"], capture_output=True, text=True)
+        if p.returncode not in (0, 3):
+            raise AssertionError("compare %s %s: %s" % (a, b, p.stderr))
+        runs = json.loads(p.stdout)["runs"]
+        pairs.append((runs[0]["mean_iteration_ms"], runs[1]["mean_iteration_ms"]))
+    return pairs
+
+
+def make_trace(tmp):
+    # All-reduce buckets, an MPI broadcast, ring sends and a barrier: 8 ranks, one per host.
+    trace = os.path.join(tmp, "trace")
+    subprocess.run([SAMPLE, "-o", trace, "--ranks", "8", "--hosts", "8", "--iterations", "3", "--buckets", "2",
+                    "--bucket-bytes", "4000000"], check=True, capture_output=True)
+    return trace
+
+
+def run_matrix(tmp, quick, testcase=None):
+    trace = make_trace(tmp)
+    rows = []
+    for i, (name, args) in enumerate(scenarios(quick)):
+        ns3_dir, flow_dir = os.path.join(tmp, "ns3-%d" % i), os.path.join(tmp, "flow-%d" % i)
+        ns3_wall, _ = simulate("ns3", args(trace), ns3_dir)
+        flow_wall, _ = simulate("flow", args(trace), flow_dir)
+        if testcase:
+            check_bytes(testcase, ns3_dir)
+            check_bytes(testcase, flow_dir)
+        stalls = ns3_stalls(ns3_dir)
+        for j, (ns3_ms, flow_ms) in enumerate(mean_iteration(ns3_dir, flow_dir)):
+            rows.append((name + ("" if j == 0 and "2 jobs" not in name else " (job %d)" % j), ns3_ms, flow_ms,
+                         (flow_ms - ns3_ms) / ns3_ms, ns3_wall, flow_wall, stalls))
+    return rows
+
+
+def print_table(rows):
+    print("| scenario | ns-3 ms | flow ms | error | ns-3 wall s | flow wall s |")
+    print("|---|---|---|---|---|---|")
+    for name, a, b, err, wa, wb, stalls in rows:
+        note = " (ns-3: %d stalled messages)" % stalls if stalls else ""
+        print("| %s | %.3f | %.3f | %+.1f%%%s | %.1f | %.2f |" % (name, a, b, err * 100, note, wa, wb))
+
+
+class FlowAgainstNs3(unittest.TestCase):
+    def test_flow_iteration_times_within_tolerance_of_ns3(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            rows = run_matrix(tmp, quick=os.environ.get("DLTRACE_FLOW_MATRIX", "quick") != "full", testcase=self)
+            print_table(rows)
+            for name, a, b, err, _, _, stalls in rows:
+                # Ring and the parameter server on a star never stall in ns-3; the others are
+                # compared only where ns-3's own run did not (see the README).
+                if stalls and not (name.startswith("ring") or name == "ps, star"):
+                    print("not compared: %s (ns-3 stalled %d messages)" % (name, stalls))
+                    continue
+                self.assertEqual(stalls, 0, name + ": ns-3 stalled")
+                self.assertLess(abs(err), TOLERANCE, "%s: flow %.3f ms, ns-3 %.3f ms (%+.1f%%)" % (name, b, a, err * 100))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 1 and sys.argv[1] in ("--table", "--quick"):
+        with tempfile.TemporaryDirectory() as tmp:
+            print_table(run_matrix(tmp, quick=sys.argv[1] == "--quick"))
+    else:
+        unittest.main(verbosity=2)
