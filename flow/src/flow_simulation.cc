@@ -299,16 +299,15 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
           std::make_unique<replay::ScheduleEngine>(job.schedule, int32_t(e), *job.transports[e], engine_options));
     for (size_t e = 0; e < n; ++e) {
       const double start = double(job.placement.start_ns) * 1e-9;
-      s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
+      s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&job, e, start]() {
         s4u::this_actor::sleep_until(start);
-        job.engines[e]->Start([&s, &job, e](const replay::RankResult& r) {
+        job.engines[e]->Start([&job, e](const replay::RankResult& r) {
           job.results[e] = r;
           if (!job.done[e]) {
             job.done[e] = true;
             ++job.done_count;
             job.end_ns = std::max(job.end_ns, NowNs());
           }
-          (void)s;
         });
       });
     }
@@ -324,20 +323,17 @@ bool FlowSimulation::Run(std::string* error) {
   s4u::ActorPtr sampler = s4u::Actor::create("sampler", s.hosts[0], [&s, interval, wall_start]() {
     const double period = interval > 0 ? interval : 1e-3;
     auto last_print = std::chrono::steady_clock::now();
-    bool printed = false;
     for (;;) {
       s4u::this_actor::sleep_for(period);
       if (interval > 0) s.Sample();
       const auto now = std::chrono::steady_clock::now();
       if (s.config.progress && now - last_print > std::chrono::seconds(2)) {
         last_print = now;
-        printed = true;
         std::fprintf(stderr, "dltrace simulate (flow): %.3f ms simulated, %" PRIu64 " of %" PRIu64
                      " messages done, %.0f s wall\n",
                      s4u::Engine::get_clock() * 1e3, s.messages_done, s.messages_total,
                      std::chrono::duration<double>(now - wall_start).count());
       }
-      (void)printed;
     }
   });
   sampler->daemonize();
