@@ -150,7 +150,7 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     m_links->SetAttribute("Interval", TimeValue(config.utilInterval));
     for (const auto& link : m_topology.GetLinks())
     {
-        m_links->AddLink(link.name, link.rateBps, link.a, link.b);
+        m_links->AddLink(link.name, link.reverseName, link.rateBps, link.a, link.b);
     }
     m_links->Start();
     if (config.flowMonitor)

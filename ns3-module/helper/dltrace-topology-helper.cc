@@ -105,7 +105,8 @@ DltraceTopologyHelper::Connect(Ptr<Node> a,
                                uint64_t rateBps,
                                Time delay,
                                bool hostLink,
-                               const std::string& name)
+                               const std::string& name,
+                               const std::string& reverseName)
 {
     PointToPointHelper p2p;
     p2p.SetDeviceAttribute("DataRate", DataRateValue(DataRate(rateBps)));
@@ -114,7 +115,7 @@ DltraceTopologyHelper::Connect(Ptr<Node> a,
     // ECN marking act (a long device queue would hide them).
     p2p.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", QueueSizeValue(QueueSize("2p")));
     NetDeviceContainer d = p2p.Install(a, b);
-    m_links.push_back({d.Get(0), d.Get(1), name, rateBps, hostLink});
+    m_links.push_back({d.Get(0), d.Get(1), name, reverseName, rateBps, hostLink});
 }
 
 void
@@ -138,7 +139,8 @@ DltraceTopologyHelper::Build(const DltraceTopologyConfig& c)
                 link.rate_bps,
                 NanoSeconds(int64_t(link.delay_ns)),
                 link.host_link,
-                link.name);
+                link.name,
+                graph.names[link.b] + "-" + graph.names[link.a]);
     }
 }
 

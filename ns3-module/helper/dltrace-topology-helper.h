@@ -69,7 +69,8 @@ class DltraceTopologyHelper
     {
         Ptr<NetDevice> a;
         Ptr<NetDevice> b;
-        std::string name; ///< e.g. "h3-leaf0", "leaf1-spine0"
+        std::string name;        ///< a to b, e.g. "h3-leaf0", "leaf1-spine0"
+        std::string reverseName; ///< b to a, e.g. "leaf0-h3"
         uint64_t rateBps;
         bool hostLink;
     };
@@ -84,7 +85,13 @@ class DltraceTopologyHelper
 
   private:
     Ptr<Node> NewSwitch(const std::string& name);
-    void Connect(Ptr<Node> a, Ptr<Node> b, uint64_t rateBps, Time delay, bool hostLink, const std::string& name);
+    void Connect(Ptr<Node> a,
+                 Ptr<Node> b,
+                 uint64_t rateBps,
+                 Time delay,
+                 bool hostLink,
+                 const std::string& name,
+                 const std::string& reverseName);
 
     NodeContainer m_hosts;
     NodeContainer m_switches;

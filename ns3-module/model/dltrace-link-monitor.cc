@@ -38,16 +38,16 @@ DltraceLinkMonitor::~DltraceLinkMonitor() = default;
 
 void
 DltraceLinkMonitor::AddLink(const std::string& name,
+                            const std::string& reverseName,
                             uint64_t rateBps,
                             Ptr<NetDevice> a,
                             Ptr<NetDevice> b)
 {
-    const size_t dash = name.find('-');
     for (int d = 0; d < 2; ++d)
     {
         auto dir = std::make_unique<Direction>();
         Ptr<NetDevice> dev = d == 0 ? a : b;
-        dir->name = d == 0 ? name : name.substr(dash + 1) + "-" + name.substr(0, dash);
+        dir->name = d == 0 ? name : reverseName;
         dir->rateBps = rateBps;
         dev->TraceConnectWithoutContext(
             "PhyTxEnd",

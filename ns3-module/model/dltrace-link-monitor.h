@@ -47,8 +47,12 @@ class DltraceLinkMonitor : public Object
     DltraceLinkMonitor();
     ~DltraceLinkMonitor() override;
 
-    /// Watches the link NAME ("a-b") of RATE_BPS: direction "a-b" sent by A, "b-a" by B.
-    void AddLink(const std::string& name, uint64_t rateBps, Ptr<NetDevice> a, Ptr<NetDevice> b);
+    /// Watches a link of RATE_BPS: direction NAME ("a-b") sent by A, REVERSE_NAME ("b-a") by B.
+    void AddLink(const std::string& name,
+                 const std::string& reverseName,
+                 uint64_t rateBps,
+                 Ptr<NetDevice> a,
+                 Ptr<NetDevice> b);
     /// Schedules the first sample one Interval from now (nothing when Interval is 0).
     void Start();
 
