@@ -209,6 +209,10 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       job->loaded->schedule.ops = job->schedule.ops;
     }
     if (job->placement.iterations > 0) replay::KeepIterations(&job->schedule, job->placement.iterations);
+    if (job->schedule.ranks.empty()) {
+      *error = "job " + std::to_string(j) + " has no endpoints to simulate";
+      return false;
+    }
     endpoints.push_back(uint32_t(job->schedule.ranks.size()));
     s.jobs.push_back(std::move(job));
   }
