@@ -78,8 +78,14 @@ struct Message {
 // connections; messages of different connections share links fairly.
 struct Connection {
   std::deque<std::pair<size_t, std::function<void()>>> queue;  // (message, on_sent)
-  bool active = false;  // an actor is sending its messages
+  simgrid::s4u::SemaphorePtr queued;  // released once per message put in the queue
+  bool active = false;                // an actor is sending its messages
 };
+
+// How long (simulated) a connection's actor waits for the next message before
+// it ends: a collective's next chunk to the same peer comes microseconds later,
+// and reusing the actor saves creating one per message.
+constexpr double kLingerSeconds = 1e-3;
 
 struct FlowSimulation::State {
   FlowConfig config;
@@ -95,6 +101,9 @@ struct FlowSimulation::State {
   std::vector<std::pair<double, std::vector<double>>> samples;  // (time s, bytes per directed link since last)
   std::vector<double> last_cum;
   mutable std::vector<FlowRecord> flow_records;
+  uint64_t endpoints_left = 0;
+  double finish_s = -1;        // when the last endpoint finished (connections linger after)
+  bool final_sampled = false;  // the sampler took its sample after finish_s
   double sim_seconds = 0, wall_seconds = 0;
   long peak_rss_kb = 0;
 
@@ -154,11 +163,13 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   }
   const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
   Connection& c = connections[key];
+  if (!c.queued) c.queued = s4u::Semaphore::create(0);
   c.queue.emplace_back(m, std::move(on_sent));
+  c.queued->release();
   if (c.active) return;
   c.active = true;
   s4u::Actor::create("connection", from, [this, &c, from, to, job, src, dst, channel]() {
-    while (!c.queue.empty()) {
+    while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = std::move(c.queue.front());
       c.queue.pop_front();
       const uint64_t tag = messages[message].tag, bytes = messages[message].bytes;
@@ -301,16 +312,18 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     for (size_t e = 0; e < n; ++e)
       job.engines.push_back(
           std::make_unique<replay::ScheduleEngine>(job.schedule, int32_t(e), *job.transports[e], engine_options));
+    s.endpoints_left += n;
     for (size_t e = 0; e < n; ++e) {
       const double start = double(job.placement.start_ns) * 1e-9;
-      s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&job, e, start]() {
+      s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
         s4u::this_actor::sleep_until(start);
-        job.engines[e]->Start([&job, e](const replay::RankResult& r) {
+        job.engines[e]->Start([&s, &job, e](const replay::RankResult& r) {
           job.results[e] = r;
           if (!job.done[e]) {
             job.done[e] = true;
             ++job.done_count;
             job.end_ns = std::max(job.end_ns, NowNs());
+            if (--s.endpoints_left == 0) s.finish_s = s4u::Engine::get_clock();
           }
         });
       });
@@ -330,6 +343,10 @@ bool FlowSimulation::Run(std::string* error) {
     for (;;) {
       s4u::this_actor::sleep_for(period);
       if (interval > 0) s.Sample();
+      if (s.finish_s >= 0) {
+        s.final_sampled = true;
+        return;
+      }
       const auto now = std::chrono::steady_clock::now();
       if (s.config.progress && now - last_print > std::chrono::seconds(2)) {
         last_print = now;
@@ -347,8 +364,8 @@ bool FlowSimulation::Run(std::string* error) {
     *error = std::string("SimGrid: ") + e.what();
     return false;
   }
-  if (interval > 0) s.Sample();
-  s.sim_seconds = s4u::Engine::get_clock();
+  if (interval > 0 && !s.final_sampled) s.Sample();
+  s.sim_seconds = s.finish_s >= 0 ? s.finish_s : s4u::Engine::get_clock();
   s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
