@@ -95,6 +95,14 @@ int RunFlow(const SimulateOptions& options, const std::vector<models::JobPlaceme
 
 int RunSimulate(SimulateOptions options) {
   const char* self = "simulate";
+#ifndef DLTRACE_HAVE_FLOW
+  if (options.engine == "flow")
+    return Fail("--engine flow is not built: SimGrid not found (apt-get install libsimgrid-dev and rebuild)");
+#endif
+#ifndef DLTRACE_HAVE_NS3
+  if (options.engine == "ns3")
+    return Fail("--engine ns3 is not built: ns-3 not found (apt-get install libns3-dev libgsl-dev ns3 and rebuild)");
+#endif
   std::vector<std::string>& job_specs = options.job_specs;
   if (options.trace.empty() && job_specs.empty()) return UsageError(self, "missing TRACE (or --job SPEC)");
   std::string error;
@@ -110,18 +118,14 @@ int RunSimulate(SimulateOptions options) {
   if (options.out_dir.empty()) options.out_dir = FreshDirName("dltrace-simulate-");
   if (HoldsResults(options.out_dir))
     return Fail(options.out_dir + " holds results of an earlier run: they are never overwritten");
-  if (options.engine == "flow") {
 #ifdef DLTRACE_HAVE_FLOW
-    return RunFlow(options, jobs);
-#else
-    return Fail("--engine flow is not built: SimGrid not found (apt-get install libsimgrid-dev and rebuild)");
+  if (options.engine == "flow") return RunFlow(options, jobs);
 #endif
-  }
   if (!options.simgrid_cfg.empty()) return UsageError(self, "--cfg goes with --engine flow (SimGrid settings)");
 #ifdef DLTRACE_HAVE_NS3
   return RunNs3(options, jobs);
 #else
-  return Fail("--engine ns3 is not built: ns-3 not found (apt-get install libns3-dev libgsl-dev ns3 and rebuild)");
+  return kExitError;  // unreachable: an engine that is not built was refused above
 #endif
 }
 
