@@ -86,18 +86,15 @@ int RunEndpoint(const ReplayRun& run) {
 }
 
 void PrintSummary(const ReplayRun& run, const models::Job& job, const runs::RunTimes& replayed) {
-  const runs::Comparison c = runs::CompareRuns({runs::RecordedRun(run.schedule, &job.merged), replayed}, &job);
   std::printf("# replay of %s: algorithm %s, %zu endpoints, %d iterations, time scale %g\n",
               run.trace.c_str(), run.lower.algorithm.c_str(), run.schedule.ranks.size(),
               run.schedule.iterations, run.engine.time_scale);
-  std::fputs(runs::FormatAgainstRecorded(c, "replayed_ms").c_str(), stdout);
+  std::fputs(runs::FormatAgainstRecorded(run.schedule, &job, replayed, "replayed_ms").c_str(), stdout);
   // Each rank starts when its own connections are up, so the first
   // iteration absorbs the ranks' start-up skew (no job-wide start barrier yet).
-  if (c.iterations > 1)
+  if (std::min<size_t>(size_t(run.schedule.iterations), replayed.iteration_ns.size()) > 1)
     std::printf("(iteration 0 includes the ranks' start-up skew; compare from iteration 1)\n");
-  std::printf("\nbytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n", replayed.bytes_sent,
-              replayed.bytes_received, replayed.bytes_scheduled_recv,
-              replayed.bytes_received == replayed.bytes_scheduled_recv ? "all received" : "MISSING BYTES");
+  std::printf("\n%s\n", runs::FormatBytes(replayed).c_str());
   if (replayed.bytes_local_received)
     std::printf("same-host: %" PRIu64 " of those bytes timed on the model's local link (%g Gbit/s, %g us), "
                 "not sent over TCP\n",

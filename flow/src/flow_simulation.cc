@@ -112,6 +112,8 @@ struct FlowSimulation::State {
   }
   void Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice,
                 std::function<void()> on_sent);
+  // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
+  void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
 };
 
@@ -151,14 +153,8 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   const size_t m = messages.size();
   messages.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice});
   // Every callback runs in an actor of its own, never inside another engine's call.
-  auto deliver = [this, m, job, src, dst, channel, tag, bytes, notice](const std::function<void()>& sent) {
-    messages[m].end_ns = flow::NowNs();
-    ++messages_done;
-    sent();
-    jobs[job]->transports[size_t(dst)]->Arrive(src, channel, tag, bytes, notice);
-  };
   if (notice || from == to) {
-    s4u::Actor::create("notice", from, [deliver, on_sent = std::move(on_sent)]() { deliver(on_sent); });
+    s4u::Actor::create("notice", from, [this, m, on_sent = std::move(on_sent)]() { Delivered(m, on_sent); });
     return;
   }
   const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
@@ -168,19 +164,23 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   c.queued->release();
   if (c.active) return;
   c.active = true;
-  s4u::Actor::create("connection", from, [this, &c, from, to, job, src, dst, channel]() {
+  s4u::Actor::create("connection", from, [this, &c, from, to]() {
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = std::move(c.queue.front());
       c.queue.pop_front();
-      const uint64_t tag = messages[message].tag, bytes = messages[message].bytes;
-      s4u::Comm::sendto(from, to, bytes);
-      messages[message].end_ns = flow::NowNs();  // by index: callbacks add messages
-      ++messages_done;
-      sent();
-      jobs[job]->transports[size_t(dst)]->Arrive(src, channel, tag, bytes, false);
+      s4u::Comm::sendto(from, to, messages[message].bytes);
+      Delivered(message, sent);
     }
     c.active = false;
   });
+}
+
+void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_sent) {
+  messages[m].end_ns = flow::NowNs();
+  ++messages_done;
+  const Message msg = messages[m];  // a copy: the callbacks add messages
+  on_sent();
+  jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.local);
 }
 
 void FlowSimulation::State::Sample() {
@@ -400,16 +400,8 @@ double FlowSimulation::wall_seconds() const { return state_->wall_seconds; }
 
 std::vector<runs::ResultsFile> FlowSimulation::ResultsFiles(size_t j) const {
   const JobState& job = *state_->jobs[j];
-  const uint64_t hash = replay::ScheduleHash(job.schedule);
-  std::vector<runs::ResultsFile> files;
-  for (const auto& r : job.results) {
-    files.push_back(runs::MakeResultsFile(job.schedule, r));
-    files.back().source = "flow";
-    files.back().trace = job.placement.trace;
-    files.back().algorithm = job.placement.lower.algorithm;
-    files.back().schedule_hash = hash;
-  }
-  return files;
+  return runs::MakeResultsFiles(job.schedule, job.results, "flow", job.placement.trace,
+                                job.placement.lower.algorithm);
 }
 
 const std::vector<FlowRecord>& FlowSimulation::flows() const {
@@ -479,23 +471,15 @@ std::string FlowSimulation::Summary() const {
   char line[512];
   for (size_t j = 0; j < s.jobs.size(); ++j) {
     const JobState& job = *s.jobs[j];
-    runs::RunTimes simulated;
-    std::string ignored;  // every file of one job is of one run
-    for (const auto& f : ResultsFiles(j)) runs::AddResults(f, "endpoint " + std::to_string(f.endpoint), &simulated, &ignored);
-    const models::Job* loaded = job.loaded.get();
-    const runs::Comparison comparison =
-        runs::CompareRuns({runs::RecordedRun(job.schedule, loaded ? &loaded->merged : nullptr), simulated}, loaded);
+    const runs::RunTimes simulated = runs::RunFromResults(ResultsFiles(j));
     const auto& h = job.placement.hosts;
     std::snprintf(line, sizeof line, "\njob %zu: %s, algorithm %s, %zu endpoints on hosts %u-%u, start %g s\n", j,
                   job.placement.trace.empty() ? "(schedule)" : job.placement.trace.c_str(),
                   job.placement.lower.algorithm.c_str(), job.schedule.ranks.size(), h.front(), h.back(),
                   double(job.placement.start_ns) * 1e-9);
-    os << line << runs::FormatAgainstRecorded(comparison, "simulated_ms");
-    std::snprintf(line, sizeof line,
-                  "job time %.3f ms; bytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)\n",
-                  double(job.end_ns - job.placement.start_ns) / 1e6, simulated.bytes_sent, simulated.bytes_received,
-                  simulated.bytes_scheduled_recv,
-                  simulated.bytes_received == simulated.bytes_scheduled_recv ? "all received" : "MISSING BYTES");
+    os << line << runs::FormatAgainstRecorded(job.schedule, job.loaded.get(), simulated, "simulated_ms");
+    std::snprintf(line, sizeof line, "job time %.3f ms; %s\n", double(job.end_ns - job.placement.start_ns) / 1e6,
+                  runs::FormatBytes(simulated).c_str());
     os << line;
   }
   std::snprintf(line, sizeof line,

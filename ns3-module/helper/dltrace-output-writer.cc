@@ -4,7 +4,6 @@
 
 #include "ns3/log.h"
 
-#include "dltrace/replay/schedule_tools.h"
 #include "dltrace/runs/atomic_file.h"
 
 #include <sys/stat.h>
@@ -31,18 +30,11 @@ DltraceOutputWriter::DltraceOutputWriter(std::string dir)
 std::vector<dltrace::runs::ResultsFile>
 DltraceOutputWriter::MakeResultsFiles(Ptr<DltraceJob> job)
 {
-    const auto& schedule = job->GetSchedule();
-    const uint64_t hash = dltrace::replay::ScheduleHash(schedule);
-    std::vector<dltrace::runs::ResultsFile> files;
-    for (const auto& r : job->GetResults())
-    {
-        files.push_back(dltrace::runs::MakeResultsFile(schedule, r));
-        files.back().source = "ns3";
-        files.back().trace = job->GetTracePath();
-        files.back().algorithm = job->GetAlgorithm();
-        files.back().schedule_hash = hash;
-    }
-    return files;
+    return dltrace::runs::MakeResultsFiles(job->GetSchedule(),
+                                           job->GetResults(),
+                                           "ns3",
+                                           job->GetTracePath(),
+                                           job->GetAlgorithm());
 }
 
 bool

@@ -382,16 +382,8 @@ DltraceScenario::PrintSummary(std::ostream& os) const
         const auto& job = m_jobs[j];
         const auto& schedule = job->GetSchedule();
         const auto& results = job->GetResults();
-        dltrace::runs::RunTimes simulated;
-        for (const auto& f : DltraceOutputWriter::MakeResultsFiles(job))
-        {
-            std::string ignored; // every file of one job is of one run
-            dltrace::runs::AddResults(f, "endpoint " + std::to_string(f.endpoint), &simulated, &ignored);
-        }
-        const dltrace::models::Job* loaded = job->GetLoadedJob();
-        const dltrace::runs::Comparison comparison = dltrace::runs::CompareRuns(
-            {dltrace::runs::RecordedRun(schedule, loaded ? &loaded->merged : nullptr), simulated},
-            loaded);
+        const dltrace::runs::RunTimes simulated =
+            dltrace::runs::RunFromResults(DltraceOutputWriter::MakeResultsFiles(job));
         uint32_t complete = 0;
         std::string firstError;
         for (const auto& r : results)
@@ -413,15 +405,15 @@ DltraceScenario::PrintSummary(std::ostream& os) const
         {
             os << "  first error: " << firstError << "\n";
         }
-        os << dltrace::runs::FormatAgainstRecorded(comparison, "simulated_ms");
-        const uint64_t sent = simulated.bytes_sent;
-        const uint64_t received = simulated.bytes_received;
-        const uint64_t scheduled = simulated.bytes_scheduled_recv;
-        std::snprintf(line, sizeof line,
-                      "job time %.3f ms; bytes: sent %" PRIu64 ", received %" PRIu64
-                      ", scheduled %" PRIu64 " (%s)\n",
-                      GetJobDuration(uint32_t(j)).GetSeconds() * 1e3, sent, received, scheduled,
-                      received == scheduled ? "all received" : "MISSING BYTES");
+        os << dltrace::runs::FormatAgainstRecorded(schedule,
+                                                   job->GetLoadedJob(),
+                                                   simulated,
+                                                   "simulated_ms");
+        std::snprintf(line,
+                      sizeof line,
+                      "job time %.3f ms; %s\n",
+                      GetJobDuration(uint32_t(j)).GetSeconds() * 1e3,
+                      dltrace::runs::FormatBytes(simulated).c_str());
         os << line;
     }
     const uint64_t packets = GetLinkPackets();

@@ -113,4 +113,18 @@ std::string FormatAgainstRecorded(const Comparison& c, const std::string& column
   return out;
 }
 
+std::string FormatAgainstRecorded(const models::Schedule& schedule, const models::Job* recorded, const RunTimes& run,
+                                  const std::string& column) {
+  return FormatAgainstRecorded(
+      CompareRuns({RecordedRun(schedule, recorded ? &recorded->merged : nullptr), run}, recorded), column);
+}
+
+std::string FormatBytes(const RunTimes& run) {
+  char line[256];
+  std::snprintf(line, sizeof line, "bytes: sent %" PRIu64 ", received %" PRIu64 ", scheduled %" PRIu64 " (%s)",
+                run.bytes_sent, run.bytes_received, run.bytes_scheduled_recv,
+                run.bytes_received == run.bytes_scheduled_recv ? "all received" : "MISSING BYTES");
+  return line;
+}
+
 }  // namespace dltrace::runs

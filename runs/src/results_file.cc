@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/replay/schedule_tools.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/json.h"
 
@@ -52,6 +53,21 @@ ResultsFile MakeResultsFile(const models::Schedule& schedule, const replay::Rank
     f.iterations.push_back({int32_t(i), r.iterations[i].start_ns, r.iterations[i].end_ns});
   }
   return f;
+}
+
+std::vector<ResultsFile> MakeResultsFiles(const models::Schedule& schedule,
+                                          const std::vector<replay::RankResult>& results, const std::string& source,
+                                          const std::string& trace, const std::string& algorithm) {
+  const uint64_t hash = replay::ScheduleHash(schedule);
+  std::vector<ResultsFile> files;
+  for (const auto& r : results) {
+    files.push_back(MakeResultsFile(schedule, r));
+    files.back().source = source;
+    files.back().trace = trace;
+    files.back().algorithm = algorithm;
+    files.back().schedule_hash = hash;
+  }
+  return files;
 }
 
 std::string ResultsToJson(const ResultsFile& f) {

@@ -139,6 +139,13 @@ bool AddResults(const ResultsFile& f, const std::string& where, RunTimes* run, s
   return true;
 }
 
+RunTimes RunFromResults(const std::vector<ResultsFile>& files) {
+  RunTimes run;
+  std::string ignored;  // files made together from one schedule never disagree
+  for (const auto& f : files) AddResults(f, "endpoint " + std::to_string(f.endpoint), &run, &ignored);
+  return run;
+}
+
 namespace {
 
 std::vector<std::string> ResultsFiles(const std::string& dir) {

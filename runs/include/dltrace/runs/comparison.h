@@ -44,5 +44,11 @@ Comparison CompareRuns(const std::vector<RunTimes>& runs, const models::Job* job
 // RECORDED (runs[0] of COMPARISON) against the run (runs[1]) in a column named COLUMN
 // ("replayed_ms", "simulated_ms").
 std::string FormatAgainstRecorded(const Comparison& comparison, const std::string& column);
+// The same table for RUN of SCHEDULE against its recording (RECORDED: the job
+// loaded from the trace set; null for a schedule built in code, recorded times 0).
+std::string FormatAgainstRecorded(const models::Schedule& schedule, const models::Job* recorded, const RunTimes& run,
+                                  const std::string& column);
+// "bytes: sent S, received R, scheduled C (all received)" (or "MISSING BYTES").
+std::string FormatBytes(const RunTimes& run);
 
 }  // namespace dltrace::runs

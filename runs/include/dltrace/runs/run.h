@@ -61,6 +61,9 @@ RunTimes RecordedRun(const models::Job& job);
 // hash and endpoints. False (with *error naming WHERE) when F is from another run.
 bool AddResults(const ResultsFile& f, const std::string& where, RunTimes* run, std::string* error);
 
+// A run from the files of all its endpoints, held in memory (one run's files agree).
+RunTimes RunFromResults(const std::vector<ResultsFile>& files);
+
 // A directory holding rank*.results.json files.
 bool IsResultsDir(const std::string& path);
 // Every rankN.results.json in DIR, and flow completion times from DIR/flows.csv.
