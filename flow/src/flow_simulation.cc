@@ -232,12 +232,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   uint32_t needed = 0;
   if (!models::PlaceJobs(&placements, endpoints, &needed, error)) return false;
   for (size_t j = 0; j < s.jobs.size(); ++j) s.jobs[j]->placement.hosts = placements[j].hosts;
-  if (!models::ParseTopology(config.topology, needed, &s.spec, error)) return false;
-  if (s.spec.HostCount() < needed) {
-    *error = "topology " + s.spec.Describe() + " has " + std::to_string(s.spec.HostCount()) +
-             " hosts, the jobs need " + std::to_string(needed);
-    return false;
-  }
+  if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
   s.graph = models::BuildTopology(s.spec);
 
   // SimGrid reads its settings as command-line options: ours, then the user's.

@@ -143,6 +143,13 @@ uint32_t TopologySpec::HostCount() const {
   return hosts;
 }
 
+bool TopologySpec::Fits(uint32_t hosts_needed, std::string* error) const {
+  if (HostCount() >= hosts_needed) return true;
+  *error = "topology " + Describe() + " has " + std::to_string(HostCount()) + " hosts, the jobs need " +
+           std::to_string(hosts_needed);
+  return false;
+}
+
 std::string TopologySpec::Describe() const {
   std::ostringstream s;
   s << kind << ": ";

@@ -119,10 +119,8 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     {
         return false;
     }
-    if (m_topo.HostCount() < needed)
+    if (!m_topo.ToSpec().Fits(needed, error))
     {
-        *error = "topology " + m_topo.Describe() + " has " + std::to_string(m_topo.HostCount()) +
-                 " hosts, the jobs need " + std::to_string(needed);
         return false;
     }
 

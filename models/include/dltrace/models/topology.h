@@ -25,6 +25,8 @@ struct TopologySpec {
 
   // Host count this spec builds.
   uint32_t HostCount() const;
+  // Whether it has the HOSTS_NEEDED hosts the jobs were placed on; false with one line in *error.
+  bool Fits(uint32_t hosts_needed, std::string* error) const;
   // One line, e.g. "leaf-spine: 2 leaves x 4 hosts, 2 spines, oversub 1, 100 Gbit/s links, 1 us delay".
   std::string Describe() const;
 };
