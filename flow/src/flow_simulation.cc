@@ -385,14 +385,6 @@ bool FlowSimulation::Run(std::string* error) {
   return true;
 }
 
-size_t FlowSimulation::job_count() const { return state_->jobs.size(); }
-const models::Schedule& FlowSimulation::schedule(size_t job) const { return state_->jobs[job]->schedule; }
-const std::vector<replay::RankResult>& FlowSimulation::results(size_t job) const {
-  return state_->jobs[job]->results;
-}
-double FlowSimulation::simulated_seconds() const { return state_->sim_seconds; }
-double FlowSimulation::wall_seconds() const { return state_->wall_seconds; }
-
 std::vector<runs::ResultsFile> FlowSimulation::ResultsFiles(size_t j) const {
   const JobState& job = *state_->jobs[j];
   return runs::MakeResultsFiles(job.schedule, job.results, "flow", job.placement.trace,

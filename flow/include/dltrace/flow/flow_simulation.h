@@ -57,13 +57,10 @@ class FlowSimulation {
   // Per job the run against its recording, bytes, then speed and memory.
   std::string Summary() const;
 
-  size_t job_count() const;
-  const models::Schedule& schedule(size_t job) const;
-  const std::vector<replay::RankResult>& results(size_t job) const;
+  // Job J's results as its results files have them (source "flow").
   std::vector<runs::ResultsFile> ResultsFiles(size_t job) const;
+  // Every message, as flows.csv lists it.
   const std::vector<FlowRecord>& flows() const;
-  double simulated_seconds() const;
-  double wall_seconds() const;
 
   struct State;  // the SimGrid side, in the .cc
 
