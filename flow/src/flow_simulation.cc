@@ -258,20 +258,23 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     }
     // Routes for the host pairs that exchange data, one equal-cost path per
     // pair chosen by a hash of the pair (flow-hash ECMP, as the ns-3 module routes).
-    std::set<std::pair<uint32_t, uint32_t>> pairs;
+    std::set<std::pair<uint32_t, uint32_t>> pairs;  // (receiver, sender): one search per receiver
     for (const auto& job : s.jobs)
       for (size_t e = 0; e < job->schedule.ranks.size(); ++e)
         for (const auto& st : job->schedule.ranks[e].steps) {
           if (st.type != models::StepType::kSend) continue;
           ++s.messages_total;
           const uint32_t a = job->placement.hosts[e], b = job->placement.hosts[size_t(st.peer)];
-          if (!st.local && a != b) pairs.insert({a, b});
+          if (!st.local && a != b) pairs.insert({b, a});
         }
-    for (const auto& [a, b] : pairs) {
+    std::vector<uint32_t> hops;
+    uint32_t hops_to = UINT32_MAX;
+    for (const auto& [b, a] : pairs) {
+      if (b != hops_to) hops = s.graph.HopsTo(hops_to = b);
       std::vector<simgrid::s4u::LinkInRoute> route;
       const uint64_t hash = (uint64_t(a) << 32 | b) * 0x9E3779B97F4A7C15ull;
       uint32_t at = a;
-      for (uint32_t li : s.graph.Route(a, b, hash)) {
+      for (uint32_t li : s.graph.Route(a, b, hops, hash)) {
         const auto& l = s.graph.links[li];
         const bool forward = l.a == at;
         route.emplace_back(s.directed[2 * li + (forward ? 0 : 1)]);

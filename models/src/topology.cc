@@ -231,10 +231,7 @@ TopologyGraph BuildTopology(const TopologySpec& c) {
   return g;
 }
 
-std::vector<uint32_t> TopologyGraph::Route(uint32_t src, uint32_t dst, uint64_t hash) const {
-  std::vector<uint32_t> path;
-  if (src == dst) return path;
-  // Hops to DST from every node (BFS), then walk down from SRC; hosts never forward.
+std::vector<uint32_t> TopologyGraph::HopsTo(uint32_t dst) const {
   std::vector<uint32_t> hops(names.size(), UINT32_MAX);
   std::deque<uint32_t> queue{dst};
   hops[dst] = 0;
@@ -248,7 +245,13 @@ std::vector<uint32_t> TopologyGraph::Route(uint32_t src, uint32_t dst, uint64_t 
         queue.push_back(next);
       }
   }
-  if (hops[src] == UINT32_MAX) return path;
+  return hops;
+}
+
+std::vector<uint32_t> TopologyGraph::Route(uint32_t src, uint32_t dst, const std::vector<uint32_t>& hops,
+                                           uint64_t hash) const {
+  std::vector<uint32_t> path;
+  if (src == dst || hops[src] == UINT32_MAX) return path;
   for (uint32_t at = src; at != dst;) {
     std::vector<std::pair<uint32_t, uint32_t>> down;
     for (const auto& [next, link] : adjacent[at])

@@ -61,10 +61,13 @@ struct TopologyGraph {
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adjacent;
 
   bool IsSwitch(uint32_t node) const { return node >= hosts; }
-  // The links of every shortest path from host SRC to host DST, as a DAG walk:
+  // Hops from every node to host DST over switches (hosts never forward);
+  // UINT32_MAX where DST cannot be reached. One search serves every route to DST.
+  std::vector<uint32_t> HopsTo(uint32_t dst) const;
+  // The links of one shortest path from host SRC to host DST (HOPS = HopsTo(DST)):
   // at each hop the next link is chosen among the equal-cost ones by HASH
-  // (per-flow ECMP: one hash, one path). Empty when SRC == DST.
-  std::vector<uint32_t> Route(uint32_t src, uint32_t dst, uint64_t hash) const;
+  // (per-flow ECMP: one hash, one path). Empty when SRC == DST or unreachable.
+  std::vector<uint32_t> Route(uint32_t src, uint32_t dst, const std::vector<uint32_t>& hops, uint64_t hash) const;
 };
 
 TopologyGraph BuildTopology(const TopologySpec& spec);
