@@ -16,6 +16,7 @@
 #include <cstring>
 #include <deque>
 #include <set>
+#include <tuple>
 #include <sstream>
 #include <unordered_map>
 
@@ -92,7 +93,10 @@ struct FlowSimulation::State {
   models::TopologySpec spec;
   models::TopologyGraph graph;
   std::unique_ptr<s4u::Engine> engine;
-  std::vector<s4u::Host*> hosts;
+  // SimGrid hosts, one per (topology host, job, channel) that sends or
+  // receives: SimGrid routes per host pair, and per-flow ECMP routes each
+  // job's channel between two hosts on its own path (models::FlowHash).
+  std::unordered_map<uint64_t, s4u::Host*> hosts;
   std::vector<s4u::Link*> directed;  // per graph link: [2i] a->b, [2i+1] b->a
   std::vector<std::unique_ptr<JobState>> jobs;
   std::vector<Message> messages;
@@ -107,8 +111,13 @@ struct FlowSimulation::State {
   double sim_seconds = 0, wall_seconds = 0;
   long peak_rss_kb = 0;
 
-  s4u::Host* HostOf(uint32_t job, int32_t endpoint) const {
-    return hosts[jobs[job]->placement.hosts[size_t(endpoint)]];
+  static uint64_t HostKey(uint32_t host, uint32_t job, uint16_t channel) {
+    return uint64_t(host) << 32 | uint64_t(job) << 16 | channel;
+  }
+  uint32_t TopologyHost(uint32_t job, int32_t endpoint) const { return jobs[job]->placement.hosts[size_t(endpoint)]; }
+  // Where ENDPOINT's connections on CHANNEL start and end (channel 0 also runs its timers).
+  s4u::Host* HostOf(uint32_t job, int32_t endpoint, uint16_t channel = 0) const {
+    return hosts.at(HostKey(TopologyHost(job, endpoint), job, channel));
   }
   void Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice,
                 std::function<void()> on_sent);
@@ -148,15 +157,15 @@ class FlowTransport final : public replay::Transport {
 
 void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                                      uint64_t bytes, bool notice, std::function<void()> on_sent) {
-  s4u::Host* from = HostOf(job, src);
-  s4u::Host* to = HostOf(job, dst);
   const size_t m = messages.size();
   messages.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice});
   // Every callback runs in an actor of its own, never inside another engine's call.
-  if (notice || from == to) {
-    s4u::Actor::create("notice", from, [this, m, on_sent = std::move(on_sent)]() { Delivered(m, on_sent); });
+  if (notice || TopologyHost(job, src) == TopologyHost(job, dst)) {
+    s4u::Actor::create("notice", HostOf(job, src), [this, m, on_sent = std::move(on_sent)]() { Delivered(m, on_sent); });
     return;
   }
+  s4u::Host* from = HostOf(job, src, channel);
+  s4u::Host* to = HostOf(job, dst, channel);
   const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
   Connection& c = connections[key];
   if (!c.queued) c.queued = s4u::Semaphore::create(0);
@@ -247,7 +256,6 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     s.engine = std::make_unique<s4u::Engine>(&argc, argv.data());
     sg_link_load_plugin_init();
     auto* zone = s4u::create_full_zone("dltrace");
-    for (uint32_t h = 0; h < s.graph.hosts; ++h) s.hosts.push_back(zone->create_host(s.graph.names[h], 1e9)->seal());
     for (const auto& l : s.graph.links) {
       for (int d = 0; d < 2; ++d) {
         const std::string name = d == 0 ? s.graph.names[l.a] + "-" + s.graph.names[l.b]
@@ -256,25 +264,39 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
         s.directed.push_back(link->seal());
       }
     }
-    // Routes for the host pairs that exchange data, one equal-cost path per
-    // pair chosen by a hash of the pair (flow-hash ECMP, as the ns-3 module routes).
-    std::set<std::pair<uint32_t, uint32_t>> pairs;  // (receiver, sender): one search per receiver
-    for (const auto& job : s.jobs)
-      for (size_t e = 0; e < job->schedule.ranks.size(); ++e)
-        for (const auto& st : job->schedule.ranks[e].steps) {
+    // The SimGrid hosts and the routes between those that exchange data: one
+    // equal-cost path per (sender host, receiver host, job, channel), chosen by
+    // the per-flow ECMP rule the ns-3 module routes by (models::FlowHash).
+    auto host = [&](uint32_t h, uint32_t j, uint16_t ch) {
+      s4u::Host*& at = s.hosts[State::HostKey(h, j, ch)];
+      if (!at)
+        at = zone->create_host(s.graph.names[h] + "/job" + std::to_string(j) + "/ch" + std::to_string(ch), 1e9)
+                 ->seal();
+      return at;
+    };
+    std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>> routes;  // (receiver, sender, job, channel)
+    for (uint32_t j = 0; j < s.jobs.size(); ++j) {
+      const JobState& job = *s.jobs[j];
+      for (size_t e = 0; e < job.schedule.ranks.size(); ++e) {
+        host(job.placement.hosts[e], j, 0);
+        for (const auto& st : job.schedule.ranks[e].steps) {
           if (st.type != models::StepType::kSend) continue;
           ++s.messages_total;
-          const uint32_t a = job->placement.hosts[e], b = job->placement.hosts[size_t(st.peer)];
-          if (!st.local && a != b) pairs.insert({b, a});
+          const uint32_t a = job.placement.hosts[e], b = job.placement.hosts[size_t(st.peer)];
+          if (st.local || a == b) continue;
+          host(a, j, st.channel);
+          host(b, j, st.channel);
+          routes.insert({b, a, j, st.channel});
         }
+      }
+    }
     std::vector<uint32_t> hops;
     uint32_t hops_to = UINT32_MAX;
-    for (const auto& [b, a] : pairs) {
+    for (const auto& [b, a, j, ch] : routes) {
       if (b != hops_to) hops = s.graph.HopsTo(hops_to = b);
       std::vector<simgrid::s4u::LinkInRoute> route;
-      const uint64_t hash = (uint64_t(a) << 32 | b) * 0x9E3779B97F4A7C15ull;
       uint32_t at = a;
-      for (uint32_t li : s.graph.Route(a, b, hops, hash)) {
+      for (uint32_t li : s.graph.Route(a, b, hops, models::FlowHash(a, b, j, ch))) {
         const auto& l = s.graph.links[li];
         const bool forward = l.a == at;
         route.emplace_back(s.directed[2 * li + (forward ? 0 : 1)]);
@@ -285,7 +307,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
                  std::to_string(b);
         return false;
       }
-      zone->add_route(s.hosts[a]->get_netpoint(), s.hosts[b]->get_netpoint(), nullptr, nullptr, route, false);
+      zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
     }
     zone->seal();
   } catch (const std::exception& e) {
@@ -335,7 +357,7 @@ bool FlowSimulation::Run(std::string* error) {
   const auto wall_start = std::chrono::steady_clock::now();
   const double interval = double(s.config.util_interval_ns) * 1e-9;
   // Link samples and progress: a daemon actor, gone when the jobs are.
-  s4u::ActorPtr sampler = s4u::Actor::create("sampler", s.hosts[0], [&s, interval, wall_start]() {
+  s4u::ActorPtr sampler = s4u::Actor::create("sampler", s.hosts.begin()->second, [&s, interval, wall_start]() {
     const double period = interval > 0 ? interval : 1e-3;
     auto last_print = std::chrono::steady_clock::now();
     for (;;) {

@@ -248,21 +248,45 @@ std::vector<uint32_t> TopologyGraph::HopsTo(uint32_t dst) const {
   return hops;
 }
 
+namespace {
+
+uint64_t Mix(uint64_t h) {  // MurmurHash3's 64-bit finaliser
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  h *= 0xc4ceb9fe1a85ec53ull;
+  h ^= h >> 33;
+  return h;
+}
+
+}  // namespace
+
+uint64_t FlowHash(uint32_t src_host, uint32_t dst_host, uint32_t job, uint32_t channel) {
+  return Mix(Mix(uint64_t(src_host) << 32 | dst_host) ^ (uint64_t(job) << 32 | channel));
+}
+
+uint32_t TopologyGraph::NextLink(uint32_t at, uint32_t dst, const std::vector<uint32_t>& hops,
+                                 uint64_t flow_hash) const {
+  if (at == dst || hops[at] == UINT32_MAX) return UINT32_MAX;
+  uint32_t count = 0, pick = UINT32_MAX;
+  auto downhill = [&](uint32_t next) { return hops[next] + 1 == hops[at] && (next == dst || IsSwitch(next)); };
+  for (const auto& [next, link] : adjacent[at]) count += downhill(next);
+  if (count == 0) return UINT32_MAX;
+  uint64_t n = Mix(flow_hash ^ (uint64_t(at) + 1) * 0x9E3779B97F4A7C15ull) % count;
+  for (const auto& [next, link] : adjacent[at])
+    if (downhill(next) && n-- == 0) {
+      pick = link;
+      break;
+    }
+  return pick;
+}
+
 std::vector<uint32_t> TopologyGraph::Route(uint32_t src, uint32_t dst, const std::vector<uint32_t>& hops,
-                                           uint64_t hash) const {
+                                           uint64_t flow_hash) const {
   std::vector<uint32_t> path;
-  if (src == dst || hops[src] == UINT32_MAX) return path;
-  for (uint32_t at = src; at != dst;) {
-    std::vector<std::pair<uint32_t, uint32_t>> down;
-    for (const auto& [next, link] : adjacent[at])
-      if (hops[next] + 1 == hops[at] && (next == dst || IsSwitch(next))) down.push_back({next, link});
-    // Mix the hash per hop so the choices at successive tiers are independent.
-    hash ^= hash >> 33;
-    hash *= 0xff51afd7ed558ccdull;
-    hash ^= hash >> 33;
-    const auto& pick = down[hash % down.size()];
-    path.push_back(pick.second);
-    at = pick.first;
+  for (uint32_t at = src, link; (link = NextLink(at, dst, hops, flow_hash)) != UINT32_MAX;) {
+    path.push_back(link);
+    at = links[link].a == at ? links[link].b : links[link].a;
   }
   return path;
 }

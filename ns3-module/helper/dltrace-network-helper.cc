@@ -166,6 +166,7 @@ DltraceNetworkHelper::DoDispose()
 {
     m_switchQueues = QueueDiscContainer();
     m_hostQueues = QueueDiscContainer();
+    DltraceEcmpPaths::SetCurrent(nullptr);
     Object::DoDispose();
 }
 
@@ -231,6 +232,26 @@ DltraceNetworkHelper::Install(const DltraceTopologyHelper& topology, std::string
         address.NewNetwork();
     }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    // dltrace connections take the paths the flow engine gives them.
+    const dltrace::models::TopologyGraph& graph = topology.GetGraph();
+    auto paths = std::make_shared<DltraceEcmpPaths>(graph);
+    const auto& links = topology.GetLinks();
+    for (uint32_t i = 0; i < links.size(); ++i)
+    {
+        const uint32_t ends[2] = {graph.links[i].a, graph.links[i].b};
+        for (int side = 0; side < 2; ++side)
+        {
+            Ptr<NetDevice> dev = side == 0 ? links[i].a : links[i].b;
+            Ptr<Ipv4> ipv4 = dev->GetNode()->GetObject<Ipv4>();
+            const int32_t interface = ipv4->GetInterfaceForDevice(dev);
+            paths->AddInterface(dev->GetNode()->GetId(), ends[side], i, uint32_t(interface));
+            if (!graph.IsSwitch(ends[side]))
+            {
+                paths->AddHostAddress(ipv4->GetAddress(uint32_t(interface), 0).GetLocal(), ends[side]);
+            }
+        }
+    }
+    DltraceEcmpPaths::SetCurrent(paths);
     return true;
 }
 

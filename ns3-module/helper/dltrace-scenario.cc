@@ -180,6 +180,7 @@ DltraceScenario::CreateJobs(std::string* error)
         const DltraceJobSpec& spec = m_specs[j];
         Ptr<DltraceJob> job = CreateObject<DltraceJob>();
         job->SetAttribute("TraceSet", StringValue(spec.trace));
+        job->SetAttribute("Index", UintegerValue(uint32_t(j)));
         job->SetAttribute("Algorithm", StringValue(spec.lower.algorithm));
         job->SetAttribute("Channels", UintegerValue(uint32_t(std::max(spec.lower.channels, 1))));
         job->SetAttribute("Iterations", UintegerValue(spec.iterations));

@@ -125,7 +125,8 @@ DltraceTopologyHelper::Build(const DltraceTopologyConfig& c)
     m_switches = NodeContainer();
     m_switchNames.clear();
     m_links.clear();
-    const dltrace::models::TopologyGraph graph = dltrace::models::BuildTopology(c.ToSpec());
+    m_graph = dltrace::models::BuildTopology(c.ToSpec());
+    const dltrace::models::TopologyGraph& graph = m_graph;
     m_hosts.Create(graph.hosts);
     std::vector<Ptr<Node>> nodes;
     for (uint32_t i = 0; i < graph.names.size(); ++i)
@@ -160,6 +161,12 @@ const std::vector<DltraceTopologyHelper::Link>&
 DltraceTopologyHelper::GetLinks() const
 {
     return m_links;
+}
+
+const dltrace::models::TopologyGraph&
+DltraceTopologyHelper::GetGraph() const
+{
+    return m_graph;
 }
 
 bool

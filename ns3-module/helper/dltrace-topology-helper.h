@@ -80,7 +80,10 @@ class DltraceTopologyHelper
 
     NodeContainer GetHosts() const;
     NodeContainer GetSwitches() const;
+    /// In the graph's link order (link I is GetGraph().links[I]).
     const std::vector<Link>& GetLinks() const;
+    /// The graph Build() made the nodes from: node I is host I, or switch I - hosts.
+    const dltrace::models::TopologyGraph& GetGraph() const;
     bool IsSwitch(Ptr<Node> node) const;
 
   private:
@@ -97,6 +100,7 @@ class DltraceTopologyHelper
     NodeContainer m_switches;
     std::vector<std::string> m_switchNames;
     std::vector<Link> m_links;
+    dltrace::models::TopologyGraph m_graph;
 };
 
 /**

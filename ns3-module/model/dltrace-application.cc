@@ -104,6 +104,7 @@ DltraceApplication::StartApplication()
         peers.push_back({p.peer, p.channels});
     }
     m_transport = std::make_unique<DltraceSocketTransport>(GetNode(),
+                                                           m_job->GetIndex(),
                                                            int32_t(m_endpoint),
                                                            std::move(addresses),
                                                            std::move(peers));

@@ -14,6 +14,81 @@ NS_LOG_COMPONENT_DEFINE("DltraceFlowEcmpRouting");
 
 NS_OBJECT_ENSURE_REGISTERED(DltraceFlowEcmpRouting);
 
+namespace
+{
+std::shared_ptr<DltraceEcmpPaths> g_paths;
+} // namespace
+
+DltraceEcmpPaths::DltraceEcmpPaths(dltrace::models::TopologyGraph graph)
+    : m_graph(std::move(graph))
+{
+}
+
+void
+DltraceEcmpPaths::AddInterface(uint32_t nodeId, uint32_t graphNode, uint32_t link, uint32_t interface)
+{
+    m_graphNode[nodeId] = graphNode;
+    m_interface[{graphNode, link}] = interface;
+}
+
+void
+DltraceEcmpPaths::AddHostAddress(Ipv4Address address, uint32_t host)
+{
+    m_hostOf[address.Get()] = host;
+}
+
+void
+DltraceEcmpPaths::AddConnection(const InetSocketAddress& a,
+                                const InetSocketAddress& b,
+                                uint32_t job,
+                                uint16_t channel)
+{
+    const uint32_t ia = a.GetIpv4().Get();
+    const uint32_t ib = b.GetIpv4().Get();
+    m_connections[Key{ia, ib, a.GetPort(), b.GetPort()}] = {job, channel};
+    m_connections[Key{ib, ia, b.GetPort(), a.GetPort()}] = {job, channel};
+}
+
+uint32_t
+DltraceEcmpPaths::Interface(uint32_t nodeId,
+                            Ipv4Address source,
+                            Ipv4Address destination,
+                            uint16_t sourcePort,
+                            uint16_t destinationPort)
+{
+    auto c = m_connections.find(Key{source.Get(), destination.Get(), sourcePort, destinationPort});
+    auto node = m_graphNode.find(nodeId);
+    auto from = m_hostOf.find(source.Get());
+    auto to = m_hostOf.find(destination.Get());
+    if (c == m_connections.end() || node == m_graphNode.end() || from == m_hostOf.end() ||
+        to == m_hostOf.end())
+    {
+        return UINT32_MAX;
+    }
+    auto hops = m_hopsTo.find(to->second);
+    if (hops == m_hopsTo.end())
+    {
+        hops = m_hopsTo.emplace(to->second, m_graph.HopsTo(to->second)).first;
+    }
+    const uint64_t hash =
+        dltrace::models::FlowHash(from->second, to->second, c->second.first, c->second.second);
+    const uint32_t link = m_graph.NextLink(node->second, to->second, hops->second, hash);
+    auto interface = m_interface.find({node->second, link});
+    return interface == m_interface.end() ? UINT32_MAX : interface->second;
+}
+
+std::shared_ptr<DltraceEcmpPaths>
+DltraceEcmpPaths::Current()
+{
+    return g_paths;
+}
+
+void
+DltraceEcmpPaths::SetCurrent(std::shared_ptr<DltraceEcmpPaths> paths)
+{
+    g_paths = std::move(paths);
+}
+
 TypeId
 DltraceFlowEcmpRouting::GetTypeId()
 {
@@ -25,7 +100,8 @@ DltraceFlowEcmpRouting::GetTypeId()
 }
 
 DltraceFlowEcmpRouting::DltraceFlowEcmpRouting()
-    : m_salt(0)
+    : m_nodeId(0),
+      m_salt(0)
 {
 }
 
@@ -45,6 +121,7 @@ DltraceFlowEcmpRouting::SetIpv4(Ptr<Ipv4> ipv4)
     Ptr<Node> node = ipv4->GetObject<Node>();
     // Different salts per switch keep the hash from sending every flow the
     // same way at each tier (polarisation).
+    m_nodeId = node ? node->GetId() : 0;
     m_salt = node ? (node->GetId() + 1) * 0x9E3779B1u : 0;
 }
 
@@ -120,20 +197,40 @@ DltraceFlowEcmpRouting::Lookup(const Ipv4Header& header, Ptr<const Packet> p, Pt
         {
             p->CopyData(ports, 4);
         }
-        uint64_t h = 1469598103934665603ull ^ m_salt;
-        auto mix = [&h](uint32_t v) {
-            for (int i = 0; i < 4; ++i)
+        if (const auto& paths = g_paths)
+        {
+            const uint32_t interface =
+                paths->Interface(m_nodeId,
+                                 header.GetSource(),
+                                 header.GetDestination(),
+                                 uint16_t(ports[0] << 8 | ports[1]),
+                                 uint16_t(ports[2] << 8 | ports[3]));
+            for (const Hop& h : hops)
             {
-                h ^= (v >> (8 * i)) & 0xFF;
-                h *= 1099511628211ull;
+                if (h.interface == interface)
+                {
+                    chosen = &h;
+                    break;
+                }
             }
-        };
-        mix(header.GetSource().Get());
-        mix(header.GetDestination().Get());
-        mix(header.GetProtocol());
-        mix(uint32_t(ports[0]) << 24 | uint32_t(ports[1]) << 16 | uint32_t(ports[2]) << 8 |
-            ports[3]);
-        chosen = &hops[(h ^ (h >> 29)) % hops.size()];
+        }
+        if (!chosen)
+        {
+            uint64_t h = 1469598103934665603ull ^ m_salt;
+            auto mix = [&h](uint32_t v) {
+                for (int i = 0; i < 4; ++i)
+                {
+                    h ^= (v >> (8 * i)) & 0xFF;
+                    h *= 1099511628211ull;
+                }
+            };
+            mix(header.GetSource().Get());
+            mix(header.GetDestination().Get());
+            mix(header.GetProtocol());
+            mix(uint32_t(ports[0]) << 24 | uint32_t(ports[1]) << 16 | uint32_t(ports[2]) << 8 |
+                ports[3]);
+            chosen = &hops[(h ^ (h >> 29)) % hops.size()];
+        }
     }
     if (!chosen)
     {

@@ -3,9 +3,15 @@
 #ifndef DLTRACE_FLOW_ECMP_ROUTING_H
 #define DLTRACE_FLOW_ECMP_ROUTING_H
 
+#include "ns3/inet-socket-address.h"
 #include "ns3/ipv4-global-routing.h"
 #include "ns3/ipv4-routing-helper.h"
 
+#include "dltrace/models/topology.h"
+
+#include <map>
+#include <memory>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -14,12 +20,57 @@ namespace ns3
 
 /**
  * \ingroup dltrace
+ * \brief The per-flow ECMP rule the flow engine routes by, for the ns-3 nodes
+ * of a topology built from the same models::TopologyGraph.
+ *
+ * A dltrace connection's packets (registered by the socket transport with its
+ * job and channel) take, at every node, the link models::TopologyGraph::NextLink
+ * gives for models::FlowHash(source host, destination host, job, channel), so
+ * both simulators put every connection on the same path and a comparison of
+ * the two measures their network models, not how their hashes fell.
+ */
+class DltraceEcmpPaths
+{
+  public:
+    explicit DltraceEcmpPaths(dltrace::models::TopologyGraph graph);
+
+    /// Node NODE_ID (ns-3 id) is the graph's node GRAPH_NODE; its link LINK leaves on INTERFACE.
+    void AddInterface(uint32_t nodeId, uint32_t graphNode, uint32_t link, uint32_t interface);
+    /// ADDRESS is host HOST's.
+    void AddHostAddress(Ipv4Address address, uint32_t host);
+    /// The TCP connection between A and B (both directions) is JOB's, on CHANNEL.
+    void AddConnection(const InetSocketAddress& a, const InetSocketAddress& b, uint32_t job, uint16_t channel);
+    /// The interface node NODE_ID sends the packet on, or UINT32_MAX for a
+    /// packet of no registered connection (other traffic keeps the 5-tuple hash).
+    uint32_t Interface(uint32_t nodeId,
+                       Ipv4Address source,
+                       Ipv4Address destination,
+                       uint16_t sourcePort,
+                       uint16_t destinationPort);
+
+    /// The rule of the simulation being built and run (null: none, the 5-tuple hash).
+    static std::shared_ptr<DltraceEcmpPaths> Current();
+    static void SetCurrent(std::shared_ptr<DltraceEcmpPaths> paths);
+
+  private:
+    using Key = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>; // source, destination, ports
+    dltrace::models::TopologyGraph m_graph;
+    std::unordered_map<uint32_t, uint32_t> m_graphNode;             // ns-3 node id -> graph node
+    std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_interface; // (graph node, link) -> interface
+    std::unordered_map<uint32_t, uint32_t> m_hostOf;                // address -> host
+    std::map<Key, std::pair<uint32_t, uint16_t>> m_connections;     // -> (job, channel)
+    std::unordered_map<uint32_t, std::vector<uint32_t>> m_hopsTo;   // per destination host
+};
+
+/**
+ * \ingroup dltrace
  * \brief Ipv4GlobalRouting with per-flow ECMP.
  *
  * ns-3.37's Ipv4GlobalRouting either always takes the first of several
  * equal-cost routes or picks one at random per packet, which reorders TCP
  * segments. This subclass picks by a hash of (source, destination, protocol,
- * ports) salted with the node id, as switches do. The routes themselves are
+ * ports) salted with the node id, as switches do; dltrace connections follow
+ * DltraceEcmpPaths where one is set. The routes themselves are
  * still computed by GlobalRouteManager (Ipv4GlobalRoutingHelper::PopulateRoutingTables).
  */
 class DltraceFlowEcmpRouting : public Ipv4GlobalRouting
@@ -56,6 +107,7 @@ class DltraceFlowEcmpRouting : public Ipv4GlobalRouting
     const std::vector<Hop>& Hops(Ipv4Address destination);
 
     Ptr<Ipv4> m_ipv4;
+    uint32_t m_nodeId;
     uint32_t m_salt;
     // Equal-cost next hops per destination, filled on first use (the routes
     // do not change once the simulation runs; an interface change clears it).

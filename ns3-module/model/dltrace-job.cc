@@ -58,6 +58,12 @@ DltraceJob::GetTypeId()
                           UintegerValue(5000),
                           MakeUintegerAccessor(&DltraceJob::m_basePort),
                           MakeUintegerChecker<uint16_t>())
+            .AddAttribute("Index",
+                          "The job's place among the simulation's jobs (0 for the first): "
+                          "part of its connections' ECMP hash (models::FlowHash).",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&DltraceJob::m_index),
+                          MakeUintegerChecker<uint32_t>())
             .AddTraceSource("JobDone",
                             "Every endpoint of the job finished (or failed).",
                             MakeTraceSourceAccessor(&DltraceJob::m_jobDone),
@@ -70,6 +76,7 @@ DltraceJob::DltraceJob()
       m_iterations(0),
       m_timeScale(1.0),
       m_basePort(5000),
+      m_index(0),
       m_lowerSet(false),
       m_doneCount(0)
 {
@@ -186,6 +193,12 @@ DltraceJob::GetEndpointPort(uint32_t endpoint) const
                     "DltraceJob: BasePort " << m_basePort << " + endpoint " << endpoint
                                             << " is past port 65535");
     return uint16_t(m_basePort + endpoint);
+}
+
+uint32_t
+DltraceJob::GetIndex() const
+{
+    return m_index;
 }
 
 double

@@ -60,6 +60,7 @@ class DltraceJob : public Object
     Ipv4Address GetEndpointAddress(uint32_t endpoint) const;
     uint16_t GetEndpointPort(uint32_t endpoint) const;
 
+    uint32_t GetIndex() const;
     double GetTimeScale() const;
     std::string GetTracePath() const;
     std::string GetAlgorithm() const;
@@ -86,6 +87,7 @@ class DltraceJob : public Object
     uint32_t m_iterations;
     double m_timeScale;
     uint16_t m_basePort;
+    uint32_t m_index;
     dltrace::models::LowerOptions m_lower;
     bool m_lowerSet;
 

@@ -2,6 +2,8 @@
 // frames, a queue of framed messages per connection, stream parsing on receive.
 #include "dltrace-socket-transport.h"
 
+#include "dltrace-flow-ecmp-routing.h"
+
 #include "ns3/log.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
@@ -42,10 +44,12 @@ GetLe(const uint8_t* p, int bytes)
 } // namespace
 
 DltraceSocketTransport::DltraceSocketTransport(Ptr<Node> node,
+                                               uint32_t job,
                                                int32_t self,
                                                std::vector<InetSocketAddress> addresses,
                                                std::vector<PeerChannels> peers)
     : m_node(node),
+      m_job(job),
       m_self(self),
       m_addresses(std::move(addresses)),
       m_peers(std::move(peers)),
@@ -117,6 +121,16 @@ DltraceSocketTransport::Start()
             Connection& c = GetConnection(p.peer, ch);
             c.socket = Socket::CreateSocket(m_node, TcpSocketFactory::GetTypeId());
             c.socket->Bind();
+            if (auto paths = DltraceEcmpPaths::Current())
+            {
+                Address local;
+                c.socket->GetSockName(local);
+                paths->AddConnection(
+                    InetSocketAddress(me.GetIpv4(), InetSocketAddress::ConvertFrom(local).GetPort()),
+                    m_addresses.at(size_t(p.peer)),
+                    m_job,
+                    ch);
+            }
             Watch(c.socket, &c);
             c.socket->SetConnectCallback(
                 MakeCallback(&DltraceSocketTransport::ConnectSucceeded, this),

@@ -49,8 +49,10 @@ class DltraceSocketTransport : public dltrace::replay::Transport
      * \param self this endpoint
      * \param addresses every endpoint's listening address, index = endpoint
      * \param peers the endpoints SELF exchanges messages with
+     * \param job the job's index in the simulation (for DltraceEcmpPaths)
      */
     DltraceSocketTransport(Ptr<Node> node,
+                           uint32_t job,
                            int32_t self,
                            std::vector<InetSocketAddress> addresses,
                            std::vector<PeerChannels> peers);
@@ -127,6 +129,7 @@ class DltraceSocketTransport : public dltrace::replay::Transport
     std::string Describe(const Connection& c) const;
 
     Ptr<Node> m_node;
+    uint32_t m_job;
     int32_t m_self;
     std::vector<InetSocketAddress> m_addresses;
     std::vector<PeerChannels> m_peers;

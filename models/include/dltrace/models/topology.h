@@ -64,11 +64,22 @@ struct TopologyGraph {
   // Hops from every node to host DST over switches (hosts never forward);
   // UINT32_MAX where DST cannot be reached. One search serves every route to DST.
   std::vector<uint32_t> HopsTo(uint32_t dst) const;
-  // The links of one shortest path from host SRC to host DST (HOPS = HopsTo(DST)):
-  // at each hop the next link is chosen among the equal-cost ones by HASH
-  // (per-flow ECMP: one hash, one path). Empty when SRC == DST or unreachable.
-  std::vector<uint32_t> Route(uint32_t src, uint32_t dst, const std::vector<uint32_t>& hops, uint64_t hash) const;
+  // Per-flow ECMP, the one rule every simulator routes by, so the ns-3 module
+  // and the flow engine put each connection on the same path: at node AT the
+  // next link towards host DST (HOPS = HopsTo(DST)) among the equal-cost ones
+  // (in link order), picked by FLOW_HASH mixed with AT (each switch hashes
+  // independently, as real ones are salted against polarisation).
+  // UINT32_MAX where AT is DST or cannot reach it.
+  uint32_t NextLink(uint32_t at, uint32_t dst, const std::vector<uint32_t>& hops, uint64_t flow_hash) const;
+  // The links of the path from host SRC to host DST that NextLink gives hop by
+  // hop. Empty when SRC == DST or unreachable.
+  std::vector<uint32_t> Route(uint32_t src, uint32_t dst, const std::vector<uint32_t>& hops, uint64_t flow_hash) const;
 };
+
+// The ECMP hash of one connection's direction: its source and destination
+// hosts, its job (index in the simulation) and its channel. All endpoints of a
+// job on one host share a job's connections to another host for this purpose.
+uint64_t FlowHash(uint32_t src_host, uint32_t dst_host, uint32_t job, uint32_t channel);
 
 TopologyGraph BuildTopology(const TopologySpec& spec);
 
