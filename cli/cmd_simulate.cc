@@ -190,7 +190,7 @@ Command AddSimulateCommand(CLI::App& dltrace) {
       ->default_str(std::to_string(ns3::kDltraceDefaultRcvBuf));
   packet->add_option_function<double>(
          "--min-rto-ms", [o](double ms) { o->config.minRto = ns3::MicroSeconds(int64_t(ms * 1000)); },
-         "TCP minimum retransmission timeout in ms")
+         "TCP minimum retransmission timeout in ms (delayed ACKs wait a fifth of it)")
       ->default_str(CLI::detail::to_string(config.minRto.GetMilliSeconds()))
       ->check(Positive());
   packet->add_option("--recovery", config.recovery, "TCP loss recovery: classic or prr");

@@ -117,7 +117,8 @@ DltraceNetworkHelper::GetTypeId()
                           MakeUintegerAccessor(&DltraceNetworkHelper::m_rcvBufBytes),
                           MakeUintegerChecker<uint32_t>())
             .AddAttribute("MinRto",
-                          "TCP minimum retransmission timeout.",
+                          "TCP minimum retransmission timeout; the delayed-ACK timeout is a fifth "
+                          "of it (Linux's 40 ms against 200 ms).",
                           TimeValue(MilliSeconds(10)),
                           MakeTimeAccessor(&DltraceNetworkHelper::m_minRto),
                           MakeTimeChecker())
@@ -190,6 +191,13 @@ DltraceNetworkHelper::ConfigureTcp(std::string* error)
     Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(snd));
     Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(rcv));
     Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(m_minRto));
+    // The delayed-ACK timer stays well under the minimum RTO, at Linux's ratio
+    // (40 ms against 200 ms). ns-3's default of 200 ms against a 10 ms minimum
+    // RTO makes every flight of one segment time out: the receiver holds its
+    // ACK for a second segment that never comes, the sender retransmits after
+    // 10 ms and restarts from a window of one, and the connection then moves
+    // one segment per RTO (a 2 MB message in 13.8 s, nothing dropped).
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(m_minRto / 5));
     const std::string recovery = Lower(m_recovery);
     if (recovery != "classic" && recovery != "prr")
     {

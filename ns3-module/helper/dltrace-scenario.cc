@@ -156,14 +156,6 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
         m_flowHelper = std::make_unique<FlowMonitorHelper>();
         m_flowMonitor = m_flowHelper->Install(m_topology.GetHosts());
     }
-    if (!config.pcapPrefix.empty())
-    {
-        PointToPointHelper p2p;
-        for (const auto& link : m_topology.GetLinks())
-        {
-            p2p.EnablePcap(config.pcapPrefix + link.name, link.a, false, true);
-        }
-    }
     if (config.stopTime.IsStrictlyPositive())
     {
         Simulator::Stop(config.stopTime);
@@ -244,6 +236,16 @@ DltraceScenario::JobDone(Ptr<DltraceJob> /* job */)
 void
 DltraceScenario::Run()
 {
+    // Pcap files open here, not in Setup: the caller makes their directory
+    // only once Setup has checked everything.
+    if (!m_config.pcapPrefix.empty())
+    {
+        PointToPointHelper p2p;
+        for (const auto& link : m_topology.GetLinks())
+        {
+            p2p.EnablePcap(m_config.pcapPrefix + link.name + ".pcap", link.a, false, true);
+        }
+    }
     auto t0 = std::chrono::steady_clock::now();
     Simulator::Run();
     m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,10 +3,14 @@
 of algorithms (ring, tree, hd, ps), topologies (star, leaf-spine at
 oversubscription 1 and 4, fat-tree) and one or two jobs on a shared
 bottleneck. Per scenario both engines simulate the same trace with compute
-gaps off (so the iteration time is the network's); the test asserts the flow
-engine's mean steady-state iteration time within TOLERANCE of ns-3's, and
-that every endpoint received the bytes its schedule says, in both engines.
-Run as a script it prints the table the README shows (--quick: fewer scenarios)."""
+gaps off (so the iteration time is the network's). Two traces: "all-reduce"
+(bandwidth-bound: NCCL all-reduce buckets only) and "mixed" (the buckets
+overlapped with an MPI broadcast, ring sends and a barrier). The test asserts,
+on the all-reduce trace, the flow engine's mean steady-state iteration time
+within TOLERANCE of ns-3's; on both, that every endpoint received the bytes its
+schedule says in both engines and that both engines carried the same bytes on
+every link (they share one ECMP rule, models::FlowHash). Run as a script it
+prints the tables the README shows (--quick: fewer scenarios)."""
 import json
 import os
 import subprocess
@@ -19,10 +23,6 @@ DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
 TOLERANCE = 0.05
 RATE = "10Gbps"
-# ns-3 with the module's 10 ms minimum RTO stalls some connections of tree,
-# halving-doubling and parameter-server runs (one segment per RTO, no loss
-# counted); at 50 ms and above it does not, so the reference runs use Linux's 200 ms.
-NS3_ARGS = ["--min-rto-ms", "200"]
 
 ALGOS = ["ring", "tree", "hd", "ps"]
 TOPOLOGIES = [
@@ -33,12 +33,17 @@ TOPOLOGIES = [
 ]
 
 
+QUICK = {("leaf-spine 4:1", "ring"), ("leaf-spine 4:1", "tree"), ("leaf-spine 4:1", "hd"), ("star", "ps"),
+         ("fat-tree k=4", "hd")}
+
+
 def scenarios(quick=False):
     """(name, simulate arguments after the engine) per scenario."""
     out = []
     for label, topo in TOPOLOGIES:
         for algo in ALGOS:
-            if quick and algo != "ring" and not (algo == "ps" and label == "star"):
+            # Quick: each algorithm where paths or sharing decide most, and the ring everywhere else.
+            if quick and (label, algo) not in QUICK:
                 continue
             out.append(("%s, %s" % (algo, label), lambda t, topo=topo, algo=algo: [t, "--topo", topo, "--algo", algo]))
     # Two jobs, each with half its ranks on either side of a dumbbell's 10G bottleneck.
@@ -50,9 +55,8 @@ def scenarios(quick=False):
 
 def simulate(engine, args, out):
     start = time.time()
-    extra = NS3_ARGS if engine == "ns3" else []
-    p = subprocess.run([DLTRACE, "simulate", "--engine", engine, "--time-scale", "0", "--util-ms", "0", "-o", out]
-                       + extra + args, capture_output=True, text=True)
+    p = subprocess.run([DLTRACE, "simulate", "--engine", engine, "--time-scale", "0", "--util-ms", "1", "-o", out]
+                       + args, capture_output=True, text=True)
     if p.returncode != 0:
         raise AssertionError("%s: dltrace simulate %s failed (%d): %s" % (engine, " ".join(args), p.returncode,
                                                                         p.stderr.strip()[-500:]))
@@ -99,24 +103,57 @@ def mean_iteration(ns3_dir, flow_dir):
     return pairs
 
 
-def make_trace(tmp):
-    # All-reduce buckets, an MPI broadcast, ring sends and a barrier: 8 ranks, one per host.
-    trace = os.path.join(tmp, "trace")
+def link_bytes(out):
+    """Bytes each directed link carried over the run (links.csv)."""
+    total = {}
+    with open(os.path.join(out, "links.csv")) as f:
+        next(f)
+        for line in f:
+            _, link, b, _ = line.split(",")
+            total[link] = total.get(link, 0) + float(b)
+    return total
+
+
+# Links that carried less than this are left out of the per-link comparison
+# (ns-3 counts ACKs and headers, the flow engine payload only).
+LINK_MIN_BYTES = 1e6
+LINK_TOLERANCE = 0.05
+
+
+def check_links(testcase, name, ns3_dir, flow_dir):
+    a, b = link_bytes(ns3_dir), link_bytes(flow_dir)
+    for link in sorted(set(a) | set(b)):
+        x, y = a.get(link, 0), b.get(link, 0)
+        if max(x, y) < LINK_MIN_BYTES:
+            continue
+        testcase.assertLess(abs(x - y) / max(x, y), LINK_TOLERANCE,
+                            "%s: link %s carried %.0f bytes in ns-3, %.0f in the flow engine" % (name, link, x, y))
+
+
+TRACES = ["all-reduce", "mixed"]
+
+
+def make_trace(tmp, kind):
+    # 8 ranks, one per host: all-reduce buckets (with --nccl-only), or the
+    # buckets with an MPI broadcast, ring sends and a barrier.
+    trace = os.path.join(tmp, "trace-" + kind)
     subprocess.run([SAMPLE, "-o", trace, "--ranks", "8", "--hosts", "8", "--iterations", "3", "--buckets", "2",
-                    "--bucket-bytes", "4000000"], check=True, capture_output=True)
+                    "--bucket-bytes", "4000000"] + (["--nccl-only"] if kind == "all-reduce" else []),
+                   check=True, capture_output=True)
     return trace
 
 
-def run_matrix(tmp, quick, testcase=None):
-    trace = make_trace(tmp)
+def run_matrix(tmp, quick, kind, testcase=None):
+    trace = make_trace(tmp, kind)
     rows = []
     for i, (name, args) in enumerate(scenarios(quick)):
-        ns3_dir, flow_dir = os.path.join(tmp, "ns3-%d" % i), os.path.join(tmp, "flow-%d" % i)
+        ns3_dir, flow_dir = (os.path.join(tmp, "%s-%s-%d" % (engine, kind, i)) for engine in ("ns3", "flow"))
         ns3_wall, _ = simulate("ns3", args(trace), ns3_dir)
         flow_wall, _ = simulate("flow", args(trace), flow_dir)
         if testcase:
             check_bytes(testcase, ns3_dir)
             check_bytes(testcase, flow_dir)
+            check_links(testcase, name, ns3_dir, flow_dir)
         stalls = ns3_stalls(ns3_dir)
         for j, (ns3_ms, flow_ms) in enumerate(mean_iteration(ns3_dir, flow_dir)):
             rows.append((name + ("" if j == 0 and "2 jobs" not in name else " (job %d)" % j), ns3_ms, flow_ms,
@@ -133,23 +170,31 @@ def print_table(rows):
 
 
 class FlowAgainstNs3(unittest.TestCase):
-    def test_flow_iteration_times_within_tolerance_of_ns3(self):
+    def run_kind(self, kind):
         with tempfile.TemporaryDirectory() as tmp:
-            rows = run_matrix(tmp, quick=os.environ.get("DLTRACE_FLOW_MATRIX", "quick") != "full", testcase=self)
+            rows = run_matrix(tmp, os.environ.get("DLTRACE_FLOW_MATRIX", "quick") != "full", kind, testcase=self)
+            print("\n%s trace:" % kind)
             print_table(rows)
-            for name, a, b, err, _, _, stalls in rows:
-                # Ring and the parameter server on a star never stall in ns-3; the others are
-                # compared only where ns-3's own run did not (see the README).
-                if stalls and not (name.startswith("ring") or name == "ps, star"):
-                    print("not compared: %s (ns-3 stalled %d messages)" % (name, stalls))
-                    continue
-                self.assertEqual(stalls, 0, name + ": ns-3 stalled")
-                self.assertLess(abs(err), TOLERANCE, "%s: flow %.3f ms, ns-3 %.3f ms (%+.1f%%)" % (name, b, a, err * 100))
+            return rows
+
+    def test_bandwidth_bound_iteration_times_within_tolerance_of_ns3(self):
+        for name, a, b, err, _, _, stalls in self.run_kind("all-reduce"):
+            self.assertEqual(stalls, 0, name + ": ns-3 stalled")
+            self.assertLess(abs(err), TOLERANCE, "%s: flow %.3f ms, ns-3 %.3f ms (%+.1f%%)" % (name, b, a, err * 100))
+
+    def test_mixed_traffic_same_bytes_and_paths(self):
+        if os.environ.get("DLTRACE_FLOW_MATRIX", "quick") != "full":
+            self.skipTest("the mixed trace runs in flow_vs_ns3_matrix (label long)")
+        # Iteration times are printed, not asserted: where flows of different
+        # ops join a busy link, TCP's transients decide (README).
+        self.run_kind("mixed")
 
 
 if __name__ == "__main__":
     if len(sys.argv) > 1 and sys.argv[1] in ("--table", "--quick"):
-        with tempfile.TemporaryDirectory() as tmp:
-            print_table(run_matrix(tmp, quick=sys.argv[1] == "--quick"))
+        for kind in TRACES:
+            with tempfile.TemporaryDirectory() as tmp:
+                print("\n%s trace:" % kind)
+                print_table(run_matrix(tmp, sys.argv[1] == "--quick", kind))
     else:
         unittest.main(verbosity=2)
