@@ -6,6 +6,7 @@ format plus flows, link utilisation and FlowMonitor XML, and never
 overwrites an earlier run; several jobs go to job<J>/ and slow each other."""
 import glob
 import json
+import struct
 import os
 import subprocess
 import tempfile
@@ -100,6 +101,22 @@ class SimulateTest(unittest.TestCase):
         # An earlier run's results are never overwritten.
         r = run("simulate", self.trace, "-o", d)
         self.assertOneLineError(r, ["never overwritten"])
+
+    def test_pcap_writes_one_capture_per_link(self):
+        d = self.out("pcap")
+        r = run("simulate", self.trace, "--algo", "ring", "--topo", "star:rate=10Gbps", "--time-scale", "0",
+                "--pcap", "-o", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        files = sorted(os.listdir(os.path.join(d, "pcap")))
+        self.assertEqual(files, ["h%d-sw0.pcap" % h for h in range(4)])
+        for name in files:
+            with open(os.path.join(d, "pcap", name), "rb") as f:
+                header = f.read(24)
+                magic, _, _, _, _, _, link_type = struct.unpack("<IHHiIII", header)
+                self.assertIn(magic, (0xa1b2c3d4, 0xa1b23c4d), name)
+                self.assertEqual(link_type, 9, name)  # PPP, as ns-3's point-to-point devices write
+                # A host link carries the host's share of the ring: far more than a handshake.
+                self.assertGreater(len(f.read()), 1_000_000, name)
 
     def test_two_jobs_write_per_job_results_and_slow_each_other(self):
         def job_time(d, j=None):
