@@ -75,6 +75,31 @@ class FlowSimulateTest(unittest.TestCase):
         self.assertIn("h0-sw0", {row["link"] for row in links})
         self.assertGreater(max(float(row["utilisation"]) for row in links), 0.9)
 
+    def test_channels_spread_over_equal_cost_paths(self):
+        # Ring on 2 leaves x 4 hosts: only host 3 -> host 4 crosses from leaf0 to leaf1. One
+        # connection takes one spine; eight channels (NCCL channels, one TCP connection each)
+        # spread over the spines, as per-flow ECMP spreads them.
+        topo = "leaf-spine:leaves=2,spines=4,hosts-per-leaf=4,rate=10Gbps"
+        n, size = self.n, self.size
+        cross = self.iterations * 2 * (n - 1) * size // n  # what rank 3 sends rank 4
+        used = {}
+        for channels in (1, 8):
+            out = self.out("channels%d" % channels)
+            r = run("simulate", self.trace, "--engine", "flow", "--topo", topo, "--algo", "ring", "--channels",
+                    str(channels), "--time-scale", "0", "--util-ms", "0.1",
+                    # Links then carry exactly the payload (the default factor models header bytes too).
+                    "--cfg", "network/bandwidth-factor:1", "-o", out)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            up = {}
+            with open(os.path.join(out, "links.csv")) as f:
+                for row in csv.DictReader(f):
+                    if row["link"].startswith("leaf0-spine"):
+                        up[row["link"]] = up.get(row["link"], 0) + float(row["bytes"])
+            self.assertAlmostEqual(sum(up.values()) / cross, 1.0, delta=0.01, msg=up)
+            used[channels] = sum(1 for b in up.values() if b > 0.05 * cross)
+        self.assertEqual(used[1], 1)
+        self.assertGreaterEqual(used[8], 3)
+
     def test_two_jobs_on_one_bottleneck_slow_each_other(self):
         topo = "dumbbell:hosts=16,rate=10Gbps"
         alone, both = self.out("alone"), self.out("both")
