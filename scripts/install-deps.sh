@@ -10,7 +10,7 @@ PACKAGES=(
   libboost-dev
   nlohmann-json3-dev libcli11-dev
   libsimgrid-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev gfortran
   hpcc
   clang libclang-rt-14-dev
   python3 iproute2 procps
