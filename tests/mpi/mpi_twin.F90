@@ -18,17 +18,21 @@ program mpi_twin
 #if defined(DLTRACE_F08)
   type(MPI_Status) :: st, sts(2)
   type(MPI_Request) :: rq(2), prq(2)
-  type(MPI_Comm) :: sub
+  type(MPI_Comm) :: sub, dup
+  type(MPI_Datatype) :: types(32)
 #else
   integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 2)
   integer :: rq(2), prq(2)
-  integer :: sub
+  integer :: sub, dup
+  integer :: types(32)
 #endif
   integer :: ierr, rank, nranks, partner, right, left, i, k, idx
   integer(8) :: check
   logical :: flag
   double precision :: a(n), b(n), c(n)
   integer :: ia(2), ib(64), ic(64)
+  integer :: scounts(32), sdispls(32), rcounts(32), rdispls(32), wdispls(32), outcount, idxs(2)
+  integer :: iv(1024), iw(1024)
 
   call MPI_Init(ierr)
   call MPI_Comm_rank(MPI_COMM_WORLD, rank, ierr)
@@ -109,6 +113,57 @@ program mpi_twin
   call MPI_Wait(prq(1), MPI_STATUS_IGNORE, ierr)
   call MPI_Request_free(prq(1), ierr)
   call MPI_Request_free(prq(2), ierr)
+  ! v and w forms: rank r sends i + 1 integers to rank i and gets r + 1 from each
+  do i = 1, nranks
+    scounts(i) = i
+    sdispls(i) = (i - 1) * 32
+    rcounts(i) = rank + 1
+    rdispls(i) = (i - 1) * 32
+    wdispls(i) = (i - 1) * 128
+    types(i) = MPI_INTEGER
+  end do
+  do i = 1, 1024
+    iv(i) = rank * 1000 + i
+  end do
+  iw = 0
+  call MPI_Alltoallv(iv, scounts, sdispls, MPI_INTEGER, iw, rcounts, rdispls, MPI_INTEGER, &
+                     MPI_COMM_WORLD, ierr)
+  check = check + sum(iw)
+  iw = 0
+  call MPI_Alltoallw(iv, scounts, wdispls, types, iw, rcounts, wdispls, types, MPI_COMM_WORLD, ierr)
+  check = check + sum(iw)
+  do i = 1, nranks
+    rcounts(i) = 2
+    rdispls(i) = (i - 1) * 2
+  end do
+  call MPI_Gatherv(ia, 2, MPI_INTEGER, ib, rcounts, rdispls, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  call MPI_Scatterv(ib, rcounts, rdispls, MPI_INTEGER, ia, 2, MPI_INTEGER, 0, MPI_COMM_WORLD, ierr)
+  check = check + sum(ia)
+  do i = 1, nranks
+    rcounts(i) = 2
+  end do
+  call MPI_Reduce_scatter(a, c, rcounts, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, ierr)
+  check = check + nint(c(1) + c(2), 8)
+  ! a duplicate, a replace, a probed receive, Waitsome
+  call MPI_Comm_dup(MPI_COMM_WORLD, dup, ierr)
+  call MPI_Barrier(dup, ierr)
+  call MPI_Comm_free(dup, ierr)
+  b = a
+  call MPI_Sendrecv_replace(b, n, MPI_DOUBLE_PRECISION, right, 13, left, 13, MPI_COMM_WORLD, st, ierr)
+  check = check + nint(sum(b), 8)
+  call MPI_Isend(a, 4, MPI_DOUBLE_PRECISION, partner, 14, MPI_COMM_WORLD, rq(1), ierr)
+  call MPI_Probe(partner, 14, MPI_COMM_WORLD, st, ierr)
+  call MPI_Recv(b, 4, MPI_DOUBLE_PRECISION, partner, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
+  call MPI_Wait(rq(1), st, ierr)
+  check = check + nint(sum(b(1:4)), 8)
+  call MPI_Irecv(b, n, MPI_DOUBLE_PRECISION, left, 15, MPI_COMM_WORLD, rq(1), ierr)
+  call MPI_Isend(a, n, MPI_DOUBLE_PRECISION, right, 15, MPI_COMM_WORLD, rq(2), ierr)
+  k = 0
+  do while (k < 2)
+    call MPI_Waitsome(2, rq, outcount, idxs, sts, ierr)
+    k = k + outcount
+  end do
+  check = check + nint(sum(b), 8)
   call MPI_Iallreduce(a, c, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, rq(1), ierr)
   call MPI_Wait(rq(1), MPI_STATUS_IGNORE, ierr)
   check = check + nint(sum(c), 8)

@@ -29,8 +29,11 @@ int main(int argc, char** argv) {
   long long check = 0;
   MPI_Status st, sts[2];
   MPI_Request rq[2], prq[2];
-  MPI_Comm sub;
+  MPI_Comm sub, dup;
   int idx, flag;
+  int scounts[32], sdispls[32], rcounts[32], rdispls[32], wdispls[32], outcount, idxs[2];
+  int iv[1024], iw[1024];
+  MPI_Datatype types[32];
 
   MPI_Barrier(MPI_COMM_WORLD);
   if (rank % 2 == 0) {
@@ -91,6 +94,47 @@ int main(int argc, char** argv) {
   MPI_Wait(&prq[0], MPI_STATUS_IGNORE);
   MPI_Request_free(&prq[0]);
   MPI_Request_free(&prq[1]);
+  /* v and w forms: rank r sends i + 1 integers to rank i and gets r + 1 from each */
+  for (int i = 0; i < nranks; ++i) {
+    scounts[i] = i + 1;
+    sdispls[i] = i * 32;
+    rcounts[i] = rank + 1;
+    rdispls[i] = i * 32;
+    wdispls[i] = i * 128;
+    types[i] = MPI_INT;
+  }
+  for (int i = 0; i < 1024; ++i) iv[i] = rank * 1000 + i + 1;
+  for (int i = 0; i < 1024; ++i) iw[i] = 0;
+  MPI_Alltoallv(iv, scounts, sdispls, MPI_INT, iw, rcounts, rdispls, MPI_INT, MPI_COMM_WORLD);
+  for (int i = 0; i < 1024; ++i) check += iw[i];
+  for (int i = 0; i < 1024; ++i) iw[i] = 0;
+  MPI_Alltoallw(iv, scounts, wdispls, types, iw, rcounts, wdispls, types, MPI_COMM_WORLD);
+  for (int i = 0; i < 1024; ++i) check += iw[i];
+  for (int i = 0; i < nranks; ++i) {
+    rcounts[i] = 2;
+    rdispls[i] = i * 2;
+  }
+  MPI_Gatherv(ia, 2, MPI_INT, ib, rcounts, rdispls, MPI_INT, 0, MPI_COMM_WORLD);
+  MPI_Scatterv(ib, rcounts, rdispls, MPI_INT, ia, 2, MPI_INT, 0, MPI_COMM_WORLD);
+  check += ia[0] + ia[1];
+  MPI_Reduce_scatter(a, c, rcounts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+  check += llround(c[0] + c[1]);
+
+  MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+  MPI_Barrier(dup);
+  MPI_Comm_free(&dup);
+  for (int i = 0; i < n; ++i) b[i] = a[i];
+  MPI_Sendrecv_replace(b, n, MPI_DOUBLE, right, 13, left, 13, MPI_COMM_WORLD, &st);
+  check += Sum(b, n);
+  MPI_Isend(a, 4, MPI_DOUBLE, partner, 14, MPI_COMM_WORLD, &rq[0]);
+  MPI_Probe(partner, 14, MPI_COMM_WORLD, &st);
+  MPI_Recv(b, 4, MPI_DOUBLE, partner, 14, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Wait(&rq[0], &st);
+  check += Sum(b, 4);
+  MPI_Irecv(b, n, MPI_DOUBLE, left, 15, MPI_COMM_WORLD, &rq[0]);
+  MPI_Isend(a, n, MPI_DOUBLE, right, 15, MPI_COMM_WORLD, &rq[1]);
+  for (int k = 0; k < 2; k += outcount) MPI_Waitsome(2, rq, &outcount, idxs, sts);
+  check += Sum(b, n);
   MPI_Iallreduce(a, c, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq[0]);
   MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
   check += Sum(c, n);
