@@ -189,15 +189,18 @@ class Wrapper:
             # (the communicator's size).
             f2c = HANDLE_F2C[base]
             n = self.length if base == "MPI_Request" else "FortranCommSize(comm)"
+            if name.startswith("send") and "sendbuf" in (p for _, p in row["params"]):
+                n = f"sendbuf == MPI_IN_PLACE ? 0 : {n}"  # then the send side is not read
             const = "const " if ctype.startswith("const ") else ""
             self.param(const + "MPI_Fint*", name)
             self.before.append(f"std::vector<{base}> {name}_values;\n{base}* {name} = nullptr;")
             for when in self.wanted(name):
                 self.view(name, when,
-                          f"{name}_values.resize(size_t({n} > 0 ? {n} : 0));\n"
-                          f"for (size_t i = 0; i < {name}_values.size(); ++i) "
+                          f"{{\n  const int n = {n};\n"
+                          f"  {name}_values.resize(size_t(n > 0 ? n : 0));\n"
+                          f"  for (size_t i = 0; i < {name}_values.size(); ++i) "
                           f"{name}_values[i] = {f2c}(f_{name}[i]);\n"
-                          f"{name} = {name}_values.data();")
+                          f"  {name} = {name}_values.data();\n}}")
         else:
             raise SystemExit(f"gen_mpi_fortran: {row['name']}: no Fortran form for '{ctype} {name}'")
 

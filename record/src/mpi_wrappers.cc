@@ -310,12 +310,16 @@ class MpiCall {
     record_ = false;
     if (!request || *request == MPI_REQUEST_NULL) return;
     RequestShard& shard = ShardOf(*request);
-    std::lock_guard<std::mutex> lock(shard.mu);
-    shard.persistent.erase(*request);
-    auto it = shard.pending.find(*request);
-    if (it == shard.pending.end()) return;
-    Recorder::Get().Append(std::move(it->second.op));
-    shard.pending.erase(it);
+    PendingOp p;
+    {
+      std::lock_guard<std::mutex> lock(shard.mu);
+      shard.persistent.erase(*request);
+      auto it = shard.pending.find(*request);
+      if (it == shard.pending.end()) return;
+      p = std::move(it->second);
+      shard.pending.erase(it);
+    }
+    Recorder::Get().Append(std::move(p.op));  // outside the lock: it may wait for the flusher
   }
 
   void AllCompleted(int n, const MPI_Status* statuses) {
