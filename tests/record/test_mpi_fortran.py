@@ -131,6 +131,38 @@ class FortranTest(unittest.TestCase):
     def test_use_mpi_f08_program_recorded_like_its_c_twin(self):
         self._check_twin("use mpi_f08")
 
+    def test_more_f08_calls_recorded_with_their_fields(self):
+        # The rows the twins leave out, checked against what the program does:
+        # 4 integers (16 bytes) per operation, to the right, from the left.
+        try:
+            path = prog("dltrace-mpi-f08-more")
+        except FileNotFoundError:
+            self.skipTest("dltrace-mpi-f08-more not built (no gfortran or no mpi_f08)")
+        plain = run([path])
+        self.assertEqual(plain.returncode, 0, plain.stderr)
+        out = os.path.join(self.tmp, "f08-more")
+        rec = run([path], out)
+        self.assertEqual(rec.returncode, 0, rec.stderr)
+        self.assertEqual(rec.stdout, plain.stdout)
+        for rank, ops in recording(out).items():
+            right, left = (rank + 1) % NP, (rank - 1) % NP
+            got = [(o[0], o[1][0] if o[1] else None, o[3], o[4], o[5], o[6], o[7], o[10])
+                   for o in ops if o[0] not in ("MPI_Testany", "MPI_Testsome", "MPI_Iprobe",
+                                                 "MPI_Test", "MPI_Wait")]
+            got.sort(key=lambda o: o[0])
+            want = sorted([
+                ("MPI_Init", None, 0, "unknown", "None", -1, -1, False),
+                ("MPI_Scan", "cart", 16, "int32", "Sum", -1, -1, False),
+                ("MPI_Exscan", "split_type", 16, "int32", "Max", -1, -1, False),
+                ("MPI_Ibcast", "MPI_COMM_WORLD", 16, "int32", "None", 0, -1, True),
+                ("MPI_Ibarrier", "MPI_COMM_WORLD", 0, "unknown", "None", -1, -1, True),
+                ("MPI_Issend", "MPI_COMM_WORLD", 16, "int32", "None", right, 3, True),
+                ("MPI_Irecv", "MPI_COMM_WORLD", 16, "int32", "None", left, 3, True),
+                ("MPI_Ireduce_scatter_block", "MPI_COMM_WORLD", 4 * NP, "int32", "Sum", -1, -1,
+                 True),
+                ("MPI_Finalize", None, 0, "unknown", "None", -1, -1, False)], key=lambda o: o[0])
+            self.assertEqual(got, want, f"rank {rank}")
+
     def test_info_shows_mpi_comm_self_once(self):
         p = subprocess.run([DLTRACE, "info", self.c_out], capture_output=True, text=True,
                            timeout=60)
