@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdio>
+#include <optional>
 
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/models/merge.h"
@@ -46,12 +47,19 @@ int64_t ToRealtime(const Header& h, int64_t mono_ns) {
 }
 
 // The summary of the communicator that RANK's file calls ID, as the merge
-// matched it; null when the file does not describe it.
-CommunicatorSummary* MergedComm(const models::MergedTrace& merged, int32_t rank, uint32_t id, TraceSummary* s) {
+// matched it (`summary_of` maps merged communicators to summaries); null when
+// the file does not describe it.
+CommunicatorSummary* MergedComm(const models::MergedTrace& merged, const std::vector<size_t>& summary_of,
+                                int32_t rank, uint32_t id, TraceSummary* s) {
   if (rank < 0 || size_t(rank) >= merged.comm_index.size()) return nullptr;
   const auto& index = merged.comm_index[size_t(rank)];
   auto it = index.find(id);
-  return it == index.end() ? nullptr : &s->communicators[it->second];
+  return it == index.end() ? nullptr : &s->communicators[summary_of[it->second]];
+}
+
+// Every rank has its own MPI_COMM_SELF: the merge keeps one per rank.
+bool IsCommSelf(const models::WorldCommunicator& w) {
+  return w.api == formats::Api::Mpi && w.name == "MPI_COMM_SELF" && w.members.size() == 1;
 }
 
 }  // namespace
@@ -71,8 +79,18 @@ TraceSummary Summarize(const TraceSet& set) {
 
   // Communicators as the merge (and so the lowering) matches them across rank files.
   const models::MergedTrace merged = models::Merge(set);
+  std::vector<size_t> summary_of(merged.comms.size());
+  std::optional<size_t> comm_self;  // the one summary of every rank's MPI_COMM_SELF
   for (size_t i = 0; i < merged.comms.size(); ++i) {
     const models::WorldCommunicator& w = merged.comms[i];
+    if (IsCommSelf(w) && comm_self) {
+      CommunicatorSummary& self = s.communicators[*comm_self];
+      self.members.push_back(w.members[0]);
+      std::sort(self.members.begin(), self.members.end());
+      summary_of[i] = *comm_self;
+      continue;
+    }
+    summary_of[i] = s.communicators.size();
     CommunicatorSummary cs;
     cs.id = int(i);
     cs.api = ApiName(w.api);
@@ -81,6 +99,10 @@ TraceSummary Summarize(const TraceSet& set) {
     // Members only when every one is known (a rank file missing leaves holes).
     if (std::find(w.members.begin(), w.members.end(), -1) == w.members.end()) cs.members = w.members;
     cs.nccl_unique_id_hash = w.nccl_unique_id_hash;
+    if (IsCommSelf(w)) {
+      cs.per_rank = true;
+      comm_self = s.communicators.size();
+    }
     s.communicators.push_back(cs);
   }
 
@@ -103,7 +125,7 @@ TraceSummary Summarize(const TraceSet& set) {
     rs.status = ReadStatusName(r.status);
     rs.file = r.path;
     for (const auto& op : r.ops) {
-      CommunicatorSummary* comm = MergedComm(merged, h.global_rank, op.comm, &s);
+      CommunicatorSummary* comm = MergedComm(merged, summary_of, h.global_rank, op.comm, &s);
       if (comm) ++comm->ops;
       Collective coll = CollectiveOf(op.kind);
       uint64_t bytes = coll == Collective::kNone ? 0 : op.bytes;
@@ -173,9 +195,9 @@ std::string SummaryText(const TraceSummary& s) {
   line("\ncommunicators\n  %-4s %-5s %-18s %6s  %-20s %10s\n", "id", "api", "name", "size",
        "members", "ops");
   for (const auto& c : s.communicators) {
+    std::string members = c.per_rank ? "each of " + RankList(c.members) + " alone" : RankList(c.members);
     line("  %-4d %-5s %-18s %6d  %-20s %10llu\n", c.id, c.api.c_str(),
-         c.name.empty() ? "-" : c.name.c_str(), c.size, RankList(c.members).c_str(),
-         (unsigned long long)c.ops);
+         c.name.empty() ? "-" : c.name.c_str(), c.size, members.c_str(), (unsigned long long)c.ops);
   }
 
   line("\noperations\n  %-26s %10s %16s %12s %12s %12s\n", "kind", "calls", "bytes", "time(s)",
@@ -211,7 +233,7 @@ std::string SummaryJson(const TraceSummary& s) {
     communicators.push_back({{"id", c.id}, {"api", c.api}, {"name", c.name}, {"size", c.size},
                              {"members", c.members},
                              {"nccl_unique_id_hash", c.nccl_unique_id_hash ? std::string(hash) : std::string()},
-                             {"ops", c.ops}});
+                             {"per_rank", c.per_rank}, {"ops", c.ops}});
   }
   for (const auto& k : s.op_kinds) {
     op_kinds.push_back({{"kind", k.kind}, {"calls", k.calls}, {"bytes", k.bytes}, {"time_s", k.time_s},

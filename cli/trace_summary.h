@@ -14,11 +14,14 @@ namespace dltrace::cli {
 // A communicator as models::Merge matched it across rank files (the lowering
 // uses the same match).
 struct CommunicatorSummary {
-  int id = 0;  // index in MergedTrace::comms
+  int id = 0;  // index in MergedTrace::comms (of the first rank's copy when per_rank)
   std::string api;
   std::string name;
   int32_t size = 0;
   std::vector<int32_t> members;  // global ranks; empty unless every one is known
+  // MPI_COMM_SELF: one communicator per rank, shown once; `size` is each
+  // copy's (1) and `members` the ranks that have one.
+  bool per_rank = false;
   uint64_t nccl_unique_id_hash = 0;
   uint64_t ops = 0;
 };

@@ -1,7 +1,8 @@
 # Fails the build when the interposer has an undefined, non-weak reference to
 # an MPI symbol (it would not load into mpirun or a non-MPI process), when it
 # needs libnccl or CUDA at link time, or when its exported symbols are not
-# exactly the intercepted functions of the tables (mpi_functions.h, nccl_abi.h).
+# exactly the intercepted functions of the tables (mpi_functions.h and its
+# Fortran names, nccl_abi.h) and the signal functions (signals.cc).
 execute_process(COMMAND nm -D --undefined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm failed on ${LIB}")
@@ -28,7 +29,12 @@ if(WITH_MPI)
   string(REGEX MATCHALL "X\\((MPI_[A-Za-z_]+)," mpi_rows "${mpi_text}")
   string(REGEX REPLACE "X\\(([A-Za-z_]+)," "\\1" mpi_names "${mpi_rows}")
   list(APPEND expected ${mpi_names})
+  # Every Fortran name of every row (gen_mpi_fortran.py lists them).
+  file(STRINGS ${MPI_FORTRAN_SYMBOLS} fortran_names)
+  list(APPEND expected ${fortran_names})
 endif()
+# The program's signal handlers are chained behind the recorder's (signals.cc).
+list(APPEND expected sigaction signal)
 list(REMOVE_DUPLICATES expected)
 list(SORT expected)
 

@@ -8,6 +8,10 @@
 #        DLTRACE_BENCH_SMALL_ITERS  8-byte allreduce calls    (default 200000)
 #        DLTRACE_BENCH_LARGE_ITERS  1 MB allreduce calls      (default 200)
 #        DLTRACE_MPI_OVERHEAD       the benchmark program     (default <build>/tests/mpi/dltrace-mpi-overhead)
+#        DLTRACE_BENCH_INSTRUCTIONS 1: instead of times, count the instructions
+#                                   per 8 B call under valgrind's callgrind, one
+#                                   rank without mpirun (a figure machine load
+#                                   does not move; needs valgrind)
 # Prints figures; it asserts nothing beyond every run succeeding and every
 # recorded run leaving one trace file per rank.
 set -euo pipefail
@@ -37,6 +41,40 @@ if [[ $(id -u) -eq 0 ]]; then mpirun_flags+=(--allow-run-as-root); fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dltrace-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+
+if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
+  if ! command -v valgrind >/dev/null; then
+    echo "bench-record: DLTRACE_BENCH_INSTRUCTIONS=1 needs valgrind (apt-get install valgrind)" >&2
+    exit 1
+  fi
+  if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+  # instructions <preload or ""> <calls>: all the process executed, every
+  # thread. No resource samples and one flush, at exit (the calls stay below
+  # the recorder's early-flush mark), so that timers do not change the count.
+  instructions() {
+    local n
+    n=$(env ${1:+LD_PRELOAD="$1"} DLTRACE_OUTPUT="$work/trace" DLTRACE_SAMPLE_MS=0 DLTRACE_QUIET=1 \
+          DLTRACE_FLUSH_MS=3600000 \
+          valgrind --tool=callgrind --callgrind-out-file=/dev/null "$prog" "$2" 0 0 2>&1 |
+        awk '/Collected :/ { print $4 }')
+    rm -rf "$work/trace"
+    if [[ -z $n ]]; then
+      echo "bench-record: $prog did not run under valgrind" >&2
+      exit 1
+    fi
+    echo "$n"
+  }
+  # Per call: the difference between two call counts, so start-up cancels out.
+  lo=20000 hi=60000
+  echo "dltrace-mpi-overhead under callgrind, 1 rank: instructions per 8 B MPI_Allreduce ($lo and $hi calls)"
+  a=$(instructions "" $lo) b=$(instructions "" $hi)
+  c=$(instructions "$recorder" $lo) d=$(instructions "$recorder" $hi)
+  awk -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v n=$((hi - lo)) 'BEGIN {
+    without = (b - a) / n; with = (d - c) / n
+    printf "%-14s %14s %14s %12s\n", "", "without", "with", "added"
+    printf "%-14s %14.1f %14.1f %12.1f\n", "instructions", without, with, with - without }'
+  exit 0
+fi
 
 # run_once <ranks> <with|without>: prints "<8B ns> <1MB ns>".
 run_once() {

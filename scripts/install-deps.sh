@@ -10,7 +10,8 @@ PACKAGES=(
   libboost-dev
   nlohmann-json3-dev libcli11-dev
   libsimgrid-dev
-  openmpi-bin libopenmpi-dev
+  openmpi-bin libopenmpi-dev gfortran
+  valgrind  # scripts/bench-record.sh with DLTRACE_BENCH_INSTRUCTIONS=1
   hpcc
   clang libclang-rt-14-dev
   python3 iproute2 procps

@@ -73,6 +73,32 @@
                           MPI_Comm comm, MPI_Request* request),                                     \
     (buf, count, datatype, source, tag, comm, request),                                             \
     PointToPoint(c, count, datatype, source, tag, comm), c.Pend(request, datatype, true))           \
+  /* persistent requests: the init call is remembered, each MPI_Start records   */            \
+  /* the nonblocking operation it starts (completed by Wait/Test)              */            \
+  X(MPI_Send_init, MpiIsend, (const void* buf, int count, MPI_Datatype datatype, int dest,         \
+                              int tag, MPI_Comm comm, MPI_Request* request),                       \
+    (buf, count, datatype, dest, tag, comm, request),                                               \
+    PointToPointInit(c, count, datatype, dest, tag, comm), c.Persist(request, datatype, false))     \
+  X(MPI_Bsend_init, MpiIsend, (const void* buf, int count, MPI_Datatype datatype, int dest,        \
+                               int tag, MPI_Comm comm, MPI_Request* request),                      \
+    (buf, count, datatype, dest, tag, comm, request),                                               \
+    PointToPointInit(c, count, datatype, dest, tag, comm), c.Persist(request, datatype, false))     \
+  X(MPI_Ssend_init, MpiIssend, (const void* buf, int count, MPI_Datatype datatype, int dest,       \
+                                int tag, MPI_Comm comm, MPI_Request* request),                     \
+    (buf, count, datatype, dest, tag, comm, request),                                               \
+    PointToPointInit(c, count, datatype, dest, tag, comm), c.Persist(request, datatype, false))     \
+  X(MPI_Rsend_init, MpiIsend, (const void* buf, int count, MPI_Datatype datatype, int dest,        \
+                               int tag, MPI_Comm comm, MPI_Request* request),                      \
+    (buf, count, datatype, dest, tag, comm, request),                                               \
+    PointToPointInit(c, count, datatype, dest, tag, comm), c.Persist(request, datatype, false))     \
+  X(MPI_Recv_init, MpiIrecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag,    \
+                              MPI_Comm comm, MPI_Request* request),                                \
+    (buf, count, datatype, source, tag, comm, request),                                             \
+    PointToPointInit(c, count, datatype, source, tag, comm), c.Persist(request, datatype, true))    \
+  X(MPI_Start, Unknown, (MPI_Request * request), (request), c.Start(1, request), c.Started())       \
+  X(MPI_Startall, Unknown, (int count, MPI_Request array_of_requests[]), (count, array_of_requests), \
+    c.Start(count, array_of_requests), c.Started())                                                 \
+  X(MPI_Request_free, Unknown, (MPI_Request * request), (request), c.Free(request), )              \
   X(MPI_Wait, MpiWait, (MPI_Request * request, MPI_Status * status), (request, status),             \
     c.Watch(1, request); status = c.StatusFor(status), c.Completed(0, status))                      \
   X(MPI_Waitall, MpiWaitall, (int count, MPI_Request array_of_requests[],                           \

@@ -17,6 +17,16 @@ DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
 #pragma weak PMPI_Type_size
 #pragma weak PMPI_Get_count
 #pragma weak PMPI_Get_library_version
+// Fortran handles and statuses, as the Fortran wrappers read them.
+#pragma weak PMPI_Comm_f2c
+#pragma weak PMPI_Type_f2c
+#pragma weak PMPI_Op_f2c
+#pragma weak PMPI_Info_f2c
+#pragma weak PMPI_Group_f2c
+#pragma weak PMPI_Request_f2c
+#pragma weak PMPI_Status_f2c
+#pragma weak MPI_F_STATUS_IGNORE
+#pragma weak MPI_F_STATUSES_IGNORE
 
 #ifdef OPEN_MPI
 // Open MPI's predefined handles are addresses of these objects.
@@ -56,6 +66,21 @@ DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
 #pragma weak ompi_mpi_float_int
 #pragma weak ompi_mpi_double_int
 #pragma weak ompi_mpi_long_int
+#pragma weak ompi_mpi_real
+#pragma weak ompi_mpi_real4
+#pragma weak ompi_mpi_real8
+#pragma weak ompi_mpi_dblprec
+#pragma weak ompi_mpi_integer
+#pragma weak ompi_mpi_integer1
+#pragma weak ompi_mpi_integer2
+#pragma weak ompi_mpi_integer4
+#pragma weak ompi_mpi_integer8
+#pragma weak ompi_mpi_character
+#pragma weak ompi_mpi_cplex
+#pragma weak ompi_mpi_dblcplex
+#pragma weak ompi_mpi_2integer
+#pragma weak ompi_mpi_2real
+#pragma weak ompi_mpi_2dblprec
 #pragma weak ompi_mpi_op_sum
 #pragma weak ompi_mpi_op_prod
 #pragma weak ompi_mpi_op_max

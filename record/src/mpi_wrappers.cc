@@ -1,10 +1,13 @@
 // The MPI side of the recorder: MpiCall (one recorded call), the communicator
-// registry, nonblocking-request tracking, and the wrappers generated from
-// mpi_functions.h. Forwarding is always to PMPI_*, recording or not.
+// registry, nonblocking and persistent request tracking, and the C and
+// Fortran wrappers generated from mpi_functions.h. C wrappers forward to
+// PMPI_*, Fortran ones to the Fortran PMPI entry points, recording or not.
 // The C++ bindings would pull in libmpi_cxx symbols; the C API is all we wrap.
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
+
+#include <dlfcn.h>
 
 #include <array>
 #include <cstring>
@@ -138,6 +141,17 @@ DataType DataTypeOf(MPI_Datatype t) {
   if (t == MPI_C_DOUBLE_COMPLEX) return DataType::Complex128;
   if (t == MPI_2INT || t == MPI_FLOAT_INT || t == MPI_DOUBLE_INT || t == MPI_LONG_INT)
     return DataType::PairType;
+  // Fortran's predefined types (mpif.h, use mpi, use mpi_f08).
+  if (t == MPI_REAL || t == MPI_REAL4) return DataType::Float32;
+  if (t == MPI_DOUBLE_PRECISION || t == MPI_REAL8) return DataType::Float64;
+  if (t == MPI_INTEGER || t == MPI_INTEGER4) return DataType::Int32;
+  if (t == MPI_INTEGER8) return DataType::Int64;
+  if (t == MPI_INTEGER2) return DataType::Int16;
+  if (t == MPI_INTEGER1) return DataType::Int8;
+  if (t == MPI_CHARACTER) return DataType::Char;
+  if (t == MPI_COMPLEX) return DataType::Complex64;
+  if (t == MPI_DOUBLE_COMPLEX) return DataType::Complex128;
+  if (t == MPI_2INTEGER || t == MPI_2REAL || t == MPI_2DOUBLE_PRECISION) return DataType::PairType;
   if (t == MPI_DATATYPE_NULL) return DataType::Unknown;
   return DataType::Derived;
 }
@@ -167,10 +181,17 @@ struct PendingOp {
   bool is_recv;
 };
 
+// A persistent request (MPI_*_init): the op each MPI_Start of it issues.
+struct PersistentOp {
+  PendingOp op;
+  CommEntry* comm;  // numbers each start in the communicator's sequence
+};
+
 // Sharded so that threads completing different requests rarely meet.
 struct RequestShard {
   std::mutex mu;
   std::unordered_map<MPI_Request, PendingOp> pending;
+  std::unordered_map<MPI_Request, PersistentOp> persistent;
 };
 std::array<RequestShard, 64> g_requests;
 
@@ -178,9 +199,17 @@ RequestShard& ShardOf(MPI_Request r) { return g_requests[std::hash<MPI_Request>(
 
 // ---- one recorded call ---------------------------------------------------
 
+// Persistent requests an MPI_Start/Startall of this thread is starting
+// (calls do not nest, so one list per thread serves; MpiCall stays small).
+thread_local std::vector<std::pair<MPI_Request, PendingOp>> t_started;
+
+// Constructed and destroyed in every C and Fortran wrapper: kept inline, as
+// they are the hot path (out of line they cost about 35 instructions a call).
+#define DLTRACE_HOT __attribute__((always_inline)) inline
+
 class MpiCall {
  public:
-  explicit MpiCall(OpKind kind) {
+  DLTRACE_HOT explicit MpiCall(OpKind kind) {
     op_.kind = kind;
     // MPI_Init runs its `after` before the recorder exists: it starts it.
     active_ = t_depth == 0 && (kind == OpKind::MpiInit || Recorder::Get().active());
@@ -189,7 +218,7 @@ class MpiCall {
       op_.enter_ns = NowNs();
     }
   }
-  ~MpiCall() { Finish(); }
+  DLTRACE_HOT ~MpiCall() { Finish(); }
   bool active() const { return active_; }
   OpEvent& op() { return op_; }
   void Discard() { record_ = false; }
@@ -225,7 +254,7 @@ class MpiCall {
     {
       std::lock_guard<std::mutex> lock(shard.mu);
       auto it = shard.pending.find(r);
-      if (it == shard.pending.end()) return;  // persistent or unrecorded request
+      if (it == shard.pending.end()) return;  // unrecorded, or an inactive persistent request
       p = std::move(it->second);
       shard.pending.erase(it);
     }
@@ -241,6 +270,58 @@ class MpiCall {
     }
     Recorder::Get().Append(std::move(p.op));
   }
+  // MPI_*_init: the op filled in by `before` becomes the request's template.
+  void Persist(MPI_Request* request, MPI_Datatype type, bool is_recv) {
+    if (!request || *request == MPI_REQUEST_NULL || !record_) return;
+    record_ = false;
+    RequestShard& shard = ShardOf(*request);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.persistent[*request] = {{std::move(op_), type, is_recv}, comm_};
+  }
+  // MPI_Start/Startall: one op per started persistent request, pending from
+  // the call's return like a nonblocking call's (Started, after the call).
+  void Start(int n, const MPI_Request* requests) {
+    record_ = false;  // the start itself is not an operation
+    t_started.clear();
+    for (int i = 0; i < n; ++i) {
+      RequestShard& shard = ShardOf(requests[i]);
+      std::lock_guard<std::mutex> lock(shard.mu);
+      auto it = shard.persistent.find(requests[i]);
+      if (it == shard.persistent.end()) continue;
+      t_started.push_back({requests[i], it->second.op});
+      OpEvent& op = t_started.back().second.op;
+      op.enter_ns = op_.enter_ns;
+      op.seq = it->second.comm->p2p_seq.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  void Started() {
+    int64_t now = NowNs();
+    for (auto& [request, p] : t_started) {
+      p.op.exit_ns = now;
+      RequestShard& shard = ShardOf(request);
+      std::lock_guard<std::mutex> lock(shard.mu);
+      shard.pending[request] = std::move(p);
+    }
+    t_started.clear();
+  }
+  // MPI_Request_free: forget a persistent request; an operation still
+  // pending on it was issued all the same (kept, without completion time).
+  void Free(const MPI_Request* request) {
+    record_ = false;
+    if (!request || *request == MPI_REQUEST_NULL) return;
+    RequestShard& shard = ShardOf(*request);
+    PendingOp p;
+    {
+      std::lock_guard<std::mutex> lock(shard.mu);
+      shard.persistent.erase(*request);
+      auto it = shard.pending.find(*request);
+      if (it == shard.pending.end()) return;
+      p = std::move(it->second);
+      shard.pending.erase(it);
+    }
+    Recorder::Get().Append(std::move(p.op));  // outside the lock: it may wait for the flusher
+  }
+
   void AllCompleted(int n, const MPI_Status* statuses) {
     for (int i = 0; i < n; ++i) Completed(i, statuses ? &statuses[i] : nullptr);
   }
@@ -252,7 +333,7 @@ class MpiCall {
     for (int k = 0; k < *outcount; ++k) Completed(indices[k], statuses ? &statuses[k] : nullptr);
   }
 
-  void Finish() {
+  DLTRACE_HOT void Finish() {
     if (!active_) return;
     active_ = false;
     --t_depth;
@@ -280,8 +361,7 @@ void OnComm(MpiCall& c, MPI_Comm comm, bool collective) {
   c.op().seq = (collective ? e->collective_seq : e->p2p_seq).fetch_add(1, std::memory_order_relaxed);
 }
 
-void PointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) {
-  OnComm(c, comm, false);
+void DescribePointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag) {
   OpEvent& op = c.op();
   const TypeInfo& t = DescribeType(type);
   op.count = uint64_t(count > 0 ? count : 0);
@@ -289,6 +369,20 @@ void PointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag, M
   op.bytes = op.count * t.size;
   op.peer = peer;
   op.tag = tag;
+}
+
+void PointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag, MPI_Comm comm) {
+  OnComm(c, comm, false);
+  DescribePointToPoint(c, count, type, peer, tag);
+}
+
+// A persistent request's template: its sequence number comes at each start.
+void PointToPointInit(MpiCall& c, int count, MPI_Datatype type, int peer, int tag,
+                      MPI_Comm comm) {
+  CommEntry* e = LookupComm(comm);
+  c.SetComm(e);
+  c.op().comm = e->id;
+  DescribePointToPoint(c, count, type, peer, tag);
 }
 
 void ReceivedFrom(MpiCall& c, const MPI_Status* status, MPI_Datatype type) {
@@ -548,3 +642,64 @@ using dltrace::formats::OpKind;
   }
 
 DLTRACE_MPI_FUNCTIONS(DLTRACE_DEFINE_WRAPPER)
+
+// ---- Fortran (mpif.h, use mpi, use mpi_f08) --------------------------------
+// The wrappers are generated from the same table by gen_mpi_fortran.py; what
+// they share is here.
+static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER must be a C int");
+
+// Fortran's MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS(ES)_IGNORE are addresses of
+// common blocks, named as the compiler mangles them (Open MPI defines them
+// in libmpi and the Fortran libraries; a program that names them holds the
+// copy every library resolves to, and so does this weak reference).
+#define DLTRACE_FORTRAN_SENTINEL(name)                                        \
+  extern "C" MPI_Fint name __attribute__((weak));                             \
+  extern "C" MPI_Fint name##_ __attribute__((weak));                          \
+  extern "C" MPI_Fint name##__ __attribute__((weak));
+DLTRACE_FORTRAN_SENTINEL(mpi_fortran_in_place)
+DLTRACE_FORTRAN_SENTINEL(mpi_fortran_bottom)
+DLTRACE_FORTRAN_SENTINEL(mpi_fortran_status_ignore)
+DLTRACE_FORTRAN_SENTINEL(mpi_fortran_statuses_ignore)
+#define DLTRACE_IS_FORTRAN_SENTINEL(p, name) \
+  ((p) == &name || (p) == &name##_ || (p) == &name##__)
+
+namespace dltrace::record {
+namespace {
+
+// What Open MPI's Fortran status is: the C MPI_Status, as INTEGERs.
+#ifdef MPI_F_STATUS_SIZE
+constexpr size_t kFortranStatusInts = MPI_F_STATUS_SIZE;
+#else
+constexpr size_t kFortranStatusInts = sizeof(MPI_Status) / sizeof(MPI_Fint);
+#endif
+
+const void* FortranBuffer(const void* p) {
+  if (!p) return p;
+  if (DLTRACE_IS_FORTRAN_SENTINEL(p, mpi_fortran_in_place)) return MPI_IN_PLACE;
+  if (DLTRACE_IS_FORTRAN_SENTINEL(p, mpi_fortran_bottom)) return MPI_BOTTOM;
+  return p;
+}
+void* FortranBuffer(void* p) { return const_cast<void*>(FortranBuffer(static_cast<const void*>(p))); }
+
+bool IsFortranStatusIgnore(const MPI_Fint* s) {
+  return s && ((&MPI_F_STATUS_IGNORE && s == MPI_F_STATUS_IGNORE) ||
+               DLTRACE_IS_FORTRAN_SENTINEL(s, mpi_fortran_status_ignore));
+}
+bool IsFortranStatusesIgnore(const MPI_Fint* s) {
+  return s && ((&MPI_F_STATUSES_IGNORE && s == MPI_F_STATUSES_IGNORE) ||
+               DLTRACE_IS_FORTRAN_SENTINEL(s, mpi_fortran_statuses_ignore));
+}
+
+int FortranCommSize(MPI_Comm comm) { return LookupComm(comm)->size; }
+
+// The real routine: the Fortran PMPI entry point of the same mangling, or
+// else the next definition of the name itself.
+template <typename Fn>
+Fn* FortranEntry(Fn* pmpi, const char* name) {
+  return pmpi ? pmpi : reinterpret_cast<Fn*>(dlsym(RTLD_NEXT, name));
+}
+
+}  // namespace
+}  // namespace dltrace::record
+
+#include "mpi_fortran_wrappers.inc"

@@ -20,6 +20,7 @@
 
 #include "dltrace/formats/rank_env.h"
 #include "dltrace/formats/writer.h"
+#include "signals.h"
 
 namespace dltrace::record {
 
@@ -33,7 +34,6 @@ std::atomic<int> g_signal{0};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_drain_now{false};  // a thread's buffer is filling: flush before the timer
 constexpr size_t kEarlyFlushEvents = 1 << 16;
-struct sigaction g_old_actions[NSIG];
 const int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
 std::string ReadFile(const char* path) {
@@ -393,16 +393,9 @@ void Recorder::OnFork() {
   r.state_ = 3;
 }
 
+// A handler the program installs later runs behind this one (signals.cc).
 void Recorder::InstallSignalHandlers() {
-  for (int sig : kSignals) {
-    struct sigaction sa {};
-    sa.sa_sigaction = &Recorder::OnSignal;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
-    sigemptyset(&sa.sa_mask);
-    sigaction(sig, &sa, &g_old_actions[sig]);
-    // A program that ignores the signal keeps ignoring it.
-    if (g_old_actions[sig].sa_handler == SIG_IGN) sigaction(sig, &g_old_actions[sig], nullptr);
-  }
+  InstallSignalChain(kSignals, int(sizeof(kSignals) / sizeof(kSignals[0])), &Recorder::OnSignal);
 }
 
 void Recorder::OnSignal(int sig, siginfo_t* info, void* ctx) {
@@ -420,18 +413,8 @@ void Recorder::OnSignal(int sig, siginfo_t* info, void* ctx) {
       }
     }
   }
-  // Chain to what the program had installed, or to the default action.
-  const struct sigaction& old = g_old_actions[sig];
-  if (old.sa_flags & SA_SIGINFO) {
-    if (old.sa_sigaction) old.sa_sigaction(sig, info, ctx);
-  } else if (old.sa_handler == SIG_IGN) {
-    // nothing
-  } else if (old.sa_handler != SIG_DFL && old.sa_handler) {
-    old.sa_handler(sig);
-  } else {
-    signal(sig, SIG_DFL);
-    raise(sig);  // delivered when this handler returns
-  }
+  // Then what the program installed, before or after us, or the default action.
+  ChainSignal(sig, info, ctx);
   errno = saved_errno;
 }
 

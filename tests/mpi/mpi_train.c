@@ -38,7 +38,7 @@ struct Options {
   uint64_t seed;
   int sleep_ms;
   int exit_without_finalize;
-  int handle_sigterm;
+  int handle_sigterm;  /* 0 no, 1 before MPI_Init, 2 after it (one-shot), 3 ignored after it */
 };
 
 /* One fully connected layer; w (out x in, row-major) and b are adjacent in
@@ -56,7 +56,7 @@ static void Usage(FILE* f) {
           "usage: dltrace-mpi-train [--steps N] [--inputs D] [--hidden H] [--classes C]\n"
           "         [--batch B] [--samples N] [--eval-samples N] [--print-every N]\n"
           "         [--lr X] [--seed S] [--sleep-ms MS] [--exit-without-finalize]\n"
-          "         [--handle-sigterm]\n");
+          "         [--handle-sigterm | --handle-sigterm-after-init | --ignore-sigterm-after-init]\n");
 }
 
 static int ParseInt(const char* name, const char* text, int min, int* out) {
@@ -85,6 +85,14 @@ static int ParseOptions(int argc, char** argv, struct Options* o) {
     }
     if (!strcmp(a, "--handle-sigterm")) {
       o->handle_sigterm = 1;
+      continue;
+    }
+    if (!strcmp(a, "--handle-sigterm-after-init")) {
+      o->handle_sigterm = 2;
+      continue;
+    }
+    if (!strcmp(a, "--ignore-sigterm-after-init")) {
+      o->handle_sigterm = 3;
       continue;
     }
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -237,10 +245,9 @@ static float RunSample(struct Layer* layers, struct Scratch* s, int label, int c
   return loss;
 }
 
-/* Writes without stdio: this runs inside a signal handler. */
-static void OnSigterm(int sig) {
-  (void)sig;
-  char msg[64];
+/* Writes "rank R: TEXT" without stdio: this runs inside a signal handler. */
+static void SayCaught(const char* tail) {
+  char msg[96];
   size_t n = 0;
   const char* head = "rank ";
   while (*head) msg[n++] = *head++;
@@ -254,11 +261,23 @@ static void OnSigterm(int sig) {
     while (r);
     while (k) msg[n++] = digits[--k];
   }
-  const char* tail = ": caught SIGTERM\n";
   while (*tail) msg[n++] = *tail++;
   ssize_t ignored = write(STDERR_FILENO, msg, n);
   (void)ignored;
+}
+
+static void OnSigterm(int sig) {
+  (void)sig;
+  SayCaught(": caught SIGTERM\n");
   _exit(143);
+}
+
+/* Installed with SA_RESETHAND: the signal raised again here (delivered when
+ * the handler returns) takes the default action and ends the process. Were
+ * the one-shot reset lost, this would run, and print, a second time. */
+static void OnSigtermOnce(int sig) {
+  SayCaught(": caught SIGTERM after MPI_Init\n");
+  raise(sig);
 }
 
 static void SleepMs(int ms) {
@@ -274,7 +293,7 @@ int main(int argc, char** argv) {
   /* Installed before MPI_Init on purpose: the recorder installs its own
    * handler when it starts (inside MPI_Init), so this checks that it chains
    * to the program's handler rather than replacing it. */
-  if (o.handle_sigterm) {
+  if (o.handle_sigterm == 1) {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = OnSigterm;
@@ -283,6 +302,19 @@ int main(int argc, char** argv) {
   }
 
   MPI_Init(&argc, &argv);
+  /* Installed after MPI_Init, where the recorder's own handler already is:
+   * this checks that the recorder keeps it chained instead of losing its
+   * footer, and that SA_RESETHAND and SIG_IGN keep their meaning. */
+  if (o.handle_sigterm == 2) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = OnSigtermOnce;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+  } else if (o.handle_sigterm == 3) {
+    signal(SIGTERM, SIG_IGN);
+  }
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);

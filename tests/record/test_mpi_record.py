@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The MPI recorder end to end, under real Open MPI mpirun: every wrapped call
-recorded with the exact fields the program used, MPI_THREAD_MULTIPLE, fork,
-inert non-MPI processes, every exit path (finalize, exit, abort, SIGTERM,
-SIGKILL), and a real MPI program from Debian (hpcc)."""
+recorded with the exact fields the program used, persistent requests,
+MPI_THREAD_MULTIPLE, fork, inert non-MPI processes, every exit path (finalize,
+exit, abort, SIGTERM with the program's handler installed before or after
+MPI_Init, SIGKILL), and a real MPI program from Debian (hpcc)."""
 import json
 import os
 import shutil
@@ -236,10 +237,46 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual(kinds, ["MPI_Init", "MPI_Abort"])
         self.assertEqual([r["reason"] for r in recs if r["type"] == "footer"], ["abort"])
 
-    def _run_and_kill(self, sig, out, **extra):
-        argv = [prog("dltrace-mpi-train"), "--steps", "100000", "--sleep-ms", "5"]
-        if sig == signal.SIGTERM:
-            argv.append("--handle-sigterm")
+    def test_persistent_ring_records_one_send_and_one_receive_per_start(self):
+        out = os.path.join(self.tmp, "persistent")
+        np_, iters, doubles = 4, 9, 1000
+        p = subprocess.run(mpirun_preloaded(np_, [prog("dltrace-mpi-persistent-ring"), str(iters),
+                                                  str(doubles)], out),
+                           env=preload_env(out), capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout.count(f"{iters} exchanges, 0 wrong values"), np_, p.stdout)
+        for rank in range(np_):
+            rc, recs, err = dump(out, rank)
+            self.assertEqual(rc, 0, err)
+            ops = [r for r in recs if r["type"] == "op"]
+            sends = [o for o in ops if o["kind"] == "MPI_Isend"]
+            recvs = [o for o in ops if o["kind"] == "MPI_Irecv"]
+            # One send to the right and one receive from the left per start,
+            # each completed by the Wait/Waitall that finished it.
+            self.assertEqual(len(sends), iters)
+            self.assertEqual(len(recvs), iters)
+            for o, peer in [(o, (rank + 1) % np_) for o in sends] + \
+                           [(o, (rank - 1) % np_) for o in recvs]:
+                self.assertEqual((o["peer"], o["tag"], o["count"], o["bytes"], o["datatype"]),
+                                 (peer, 5, doubles, 8 * doubles, "float64"), o)
+                self.assertGreaterEqual(o["completion_ns"], o["exit_ns"])
+            # Each start is a new operation in the communicator's order.
+            self.assertEqual(sorted(o["seq"] for o in sends + recvs), list(range(2 * iters)))
+            kinds = {o["kind"] for o in ops}
+            self.assertEqual(kinds, {"MPI_Init", "MPI_Finalize", "MPI_Isend", "MPI_Irecv",
+                                     "MPI_Wait", "MPI_Waitall"})
+            self.assertEqual(len([o for o in ops if o["kind"] == "MPI_Waitall"]), (iters + 1) // 2)
+            self.assertEqual(len([o for o in ops if o["kind"] == "MPI_Wait"]), 2 * (iters // 2))
+        # Every recorded send has its receive in the merged view.
+        p = subprocess.run([DLTRACE, "schedule", out, "--algo", "recorded", "--no-steps"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("no matching", p.stderr)
+
+    def _run_and_kill(self, sig, out, handler="--handle-sigterm", steps=100000, **extra):
+        argv = [prog("dltrace-mpi-train"), "--steps", str(steps), "--sleep-ms", "5"]
+        if sig == signal.SIGTERM and handler:
+            argv.append(handler)
         proc = subprocess.Popen(mpirun_preloaded(2, argv, out, **extra),
                                 env=preload_env(out, **extra), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.PIPE, text=True)
@@ -247,19 +284,17 @@ class RecorderTest(unittest.TestCase):
         ranks = []
         while time.time() < deadline and len(ranks) < 2:
             time.sleep(0.2)
-            ps = subprocess.run(["pgrep", "-f", "dltrace-mpi-train --steps 100000"],
+            ps = subprocess.run(["pgrep", "-f", f"dltrace-mpi-train --steps {steps} "],
                                 capture_output=True, text=True)
             ranks = [int(x) for x in ps.stdout.split() if int(x) != proc.pid]
         time.sleep(1.5)  # let it record a while
         for pid in ranks:
             os.kill(pid, sig)
         _, stderr = proc.communicate(timeout=60)
+        self.returncode = proc.returncode
         return stderr
 
-    def test_sigterm_flushes_and_chains_to_the_programs_handler(self):
-        out = os.path.join(self.tmp, "term")
-        stderr = self._run_and_kill(signal.SIGTERM, out)
-        self.assertIn("caught SIGTERM", stderr)  # the program's own handler still ran
+    def _assert_footers_after_sigterm(self, out):
         rc, recs, err = dump(out)
         self.assertEqual(rc, 0, err)
         footers = [r for r in recs if r["type"] == "footer"]
@@ -268,6 +303,36 @@ class RecorderTest(unittest.TestCase):
             ops = [r for r in recs if r["type"] == "op" and r["rank"] == f["rank"]]
             self.assertEqual(f["events_written"], len(ops))
             self.assertGreater(len(ops), 50)
+
+    def test_sigterm_flushes_and_chains_to_the_programs_handler(self):
+        out = os.path.join(self.tmp, "term")
+        stderr = self._run_and_kill(signal.SIGTERM, out)
+        self.assertIn("caught SIGTERM", stderr)  # the program's own handler still ran
+        self._assert_footers_after_sigterm(out)
+
+    def test_sigterm_chains_to_a_handler_installed_after_mpi_init(self):
+        out = os.path.join(self.tmp, "term-late")
+        stderr = self._run_and_kill(signal.SIGTERM, out, "--handle-sigterm-after-init")
+        # The program's handler ran once per rank: it was installed with
+        # SA_RESETHAND, so the SIGTERM it raises again ends the process.
+        for rank in (0, 1):
+            self.assertEqual(stderr.count(f"rank {rank}: caught SIGTERM after MPI_Init"), 1, stderr)
+        self.assertNotEqual(self.returncode, 0)
+        self._assert_footers_after_sigterm(out)
+
+    def test_sigterm_ignored_after_mpi_init_stays_ignored(self):
+        out = os.path.join(self.tmp, "term-ignored")
+        # About 3 s of steps; SIGTERM comes after about 1.5 s and must change nothing.
+        stderr = self._run_and_kill(signal.SIGTERM, out, "--ignore-sigterm-after-init", steps=600)
+        self.assertEqual(self.returncode, 0, stderr)
+        rc, j, err = info(out)
+        self.assertEqual(rc, 0, err)
+        self.assertEqual([r["status"] for r in j["ranks"]], ["complete", "complete"])
+        rc, recs, err = dump(out)
+        self.assertEqual([r["reason"] for r in recs if r["type"] == "footer"],
+                         ["finalize", "finalize"])
+        kinds = {k["kind"]: k for k in j["op_kinds"]}
+        self.assertGreaterEqual(kinds["MPI_Allreduce"]["calls"], 2 * 600)
 
     def test_sigkill_loses_at_most_the_flush_interval(self):
         out = os.path.join(self.tmp, "kill")
