@@ -264,6 +264,7 @@ bool TraceWriter::Close(const Footer& footer, std::string* error) {
   if (failed()) {
     // What reached the file, and what the caller counted plus what never did.
     f.events_written = ops_written_;
+    f.samples_written = samples_written_;
     f.events_dropped += ops_lost_;
     f.write_error = failure_.substr(0, 256);
     f.reason = f.reason.substr(0, 64);
@@ -425,7 +426,10 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   if (footer) {
     footer_off = fbv::CreateFooter(b, footer->events_written, footer->events_dropped,
                                    footer->samples_written, footer->end_monotonic_ns,
-                                   footer->end_realtime_ns, b.CreateString(footer->reason));
+                                   footer->end_realtime_ns, b.CreateString(footer->reason),
+                                   footer->write_error.empty()
+                                       ? 0
+                                       : b.CreateString(footer->write_error));
   }
   auto root = fbv::CreateChunk(b, next_chunk_, base_ns, comms.empty() ? 0 : b.CreateVector(comms),
                                shapes.empty() ? 0 : b.CreateVector(shapes), columns, samples,

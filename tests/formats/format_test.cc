@@ -1,6 +1,8 @@
 // Trace format: round trips, torn tails, corruption, versions and trace sets,
 // tested on files in a temporary directory and on in-memory buffers.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -592,6 +594,63 @@ TEST(TraceSetTest, TruncatedFileIsAWarningNotAnError) {
   ASSERT_EQ(set.warnings.size(), 1u);
   EXPECT_NE(set.warnings[0].find("truncated"), std::string::npos);
   EXPECT_EQ(set.ranks[0].ops.size(), 9u);
+}
+
+// A write the kernel refuses (here EFBIG past RLIMIT_FSIZE, as a full disk
+// gives ENOSPC) stops the writer: the file keeps its whole chunks, the torn
+// one is cut off, later operations are counted, and the footer says so.
+TEST(WriteFailure, FileStaysWholeAndFooterCountsWhatWasLost) {
+  TempDir dir;
+  std::string path = dir.file("r.dltrace");
+  std::string err;
+  auto w = TraceWriter::Create(path, FullHeader(), &err);
+  ASSERT_TRUE(w) << err;
+  std::vector<OpEvent> kept;
+  for (int i = 0; i < 3; ++i) {
+    kept.push_back(FullOp(1'000'000 * (i + 1), uint64_t(i)));
+    w->AddOp(kept.back());
+  }
+  ASSERT_TRUE(w->Flush(&err)) << err;
+  const uint64_t good = w->bytes_written();
+
+  struct rlimit old {};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = good + 2048;  // room for the footer, not for 20,000 ops
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
+  for (int i = 0; i < 20000; ++i) {
+    OpEvent op = FullOp(1'000'000'000 + 1000 * i, uint64_t(3 + i));
+    op.bytes = uint64_t(i);  // a new shape each: a chunk far above the limit
+    w->AddOp(op);
+  }
+  EXPECT_FALSE(w->Flush(&err));
+  EXPECT_TRUE(w->failed());
+  EXPECT_NE(err.find("write failed: File too large"), std::string::npos) << err;
+  EXPECT_EQ(err.rfind(path + ": ", 0), 0u) << err;
+  for (int i = 0; i < 7; ++i) w->AddOp(FullOp(2'000'000'000 + i, 0));  // counted, not kept
+  EXPECT_EQ(w->ops_lost(), 20007u);
+  Footer f{3, 5, 0, 99, 100, "finalize"};
+  EXPECT_FALSE(w->Close(f, &err));
+  EXPECT_TRUE(w->footer_written());
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+
+  RankTrace t = ReadTraceFile(path);
+  ASSERT_EQ(t.status, ReadStatus::kComplete) << t.message;
+  EXPECT_EQ(t.ops, kept);
+  ASSERT_TRUE(t.footer);
+  EXPECT_EQ(t.footer->events_written, 3u);
+  EXPECT_EQ(t.footer->events_dropped, 5u + 20007u);
+  EXPECT_NE(t.footer->write_error.find("File too large"), std::string::npos);
+  std::printf("write failed after %llu bytes: %llu events kept, %llu lost, footer: %s\n",
+              (unsigned long long)good, (unsigned long long)t.footer->events_written,
+              (unsigned long long)(t.footer->events_dropped - 5), t.footer->write_error.c_str());
+  // The set says which rank stopped early and why.
+  TraceSet set;
+  ASSERT_TRUE(LoadTraceSet(path, &set, &err)) << err;
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_NE(set.warnings[0].find("stopped recording early"), std::string::npos) << set.warnings[0];
 }
 
 TEST(TraceSetTest, DamagedFileIsAWarningNotAnError) {

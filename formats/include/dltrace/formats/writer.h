@@ -39,6 +39,7 @@ class TraceWriter {
   void AddSample(const ResourceSample& sample);
 
   size_t pending_ops() const { return ops_.size(); }
+  size_t pending_samples() const { return samples_.size(); }
   size_t pending_records() const { return ops_.size() + comms_.size() + samples_.size(); }
   uint64_t ops_written() const { return ops_written_; }
   uint64_t samples_written() const { return samples_written_; }
