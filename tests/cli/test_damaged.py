@@ -76,6 +76,9 @@ class DamagedChunkTest(unittest.TestCase):
                          {r: n for r, n in self.whole.items() if r != 1})
         self.assertEqual([r["status"] for r in j["ranks"]],
                          ["complete", "damaged", "complete", "complete"])
+        self.assertEqual(j["ranks"][1]["skipped"],
+                         [{"begin": self.bad[0], "end": self.bad[1], "first_chunk": 1,
+                           "chunks_lost": 1, "events_lost": lost, "why": "checksum mismatch"}])
 
     def test_schedule_replay_simulate_compare_run_on_what_remains(self):
         p = run("schedule", self.set, "--algo", "ring", "--no-steps")

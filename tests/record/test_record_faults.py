@@ -102,6 +102,7 @@ class RecorderFaultsTest(unittest.TestCase):
         rc, j, err = info(out)
         self.assertEqual(rc, 3, err)
         self.assertIn("stopped recording early", err)
+        self.assertTrue(all("No space left" in r["write_error"] for r in j["ranks"]), j["ranks"])
 
     def test_removed_directory_is_reported_once_per_rank(self):
         argv = [prog("dltrace-mpi-train"), "--steps", "400", "--sleep-ms", "10"]
