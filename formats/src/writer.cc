@@ -164,8 +164,9 @@ bool TraceWriter::Reserve(size_t size, std::string* error) {
   if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, off_t(bytes_written_),
                   off_t(size + kFooterReserve)) == 0)
     return true;
-  if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL) {
-    can_reserve_ = false;  // e.g. NFSv3, some FUSE file systems: write and see
+  if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL || errno == ESPIPE ||
+      errno == ENODEV) {
+    can_reserve_ = false;  // NFSv3, some FUSE file systems, a pipe: write and see
     return true;
   }
   *error = Errno("write failed", path_);

@@ -632,9 +632,11 @@ bool Recorder::FinishFile(const char* reason, bool from_signal) {
   bool ok = w.Close(f, &err);
   bool footer = w.footer_written();
   uint64_t lost = w.ops_lost();
+  int w_errno = w.failure_errno();
   if (!ok && !was_failed) StopWriting(err, w.ops_written());
   writer_->writer.reset();
-  if (!footer && !settings_.quiet)
+  // (A removed file was said already; it takes no footer on purpose.)
+  if (!footer && w_errno != ENOENT && !settings_.quiet)
     std::fprintf(stderr, "dltrace: rank %d: %s: no room for the footer either; the file reads "
                  "back up to its last whole chunk\n", rank_, trace_path_.c_str());
   uint64_t dropped = dropped_ + lost;
