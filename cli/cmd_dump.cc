@@ -78,9 +78,13 @@ int RunDump(const DumpOptions& options) {
     }
     if (r.footer) {
       const Footer& f = *r.footer;
-      Print({{"type", "footer"}, {"rank", h.global_rank}, {"events_written", f.events_written},
-             {"events_dropped", f.events_dropped}, {"samples_written", f.samples_written},
-             {"reason", f.reason}, {"end_monotonic_ns", f.end_monotonic_ns}});
+      runs::Json o = {{"type", "footer"}, {"rank", h.global_rank},
+                          {"events_written", f.events_written},
+                          {"events_dropped", f.events_dropped},
+                          {"samples_written", f.samples_written}, {"reason", f.reason},
+                          {"end_monotonic_ns", f.end_monotonic_ns}};
+      if (!f.write_error.empty()) o["write_error"] = f.write_error;
+      Print(o);
     }
   }
   std::fflush(stdout);

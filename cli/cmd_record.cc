@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <map>
 
 #include "commands.h"
 #include "dltrace/formats/trace_set.h"
@@ -144,6 +145,20 @@ int RunRecord(RecordOptions o) {
   std::fprintf(stderr, "  ranks %zu of %d on %zu host(s), %llu events (%llu dropped), %s, %.3f s\n",
                s.ranks_found, s.world_size, s.hosts.size(), (unsigned long long)s.events,
                (unsigned long long)s.dropped, HumanBytes(double(s.bytes)).c_str(), s.time_span_s);
+  // Ranks whose recorder could not write (disk full, I/O error, file
+  // removed), grouped by cause; their footers count what was not written.
+  std::map<std::string, std::pair<std::vector<int32_t>, uint64_t>> failed;
+  for (const auto& r : set.ranks) {
+    if (!r.footer || r.footer->write_error.empty()) continue;
+    std::string cause = r.footer->write_error;
+    if (cause.rfind(r.path + ": ", 0) == 0) cause = cause.substr(r.path.size() + 2);
+    failed[cause].first.push_back(r.header.global_rank);
+    failed[cause].second += r.footer->events_dropped;
+  }
+  for (const auto& [cause, f] : failed)
+    std::fprintf(stderr, "  recording stopped early on rank%s %s: %s (%llu events not written)\n",
+                 f.first.size() == 1 ? "" : "s", RankList(f.first).c_str(), cause.c_str(),
+                 (unsigned long long)f.second);
   size_t shown = 0;
   for (const auto& k : s.op_kinds) {
     if (shown++ == 8) break;

@@ -124,6 +124,8 @@ TraceSummary Summarize(const TraceSet& set) {
     rs.dropped = r.footer ? r.footer->events_dropped : 0;
     rs.status = ReadStatusName(r.status);
     rs.file = r.path;
+    rs.skipped = r.skipped;
+    if (r.footer) rs.write_error = r.footer->write_error;
     for (const auto& op : r.ops) {
       CommunicatorSummary* comm = MergedComm(merged, summary_of, h.global_rank, op.comm, &s);
       if (comm) ++comm->ops;
@@ -241,9 +243,21 @@ std::string SummaryJson(const TraceSummary& s) {
                         {"busbw_gbps", k.timed ? Json(k.busbw_gbps) : Json(nullptr)}});
   }
   for (const auto& r : s.ranks) {
-    ranks.push_back({{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"pid", r.pid},
-                     {"ops", r.ops}, {"bytes", r.bytes}, {"events_dropped", r.dropped}, {"samples", r.samples},
-                     {"status", r.status}, {"file", r.file}});
+    Json rank = {{"rank", r.rank}, {"host", r.host}, {"local_rank", r.local_rank}, {"pid", r.pid},
+                 {"ops", r.ops}, {"bytes", r.bytes}, {"events_dropped", r.dropped}, {"samples", r.samples},
+                 {"status", r.status}, {"file", r.file}};
+    // Unknown counts are null, not -1.
+    auto known = [](int64_t v) { return v >= 0 ? Json(v) : Json(nullptr); };
+    if (!r.skipped.empty()) {
+      Json skipped = Json::array();
+      for (const auto& k : r.skipped)
+        skipped.push_back({{"begin", k.begin}, {"end", k.end}, {"first_chunk", k.first_chunk},
+                           {"chunks_lost", known(k.chunks_lost)}, {"events_lost", known(k.events_lost)},
+                           {"why", k.why}});
+      rank["skipped"] = std::move(skipped);
+    }
+    if (!r.write_error.empty()) rank["write_error"] = r.write_error;
+    ranks.push_back(std::move(rank));
   }
   const Json doc = {{"path", s.path}, {"world_size", s.world_size}, {"ranks_found", s.ranks_found},
                     {"complete", s.complete}, {"warnings", s.warnings},

@@ -47,6 +47,8 @@ struct RankSummary {
   uint64_t samples = 0;
   std::string status;
   std::string file;
+  std::vector<formats::SkippedBytes> skipped;  // corrupt chunks the reader skipped
+  std::string write_error;                     // the recorder's, from the footer
 };
 
 struct TraceSummary {

@@ -224,6 +224,9 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       options.runnable = true;
       job->loaded = models::LoadJob(job->placement.trace, options, error);
       if (!job->loaded) return false;
+      // Incomplete input (a truncated or damaged file, a missing rank) is
+      // simulated as far as it goes, and said as replay and schedule say it.
+      for (const auto& n : job->loaded->notes) std::fprintf(stderr, "dltrace: warning: %s\n", n.c_str());
       // One copy of the steps (a large job's biggest part); the loaded job keeps its ops for the summary.
       job->schedule = std::move(job->loaded->schedule);
       job->loaded->schedule.ops = job->schedule.ops;

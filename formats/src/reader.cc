@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <optional>
 #include <vector>
 
 #include "chunk_generated.h"
@@ -25,6 +26,7 @@ const char* ReadStatusName(ReadStatus status) {
     case ReadStatus::kComplete: return "complete";
     case ReadStatus::kNoFooter: return "no footer";
     case ReadStatus::kTruncated: return "truncated";
+    case ReadStatus::kDamaged: return "damaged";
     case ReadStatus::kCorrupt: return "corrupt";
     case ReadStatus::kUnsupportedVersion: return "unsupported version";
     case ReadStatus::kNotATrace: return "not a trace";
@@ -194,10 +196,116 @@ std::string DecodeChunk(const fbv::Chunk& c, RankTrace* out) {
     }
   }
   if (const auto* f = c.footer()) {
-    out->footer = Footer{f->events_written(), f->events_dropped(), f->samples_written(),
-                         f->end_monotonic_ns(), f->end_realtime_ns(), Str(f->reason())};
+    out->footer = Footer{f->events_written(),   f->events_dropped(),  f->samples_written(),
+                         f->end_monotonic_ns(), f->end_realtime_ns(), Str(f->reason()),
+                         Str(f->write_error())};
   }
   return "";
+}
+
+}  // namespace
+
+namespace {
+
+// One chunk frame that passed every check, decoded on its own.
+struct ChunkFrame {
+  uint32_t len = 0;
+  uint32_t index = 0;
+  std::optional<uint64_t> events_before;
+  RankTrace records;
+};
+
+enum class FrameCheck { kOk, kTruncated, kBad };
+
+// Checks the chunk frame at `pos` (length, checksum, verifier, columns) and
+// decodes it into *frame; *why says what failed.
+FrameCheck CheckChunkFrame(const uint8_t* data, size_t size, size_t pos, ChunkFrame* frame,
+                           std::string* why) {
+  if (size - pos < 8) return FrameCheck::kTruncated;
+  uint32_t len = 0, crc = 0;
+  for (int i = 0; i < 4; ++i) {
+    len |= uint32_t(data[pos + i]) << (8 * i);
+    crc |= uint32_t(data[pos + 4 + i]) << (8 * i);
+  }
+  if (len > kMaxFramePayload) {
+    *why = "frame length " + std::to_string(len) + " exceeds the limit";
+    return FrameCheck::kBad;
+  }
+  if (size - pos - 8 < len) return FrameCheck::kTruncated;
+  const uint8_t* payload = data + pos + 8;
+  // FlatBuffers reads 8-byte scalars in place; the writer keeps payloads
+  // 8-aligned, but a damaged or hand-made file may not.
+  std::vector<uint64_t> aligned;
+  if (reinterpret_cast<uintptr_t>(payload) % 8 != 0) {
+    aligned.assign(len / 8 + 1, 0);
+    std::memcpy(aligned.data(), payload, len);
+    payload = reinterpret_cast<const uint8_t*>(aligned.data());
+  }
+  if (Crc32c(payload, len) != crc) {
+    *why = "checksum mismatch";
+    return FrameCheck::kBad;
+  }
+  flatbuffers::Verifier verifier(payload, len, /*max_depth=*/16, /*max_tables=*/8u << 20);
+  if (len < 8 || !fbv::ChunkBufferHasIdentifier(payload) || !fbv::VerifyChunkBuffer(verifier)) {
+    *why = "malformed FlatBuffer";
+    return FrameCheck::kBad;
+  }
+  const auto* c = fbv::GetChunk(payload);
+  std::string err = DecodeChunk(*c, &frame->records);
+  if (!err.empty()) {
+    *why = err;
+    return FrameCheck::kBad;
+  }
+  frame->len = len;
+  frame->index = c->index();
+  if (c->events_before()) frame->events_before = *c->events_before();
+  return FrameCheck::kOk;
+}
+
+// Resynchronisation: the first offset at or after `from` that starts a
+// chunk frame passing every check, numbered `min_index` or later. A chunk
+// frame carries the FlatBuffers identifier "DLTC" at a fixed place (12
+// bytes in: length, checksum, root offset), so only offsets where those
+// four bytes sit are tried. Accepting garbage as a chunk would need the
+// marker (2^-32 for random bytes), a length that fits, a CRC-32C equal to
+// the one stored (2^-32), a FlatBuffer that passes the verifier and a
+// chunk number past the last one read: about 2^-64 per offset.
+size_t FindChunkFrame(const uint8_t* data, size_t size, size_t from, uint32_t min_index,
+                      ChunkFrame* frame) {
+  static const char kMarker[4] = {'D', 'L', 'T', 'C'};
+  for (size_t q = from; q + 16 <= size;) {
+    const void* hit = ::memmem(data + q + 12, size - q - 12, kMarker, sizeof(kMarker));
+    if (!hit) break;
+    size_t at = size_t(static_cast<const uint8_t*>(hit) - data) - 12;
+    ChunkFrame f;
+    std::string why;
+    if (CheckChunkFrame(data, size, at, &f, &why) == FrameCheck::kOk && f.index >= min_index) {
+      *frame = std::move(f);
+      return at;
+    }
+    q = at + 1;
+  }
+  return size_t(-1);
+}
+
+std::string Thousands(uint64_t v) {
+  std::string s = std::to_string(v);
+  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
+  return s;
+}
+
+std::string DescribeSkip(const SkippedBytes& k, uint64_t size) {
+  std::string out = "corrupt chunk " + std::to_string(k.first_chunk) + " at byte " +
+                    std::to_string(k.begin) + ": " + k.why + "; skipped bytes " +
+                    std::to_string(k.begin) + "-" + std::to_string(k.end);
+  std::string lost;
+  if (k.chunks_lost >= 0)
+    lost = std::to_string(k.chunks_lost) + (k.chunks_lost == 1 ? " chunk, " : " chunks, ");
+  lost += k.events_lost >= 0 ? Thousands(uint64_t(k.events_lost)) + " events lost"
+                             : "events lost unknown";
+  out += " (" + lost + ")";
+  if (k.end >= size && k.chunks_lost < 0) out += ", no valid chunk after it";
+  return out;
 }
 
 }  // namespace
@@ -223,16 +331,13 @@ RankTrace ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& n
   if (std::memcmp(data, kFileMagic, sizeof(kFileMagic)) != 0)
     return stop(ReadStatus::kNotATrace, 0, "not a dltrace trace (bad magic)");
 
+  // The header frame: without it nothing after means anything.
   size_t pos = sizeof(kFileMagic);
-  std::vector<uint64_t> aligned;
-  while (true) {
-    if (pos == size) break;
+  {
     const std::string at = " at byte " + std::to_string(pos);
-    const std::string where = out.has_header ? "chunk " + std::to_string(out.chunks) : "header";
     if (size - pos < 8)
       return stop(ReadStatus::kTruncated, pos,
-                  "truncated at byte " + std::to_string(size) + " inside the frame prefix of " +
-                      where + " (" + std::to_string(out.chunks) + " whole chunks read)");
+                  "truncated at byte " + std::to_string(size) + ", before the header");
     uint32_t len = 0, crc = 0;
     for (int i = 0; i < 4; ++i) {
       len |= uint32_t(data[pos + i]) << (8 * i);
@@ -240,65 +345,139 @@ RankTrace ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& n
     }
     if (len > kMaxFramePayload)
       return stop(ReadStatus::kCorrupt, pos,
-                  "corrupt " + where + at + ": frame length " + std::to_string(len) +
+                  "corrupt header" + at + ": frame length " + std::to_string(len) +
                       " exceeds the limit");
     if (size - pos - 8 < len)
       return stop(ReadStatus::kTruncated, pos,
-                  "truncated at byte " + std::to_string(size) + " inside " + where +
-                      " (frame" + at + " needs " + std::to_string(len + 8) + " bytes; " +
-                      std::to_string(out.chunks) + " whole chunks read)");
+                  "truncated at byte " + std::to_string(size) + " inside header (frame" + at +
+                      " needs " + std::to_string(len + 8) + " bytes; 0 whole chunks read)");
     const uint8_t* payload = data + pos + 8;
-    // FlatBuffers reads 8-byte scalars in place; the writer keeps payloads
-    // 8-aligned, but a damaged or hand-made file may not.
+    std::vector<uint64_t> aligned;
     if (reinterpret_cast<uintptr_t>(payload) % 8 != 0) {
       aligned.assign(len / 8 + 1, 0);
       std::memcpy(aligned.data(), payload, len);
       payload = reinterpret_cast<const uint8_t*>(aligned.data());
     }
     if (Crc32c(payload, len) != crc)
-      return stop(ReadStatus::kCorrupt, pos, "corrupt " + where + at + ": checksum mismatch");
-
+      return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": checksum mismatch");
     flatbuffers::Verifier verifier(payload, len, /*max_depth=*/16, /*max_tables=*/8u << 20);
-    if (!out.has_header) {
-      if (len < 8 || !fbv::FileHeaderBufferHasIdentifier(payload))
-        return stop(ReadStatus::kNotATrace, pos, "not a dltrace trace (no header frame)");
-      if (!fbv::VerifyFileHeaderBuffer(verifier))
-        return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": malformed FlatBuffer");
-      const auto* h = fbv::GetFileHeader(payload);
-      if (h->schema_version() > kSchemaVersion)
-        return stop(ReadStatus::kUnsupportedVersion, pos,
-                    "written with trace schema version " + std::to_string(h->schema_version()) +
-                        ", this dltrace reads versions up to " + std::to_string(kSchemaVersion) +
-                        "; upgrade dltrace");
-      if (h->schema_version() == 0)
-        return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": schema version 0");
-      out.header = DecodeHeader(*h);
-      out.has_header = true;
-    } else {
-      if (out.footer)
-        return stop(ReadStatus::kCorrupt, pos, "corrupt" + at + ": data after the footer");
-      if (len < 8 || !fbv::ChunkBufferHasIdentifier(payload) || !fbv::VerifyChunkBuffer(verifier))
-        return stop(ReadStatus::kCorrupt, pos, "corrupt " + where + at + ": malformed FlatBuffer");
-      const auto* c = fbv::GetChunk(payload);
-      if (c->index() != out.chunks)
-        return stop(ReadStatus::kCorrupt, pos,
-                    "corrupt " + where + at + ": chunk says it is number " +
-                        std::to_string(c->index()));
-      std::string err = DecodeChunk(*c, &out);
-      if (!err.empty()) return stop(ReadStatus::kCorrupt, pos, "corrupt " + where + at + ": " + err);
-      ++out.chunks;
-    }
+    if (len < 8 || !fbv::FileHeaderBufferHasIdentifier(payload))
+      return stop(ReadStatus::kNotATrace, pos, "not a dltrace trace (no header frame)");
+    if (!fbv::VerifyFileHeaderBuffer(verifier))
+      return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": malformed FlatBuffer");
+    const auto* h = fbv::GetFileHeader(payload);
+    if (h->schema_version() > kSchemaVersion)
+      return stop(ReadStatus::kUnsupportedVersion, pos,
+                  "written with trace schema version " + std::to_string(h->schema_version()) +
+                      ", this dltrace reads versions up to " + std::to_string(kSchemaVersion) +
+                      "; upgrade dltrace");
+    if (h->schema_version() == 0)
+      return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": schema version 0");
+    out.header = DecodeHeader(*h);
+    out.has_header = true;
     pos += 8 + size_t(len);
   }
-  if (!out.has_header)
-    return stop(ReadStatus::kTruncated, pos, "truncated at byte " + std::to_string(size) +
-                                                 ", before the header");
-  if (!out.footer)
-    return stop(ReadStatus::kNoFooter, pos,
-                "no footer after " + std::to_string(out.chunks) +
-                    " chunks: the recording did not finish (process killed?)");
-  out.status = ReadStatus::kComplete;
-  return out;
+
+  // Chunks, skipping over frames that fail their checks.
+  uint32_t next_index = 0;
+  std::string tail;  // how the file ends when it does not end on a footer
+  uint64_t tail_offset = 0;
+  auto take = [&](ChunkFrame& f, size_t at, std::optional<SkippedBytes> loss) {
+    if (f.index > next_index && !loss) {
+      loss = SkippedBytes{at, at, next_index, -1, -1,
+                          "chunk says it is number " + std::to_string(f.index)};
+    }
+    if (loss) {
+      loss->end = at;
+      loss->chunks_lost = int64_t(f.index) - int64_t(next_index);
+      if (f.events_before && *f.events_before >= out.ops.size())
+        loss->events_lost = int64_t(*f.events_before - out.ops.size());
+      out.skipped.push_back(*loss);
+    }
+    RankTrace& r = f.records;
+    for (auto& c : r.communicators) out.communicators.push_back(std::move(c));
+    for (auto& o : r.ops) out.ops.push_back(std::move(o));
+    out.samples.insert(out.samples.end(), r.samples.begin(), r.samples.end());
+    if (r.footer) out.footer = r.footer;
+    next_index = f.index + 1;
+    ++out.chunks;
+  };
+  while (pos < size) {
+    const std::string at = " at byte " + std::to_string(pos);
+    if (out.footer) {
+      out.skipped.push_back({pos, size, next_index, 0, 0, "data after the footer"});
+      break;
+    }
+    ChunkFrame f;
+    std::string why;
+    FrameCheck check = CheckChunkFrame(data, size, pos, &f, &why);
+    if (check == FrameCheck::kOk && f.index < next_index) {
+      check = FrameCheck::kBad;
+      why = "chunk says it is number " + std::to_string(f.index);
+    }
+    if (check == FrameCheck::kOk) {
+      take(f, pos, std::nullopt);
+      pos += 8 + size_t(f.len);
+      continue;
+    }
+    // A torn tail ends the file, unless a valid chunk follows (then the
+    // frame's length was damaged, not cut).
+    ChunkFrame next;
+    size_t q = FindChunkFrame(data, size, pos + 1, next_index, &next);
+    if (q == size_t(-1)) {
+      if (check == FrameCheck::kTruncated) {
+        tail_offset = pos;
+        if (size - pos < 8)
+          tail = "truncated at byte " + std::to_string(size) + " inside the frame prefix of chunk " +
+                 std::to_string(next_index) + " (" + std::to_string(out.chunks) +
+                 " whole chunks read)";
+        else
+          tail = "truncated at byte " + std::to_string(size) + " inside chunk " +
+                 std::to_string(next_index) + " (frame" + at + " needs " +
+                 std::to_string(8 + (uint64_t(data[pos]) | uint64_t(data[pos + 1]) << 8 |
+                                     uint64_t(data[pos + 2]) << 16 |
+                                     uint64_t(data[pos + 3]) << 24)) +
+                 " bytes; " + std::to_string(out.chunks) + " whole chunks read)";
+      } else {
+        out.skipped.push_back({pos, size, next_index, -1, -1, why});
+      }
+      break;
+    }
+    if (check == FrameCheck::kTruncated) why = "frame length runs past the end of the file";
+    take(next, q, SkippedBytes{pos, q, next_index, -1, -1, why});
+    pos = q + 8 + size_t(next.len);
+  }
+
+  // Where the footer counts what the file should hold, a single loss of
+  // unknown size is what is missing.
+  if (out.footer && out.footer->events_written >= out.ops.size()) {
+    int64_t missing = int64_t(out.footer->events_written - out.ops.size());
+    int unknown = 0;
+    for (const auto& k : out.skipped) {
+      if (k.events_lost < 0) ++unknown;
+      else missing -= k.events_lost;
+    }
+    if (unknown == 1 && missing >= 0)
+      for (auto& k : out.skipped)
+        if (k.events_lost < 0) k.events_lost = missing;
+  }
+  if (tail.empty() && !out.footer) {
+    tail_offset = pos;
+    tail = "no footer after " + std::to_string(out.chunks) +
+           " chunks: the recording did not finish (process killed?)";
+  }
+  if (out.skipped.empty()) {
+    if (tail.empty()) {
+      out.status = ReadStatus::kComplete;
+      return out;
+    }
+    return stop(tail.rfind("truncated", 0) == 0 ? ReadStatus::kTruncated : ReadStatus::kNoFooter,
+                tail_offset, tail);
+  }
+  std::string why;
+  for (const auto& k : out.skipped) why += (why.empty() ? "" : "; ") + DescribeSkip(k, size);
+  if (!tail.empty()) why += "; " + tail;
+  return stop(ReadStatus::kDamaged, out.skipped.front().begin, why);
 }
 
 RankTrace ReadTraceFile(const std::string& path) {

@@ -59,6 +59,11 @@ bool LoadTraceSet(const std::string& path, TraceSet* set, std::string* error) {
       return false;
     }
     if (t.incomplete()) set->warnings.push_back(t.message);
+    if (t.footer && !t.footer->write_error.empty())
+      set->warnings.push_back(f + ": rank " + std::to_string(t.header.global_rank) +
+                              " stopped recording early: " + t.footer->write_error + "; " +
+                              std::to_string(t.footer->events_dropped) +
+                              " events not written (" + std::to_string(t.ops.size()) + " kept)");
     auto [it, fresh] = seen.emplace(t.header.global_rank, f);
     if (!fresh) {
       *error = f + ": rank " + std::to_string(t.header.global_rank) + " already recorded in " +

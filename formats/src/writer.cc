@@ -3,6 +3,7 @@
 #include "dltrace/formats/writer.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -114,15 +115,24 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
     *error = Errno("cannot create trace file", path);
     return nullptr;
   }
-  return FromFd(fd, path, header, error);
+  auto w = FromFd(fd, path, header, error);
+  // A file without a whole header is no trace: leave nothing that a reader
+  // of the directory would have to refuse.
+  if (!w) ::unlink(path.c_str());
+  return w;
 }
 
 std::unique_ptr<TraceWriter> TraceWriter::FromFd(int fd, const std::string& path,
                                                  const Header& header, std::string* error) {
   std::unique_ptr<TraceWriter> w(new TraceWriter(fd, path));
-  if (!w->WriteAll(kFileMagic, sizeof(kFileMagic), error)) return nullptr;
   std::vector<uint8_t> payload = EncodeHeader(header);
-  if (!w->WriteFrame(payload.data(), payload.size(), error)) return nullptr;
+  if (!w->WriteAll(kFileMagic, sizeof(kFileMagic), error) ||
+      !w->WriteFrame(payload.data(), payload.size(), error))
+    return nullptr;
+  w->bytes_written_ = sizeof(kFileMagic) + 8 + payload.size();
+  // No room for even the footer: the writer starts failed, the header stays.
+  std::string err;
+  if (!w->Reserve(0, &err)) w->Fail(err, errno);
   return w;
 }
 
@@ -131,16 +141,54 @@ void TraceWriter::AddCommunicator(const Communicator& comm) { comms_.push_back(c
 void TraceWriter::AddOp(const OpEvent& op) { AddOp(OpEvent(op)); }
 
 void TraceWriter::AddOp(OpEvent&& op) {
+  if (failed()) {
+    ++ops_lost_;
+    return;
+  }
   ops_.push_back(std::move(op));
   // Distinct shapes can only be counted exactly while encoding; the op
   // count bounds them, so flush early enough that the u16 index never wraps.
+  // A failure here is kept in failure_ and returned by the next Flush.
   if (ops_.size() >= kMaxOpsPerChunk || ops_.size() >= kMaxShapesPerChunk) {
     std::string err;
-    if (!Flush(&err) && deferred_error_.empty()) deferred_error_ = err;
+    Flush(&err);
   }
 }
 
-void TraceWriter::AddSample(const ResourceSample& sample) { samples_.push_back(sample); }
+void TraceWriter::AddSample(const ResourceSample& sample) {
+  if (!failed()) samples_.push_back(sample);
+}
+
+bool TraceWriter::Reserve(size_t size, std::string* error) {
+  if (!can_reserve_) return true;
+  if (::fallocate(fd_, FALLOC_FL_KEEP_SIZE, off_t(bytes_written_),
+                  off_t(size + kFooterReserve)) == 0)
+    return true;
+  if (errno == EOPNOTSUPP || errno == ENOSYS || errno == EINVAL || errno == ESPIPE ||
+      errno == ENODEV) {
+    can_reserve_ = false;  // NFSv3, some FUSE file systems, a pipe: write and see
+    return true;
+  }
+  *error = Errno("write failed", path_);
+  return false;
+}
+
+void TraceWriter::Fail(const std::string& error, int err) {
+  if (failure_.empty()) {
+    failure_ = error;
+    failure_errno_ = err;
+  }
+  // Cut a torn frame off, so the file stays whole frames and takes a footer.
+  if (fd_ >= 0) {
+    int saved = errno;
+    if (::ftruncate(fd_, off_t(bytes_written_)) == 0) ::lseek(fd_, 0, SEEK_END);
+    errno = saved;
+  }
+  ops_lost_ += ops_.size();
+  comms_.clear();
+  ops_.clear();
+  samples_.clear();
+}
 
 bool TraceWriter::WriteAll(const void* data, size_t size, std::string* error) {
   const auto* p = static_cast<const uint8_t*>(data);
@@ -153,7 +201,6 @@ bool TraceWriter::WriteAll(const void* data, size_t size, std::string* error) {
     }
     p += n;
     size -= size_t(n);
-    bytes_written_ += uint64_t(n);
   }
   return true;
 }
@@ -180,7 +227,6 @@ bool TraceWriter::WriteFrame(const uint8_t* payload, size_t size, std::string* e
       *error = Errno("write failed", path_);
       return false;
     }
-    bytes_written_ += uint64_t(n);
     for (size_t left = size_t(n); left > 0 && first < 2;) {
       size_t step = std::min(left, iov[first].iov_len);
       iov[first].iov_base = static_cast<uint8_t*>(iov[first].iov_base) + step;
@@ -194,8 +240,9 @@ bool TraceWriter::WriteFrame(const uint8_t* payload, size_t size, std::string* e
 }
 
 bool TraceWriter::Flush(std::string* error) {
-  if (!deferred_error_.empty()) {
-    *error = deferred_error_;
+  if (failed()) {
+    Fail(failure_, failure_errno_);  // counts and forgets what is pending
+    *error = failure_;
     return false;
   }
   if (fd_ < 0) {
@@ -207,8 +254,38 @@ bool TraceWriter::Flush(std::string* error) {
 }
 
 bool TraceWriter::Close(const Footer& footer, std::string* error) {
-  if (!Flush(error)) return false;
-  bool ok = WriteChunk(&footer, error);
+  if (fd_ < 0) {
+    *error = path_ + ": writer is closed";
+    return false;
+  }
+  std::string flush_error;
+  Flush(&flush_error);
+  Footer f = footer;
+  bool ok = true;
+  if (failed()) {
+    // What reached the file, and what the caller counted plus what never did.
+    f.events_written = ops_written_;
+    f.samples_written = samples_written_;
+    f.events_dropped += ops_lost_;
+    f.write_error = failure_.substr(0, 256);
+    f.reason = f.reason.substr(0, 64);
+    *error = failure_;
+    ok = false;
+  }
+  // A removed file takes no footer that anyone could read.
+  struct stat st {};
+  bool removed = ::fstat(fd_, &st) == 0 && st.st_nlink == 0;
+  std::string footer_error;
+  bool footer_ok = !removed && WriteChunk(&f, &footer_error);
+  if (!footer_ok && ok) {
+    *error = removed ? path_ + ": trace file was removed while recording" : footer_error;
+    ok = false;
+  }
+  // Give back the reserve past the end of the file.
+  if (can_reserve_) {
+    int ignored = ::ftruncate(fd_, off_t(bytes_written_));
+    (void)ignored;
+  }
   if (ok && ::fsync(fd_) != 0 && errno != EINVAL) {
     *error = Errno("fsync failed", path_);
     ok = false;
@@ -218,6 +295,7 @@ bool TraceWriter::Close(const Footer& footer, std::string* error) {
     ok = false;
   }
   fd_ = -1;
+  footer_written_ = footer_ok;
   return ok;
 }
 
@@ -349,18 +427,40 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   if (footer) {
     footer_off = fbv::CreateFooter(b, footer->events_written, footer->events_dropped,
                                    footer->samples_written, footer->end_monotonic_ns,
-                                   footer->end_realtime_ns, b.CreateString(footer->reason));
+                                   footer->end_realtime_ns, b.CreateString(footer->reason),
+                                   footer->write_error.empty()
+                                       ? 0
+                                       : b.CreateString(footer->write_error));
   }
   auto root = fbv::CreateChunk(b, next_chunk_, base_ns, comms.empty() ? 0 : b.CreateVector(comms),
                                shapes.empty() ? 0 : b.CreateVector(shapes), columns, samples,
-                               footer_off);
+                               footer_off, ops_written_);
   fbv::FinishChunkBuffer(b, root);
-  if (!WriteFrame(b.GetBufferPointer(), b.GetSize(), error)) return false;
+  // The footer goes into the reserve; every other chunk first makes sure
+  // that it and the reserve after it are allocated, so a full disk is seen
+  // before a torn frame is written.
+  if ((!footer && !Reserve(8 + b.GetSize(), error)) ||
+      !WriteFrame(b.GetBufferPointer(), b.GetSize(), error)) {
+    if (!footer) Fail(*error, errno);
+    else if (::ftruncate(fd_, off_t(bytes_written_)) == 0) ::lseek(fd_, 0, SEEK_END);
+    return false;
+  }
+  bytes_written_ += 8 + b.GetSize();
   ++next_chunk_;
   ops_written_ += ops_.size();
+  samples_written_ += samples_.size();
   comms_.clear();
   ops_.clear();
   samples_.clear();
+  if (footer) return true;
+  // Writes to a file whose directory was removed succeed and vanish.
+  struct stat st {};
+  if (::fstat(fd_, &st) == 0 && st.st_nlink == 0) {
+    errno = ENOENT;
+    *error = Errno("trace file removed while recording", path_);
+    Fail(*error, ENOENT);
+    return false;
+  }
   return true;
 }
 

@@ -2,6 +2,8 @@
 // applications, holds the endpoint address table and collects results.
 #include "dltrace-job.h"
 
+#include <iostream>
+
 #include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/string.h"
@@ -117,9 +119,11 @@ DltraceJob::Load(std::string* error)
     {
         return false;
     }
+    // Said on stderr, not only in the log: a truncated or damaged trace set
+    // is simulated as far as it goes, as replay and schedule do.
     for (const auto& n : m_job->notes)
     {
-        NS_LOG_WARN(m_tracePath << ": " << n);
+        std::cerr << "dltrace: warning: " << n << std::endl;
     }
     m_schedule = m_job->schedule;
     Prepare();

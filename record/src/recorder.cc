@@ -167,6 +167,9 @@ struct Recorder::ThreadBuffer {
   std::vector<CompactOp> spare;
   std::vector<PeerBytes> spare_extras;
   uint64_t dropped = 0;
+  // Full, and the flusher did not make room within the wait: drop without
+  // waiting again until its flush (stuck on a stalled disk) has finished.
+  bool overflowing = false;
   uint32_t index = 0;
 };
 
@@ -255,9 +258,17 @@ Recorder::ThreadBuffer* Recorder::ThisThreadBuffer() {
 void Recorder::Append(OpEvent&& op) {
   ThreadBuffer* b = ThisThreadBuffer();
   b->mu.lock();  // only the flusher ever contends
+  // After a failed write nothing more reaches the file: count, don't keep.
+  if (discard_.load(std::memory_order_relaxed) || b->overflowing) {
+    ++b->dropped;
+    b->mu.unlock();
+    return;
+  }
   if (int64_t(b->events.size()) >= settings_.buffer_events) {
     // Full: the program outruns the flusher (more threads than cores, say).
-    // Wait for it rather than lose events; drop, counted, only if it is stuck.
+    // Wait for it rather than lose events; drop, counted, if it is stuck
+    // (a stalled file system), and keep dropping without waiting until it
+    // comes back: the program is held up once, not once per call.
     b->mu.unlock();
     if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
     bool room = false;
@@ -270,6 +281,7 @@ void Recorder::Append(OpEvent&& op) {
     if (!room) {
       b->mu.lock();
       ++b->dropped;
+      b->overflowing = int64_t(b->events.size()) >= settings_.buffer_events;
       b->mu.unlock();
       return;
     }
@@ -367,10 +379,13 @@ bool Recorder::Start(const StartInfo& info) {
   if (h.global_rank <= 0 && !settings_.quiet)
     std::fprintf(stderr, "dltrace: recording to %s\n", dir.c_str());
 
+  rank_ = h.global_rank;
   {
     std::lock_guard<std::mutex> lock(writer_mu_);
     writer_ = new WriterState();
     writer_->writer = std::move(writer);
+    // No room even for the footer: say so now; the header stays readable.
+    if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
   sem_init(&g_flush_request, 0, 0);
   sem_init(&g_flush_done, 0, 0);
@@ -491,20 +506,36 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
   std::string err;
   bool ok = true;
   if (writer_ && writer_->writer) {
+    formats::TraceWriter& w = *writer_->writer;
     dropped_ += dropped;
-    for (auto& c : writer_->pending_comms) writer_->writer->AddCommunicator(c);
+    for (auto& c : writer_->pending_comms) w.AddCommunicator(c);
     writer_->pending_comms.clear();
+    // Once writing failed, the writer counts what it is given as lost.
     for (ThreadBuffer* b : taken)
-      for (const auto& e : b->spare) writer_->writer->AddOp(Expand(e, b->spare_extras, b->index));
-    for (const auto& op : deferred) writer_->writer->AddOp(op);
-    ok = writer_->writer->Flush(&err);
+      for (const auto& e : b->spare) w.AddOp(Expand(e, b->spare_extras, b->index));
+    for (const auto& op : deferred) w.AddOp(op);
+    ok = w.Flush(&err);
+    if (!ok && w.failed()) StopWriting(w.failure(), w.ops_written());
   }
   writer_mu_.unlock();
   for (ThreadBuffer* b : taken) {
     b->spare.clear();
     b->spare_extras.clear();
+    // The flush that kept a thread waiting is done: it may wait again.
+    if (lock(b->mu)) {
+      b->overflowing = false;
+      b->mu.unlock();
+    }
   }
-  if (!ok) Disable("recorder stopped: " + err + " (events recorded so far are kept)");
+}
+
+void Recorder::StopWriting(const std::string& error, uint64_t kept) {
+  if (discard_.exchange(true)) return;
+  if (settings_.quiet) return;
+  std::fprintf(stderr,
+               "dltrace: rank %d: %s; recording stopped, the program runs on (%llu events "
+               "written before are kept; later ones are counted as dropped in the footer)\n",
+               rank_, error.c_str(), (unsigned long long)kept);
 }
 
 void Recorder::SampleResources() {
@@ -558,10 +589,7 @@ void Recorder::SampleResources() {
     if (line.rfind("write_bytes:", 0) == 0) s.disk_write_bytes = std::strtoull(line.c_str() + 12, nullptr, 10);
   }
   std::lock_guard<std::mutex> lock(writer_mu_);
-  if (writer_ && writer_->writer) {
-    writer_->writer->AddSample(s);
-    ++samples_written_;
-  }
+  if (writer_ && writer_->writer) writer_->writer->AddSample(s);
 }
 
 bool Recorder::FinishFile(const char* reason, bool from_signal) {
@@ -575,19 +603,30 @@ bool Recorder::FinishFile(const char* reason, bool from_signal) {
   timespec rt;
   clock_gettime(CLOCK_REALTIME, &rt);
   formats::Footer f;
-  f.events_written = writer_->writer->ops_written() + writer_->writer->pending_ops();
+  formats::TraceWriter& w = *writer_->writer;
+  f.events_written = w.ops_written() + w.pending_ops();
   f.events_dropped = dropped_;
-  f.samples_written = samples_written_;
+  f.samples_written = w.samples_written() + w.pending_samples();
   f.end_monotonic_ns = uint64_t(NowNs());
   f.end_realtime_ns = uint64_t(rt.tv_sec) * 1'000'000'000ull + uint64_t(rt.tv_nsec);
   f.reason = reason;
   std::string err;
-  bool ok = writer_->writer->Close(f, &err);
+  bool was_failed = w.failed();
+  bool ok = w.Close(f, &err);
+  bool footer = w.footer_written();
+  uint64_t lost = w.ops_lost();
+  int w_errno = w.failure_errno();
+  if (!ok && !was_failed) StopWriting(err, w.ops_written());
   writer_->writer.reset();
-  if (!ok && !settings_.quiet) std::fprintf(stderr, "dltrace: %s\n", err.c_str());
-  if (ok && f.events_dropped > 0 && !settings_.quiet)
-    std::fprintf(stderr, "dltrace: %s: dropped %llu events (raise DLTRACE_BUFFER_EVENTS)\n",
-                 trace_path_.c_str(), (unsigned long long)f.events_dropped);
+  // (A removed file was said already; it takes no footer on purpose.)
+  if (!footer && w_errno != ENOENT && !settings_.quiet)
+    std::fprintf(stderr, "dltrace: rank %d: %s: no room for the footer either; the file reads "
+                 "back up to its last whole chunk\n", rank_, trace_path_.c_str());
+  uint64_t dropped = dropped_ + lost;
+  if (dropped > 0 && !settings_.quiet)
+    std::fprintf(stderr, "dltrace: rank %d: %s: %llu events dropped%s\n", rank_,
+                 trace_path_.c_str(), (unsigned long long)dropped,
+                 discard_.load() ? " (not written)" : " (raise DLTRACE_BUFFER_EVENTS)");
   return ok;
 }
 

@@ -80,6 +80,9 @@ class Recorder {
   Recorder();
   void FlusherLoop();
   void DrainBuffers(bool from_signal, bool final);
+  // Says once that the trace file could not be written and stops writing;
+  // later events are only counted (call with writer_mu_ held).
+  void StopWriting(const std::string& error, uint64_t kept);
   void SampleResources();
   bool FinishFile(const char* reason, bool from_signal);
   void InstallSignalHandlers();
@@ -102,7 +105,9 @@ class Recorder {
   struct WriterState;
   WriterState* writer_ = nullptr;
   uint64_t dropped_ = 0;
-  uint64_t samples_written_ = 0;
+  int rank_ = -1;
+  // Set after a failed write: Append counts events instead of keeping them.
+  std::atomic<bool> discard_{false};
 };
 
 }  // namespace dltrace::record

@@ -17,7 +17,8 @@ const std::vector<SettingInfo>& AllSettings() {
       {"DLTRACE_SAMPLE_MS", "100", "resource sample interval (CPU, memory, network, disk); 0 = off"},
       {"DLTRACE_BUFFER_EVENTS", "1048576",
        "events a thread may buffer between flushes; when full it waits for the flusher "
-       "(at most 2 s), then drops (counted in the footer)"},
+       "(at most 2 s), then drops (counted in the footer) without waiting again until that "
+       "flush ends"},
       {"DLTRACE_ENABLE", "1", "0 turns the recorder off (the program runs untouched)"},
       {"DLTRACE_QUIET", "0", "1 silences the recorder's one-line notices on stderr"},
       {"DLTRACE_GPU_TIMING", "1", "NCCL: time operations on the GPU with CUDA events"},

@@ -1,6 +1,8 @@
 // Trace format: round trips, torn tails, corruption, versions and trace sets,
 // tested on files in a temporary directory and on in-memory buffers.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -316,13 +318,17 @@ TEST(TraceFormat, FlippedBytesAreReportedWithFileAndOffset) {
           << t.message;
     }
   }
-  // A flip inside a chunk payload is a checksum mismatch at that frame.
+  // A flip inside the footer chunk is a checksum mismatch at that frame;
+  // nothing valid follows it, so the chunks before it are what is left.
   auto bad = bytes;
   bad[bad.size() - 20] ^= 0x10;
   RankTrace t = ReadTraceBuffer(bad.data(), bad.size(), "bad.dltrace");
-  EXPECT_EQ(t.status, ReadStatus::kCorrupt);
+  EXPECT_EQ(t.status, ReadStatus::kDamaged);
   EXPECT_NE(t.message.find("checksum mismatch"), std::string::npos) << t.message;
+  EXPECT_NE(t.message.find("no valid chunk after it"), std::string::npos) << t.message;
+  EXPECT_NE(t.message.find("no footer"), std::string::npos) << t.message;
   EXPECT_EQ(t.ops.size(), 9u);  // every chunk before the footer was kept
+  EXPECT_FALSE(t.footer);
 }
 
 TEST(TraceFormat, CorruptChunkWithValidChecksumIsCaughtByVerifier) {
@@ -338,9 +344,147 @@ TEST(TraceFormat, CorruptChunkWithValidChecksumIsCaughtByVerifier) {
   bytes[chunk0 + 9] = 0xFF;
   FixCrc(&bytes, chunk0);
   RankTrace t = ReadTraceBuffer(bytes.data(), bytes.size(), "v.dltrace");
-  EXPECT_EQ(t.status, ReadStatus::kCorrupt);
+  EXPECT_EQ(t.status, ReadStatus::kDamaged);
   EXPECT_NE(t.message.find("malformed"), std::string::npos) << t.message;
   EXPECT_NE(t.message.find("at byte " + std::to_string(chunk0)), std::string::npos) << t.message;
+  // Skipped, and the reader went on: chunks 1 and 2 and the footer remain.
+  EXPECT_EQ(t.ops.size(), 6u);
+  ASSERT_TRUE(t.footer);
+  ASSERT_EQ(t.skipped.size(), 1u);
+  EXPECT_EQ(t.skipped[0].events_lost, 3);
+}
+
+namespace {
+
+// [start, end) of every frame after the magic: the header, then each chunk.
+std::vector<std::pair<size_t, size_t>> Frames(const std::vector<uint8_t>& bytes) {
+  std::vector<std::pair<size_t, size_t>> out;
+  for (size_t pos = 8; pos + 8 <= bytes.size();) {
+    uint32_t len = 0;
+    for (int i = 0; i < 4; ++i) len |= uint32_t(bytes[pos + i]) << (8 * i);
+    out.push_back({pos, pos + 8 + len});
+    pos += 8 + len;
+  }
+  return out;
+}
+
+}  // namespace
+
+// LevelDB's log reader skips a bad record and reads on; so does ours. A
+// flipped byte anywhere in a chunk frame (length, checksum or payload) loses
+// that chunk and nothing else, and says which bytes and events went.
+TEST(Resync, AFlipInAnyChunkLosesThatChunkOnly) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  auto ops = WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  const auto bytes = Slurp(dir.file("r.dltrace"));
+  auto frames = Frames(bytes);
+  ASSERT_EQ(frames.size(), 5u);  // header, 3 chunks, footer chunk
+  size_t checked = 0;
+  for (size_t f = 1; f < frames.size(); ++f) {
+    for (size_t i = frames[f].first; i < frames[f].second; ++i) {
+      auto bad = bytes;
+      bad[i] ^= 0x40;
+      RankTrace t = ReadTraceBuffer(bad.data(), bad.size(), "bad.dltrace");
+      bool footer_chunk = f == frames.size() - 1;
+      if (footer_chunk && i < frames[f].first + 4 && t.status == ReadStatus::kTruncated) {
+        // The last frame's length grown past the end of the file cannot be
+        // told from a torn write: read as one, keeping every chunk before.
+        EXPECT_EQ(t.ops, ops);
+        continue;
+      }
+      ASSERT_EQ(t.status, ReadStatus::kDamaged) << "flip at " << i << ": " << t.message;
+      ASSERT_EQ(t.skipped.size(), 1u) << t.message;
+      const SkippedBytes& k = t.skipped[0];
+      EXPECT_EQ(k.begin, frames[f].first) << t.message;
+      EXPECT_EQ(k.first_chunk, f - 1) << t.message;
+      std::vector<OpEvent> expect;
+      for (size_t c = 0; c < per_chunk.size(); ++c)
+        if (c != f - 1)
+          expect.insert(expect.end(), ops.begin() + long(3 * c), ops.begin() + long(3 * c + 3));
+      ASSERT_EQ(t.ops, expect) << "flip at " << i;
+      EXPECT_EQ(bool(t.footer), !footer_chunk) << "flip at " << i;
+      if (!footer_chunk) {
+        EXPECT_EQ(k.end, frames[f].second) << t.message;
+        EXPECT_EQ(k.chunks_lost, 1) << t.message;
+        EXPECT_EQ(k.events_lost, 3) << t.message;
+        EXPECT_NE(t.message.find("1 chunk, 3 events lost"), std::string::npos) << t.message;
+      } else {
+        EXPECT_EQ(k.end, bytes.size());
+        EXPECT_EQ(k.chunks_lost, -1);
+      }
+      EXPECT_EQ(t.message.rfind("bad.dltrace: corrupt chunk " + std::to_string(f - 1) +
+                                    " at byte " + std::to_string(frames[f].first),
+                                0),
+                0u)
+          << t.message;
+      ++checked;
+    }
+  }
+  std::printf("flipped %zu bytes one at a time: each lost exactly its own chunk\n", checked);
+}
+
+// A length field damaged into "runs past the end" looks like a torn tail;
+// the valid chunk after it shows that it is not.
+TEST(Resync, DamagedLengthIsNotMistakenForATornTail) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  auto frames = Frames(bytes);
+  bytes[frames[2].first + 2] = 0x7F;  // chunk 1: length ~8 MB, past the end
+  RankTrace t = ReadTraceBuffer(bytes.data(), bytes.size(), "len.dltrace");
+  ASSERT_EQ(t.status, ReadStatus::kDamaged) << t.message;
+  EXPECT_EQ(t.ops.size(), 6u);
+  EXPECT_TRUE(t.footer);
+  EXPECT_NE(t.message.find("runs past the end"), std::string::npos) << t.message;
+}
+
+// Several chunks destroyed at once (a zeroed block): one skipped range
+// counting all of them, and the events from the next chunk's count.
+TEST(Resync, AZeroedRunOfChunksIsOneLoss) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  auto ops = WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  auto frames = Frames(bytes);
+  std::fill(bytes.begin() + long(frames[1].first) + 5, bytes.begin() + long(frames[2].second) - 3, 0);
+  RankTrace t = ReadTraceBuffer(bytes.data(), bytes.size(), "zero.dltrace");
+  ASSERT_EQ(t.status, ReadStatus::kDamaged) << t.message;
+  ASSERT_EQ(t.skipped.size(), 1u);
+  EXPECT_EQ(t.skipped[0].chunks_lost, 2);
+  EXPECT_EQ(t.skipped[0].events_lost, 6);
+  EXPECT_EQ(t.skipped[0].end, frames[3].first);
+  ASSERT_EQ(t.ops.size(), 3u);
+  EXPECT_EQ(t.ops[0], ops[6]);
+  EXPECT_NE(t.message.find("2 chunks, 6 events lost"), std::string::npos) << t.message;
+}
+
+// Bytes that are no trace at all never pass for a chunk: random data with
+// the marker planted every 64 bytes still yields no frame.
+TEST(Resync, GarbageWithPlantedMarkersIsNeverTakenForAChunk) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  auto frames = Frames(bytes);
+  std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + long(frames[1].second));
+  uint64_t x = 88172645463325252ull;  // xorshift64
+  for (int i = 0; i < 1 << 20; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    cut.push_back(uint8_t(x));
+    if (i % 64 == 12) {
+      for (char ch : {'D', 'L', 'T', 'C'}) cut.push_back(uint8_t(ch));
+      i += 4;
+    }
+  }
+  RankTrace t = ReadTraceBuffer(cut.data(), cut.size(), "garbage.dltrace");
+  ASSERT_EQ(t.status, ReadStatus::kDamaged) << t.message;
+  EXPECT_EQ(t.ops.size(), 3u);
+  ASSERT_EQ(t.skipped.size(), 1u);
+  EXPECT_EQ(t.skipped[0].end, cut.size());
 }
 
 TEST(TraceFormat, WrongIdentifierIsNotATrace) {
@@ -450,6 +594,78 @@ TEST(TraceSetTest, TruncatedFileIsAWarningNotAnError) {
   ASSERT_EQ(set.warnings.size(), 1u);
   EXPECT_NE(set.warnings[0].find("truncated"), std::string::npos);
   EXPECT_EQ(set.ranks[0].ops.size(), 9u);
+}
+
+// A write the kernel refuses (here EFBIG past RLIMIT_FSIZE, as a full disk
+// gives ENOSPC) stops the writer: the file keeps its whole chunks, the torn
+// one is cut off, later operations are counted, and the footer says so.
+TEST(WriteFailure, FileStaysWholeAndFooterCountsWhatWasLost) {
+  TempDir dir;
+  std::string path = dir.file("r.dltrace");
+  std::string err;
+  auto w = TraceWriter::Create(path, FullHeader(), &err);
+  ASSERT_TRUE(w) << err;
+  std::vector<OpEvent> kept;
+  for (int i = 0; i < 3; ++i) {
+    kept.push_back(FullOp(1'000'000 * (i + 1), uint64_t(i)));
+    w->AddOp(kept.back());
+  }
+  ASSERT_TRUE(w->Flush(&err)) << err;
+  const uint64_t good = w->bytes_written();
+
+  struct rlimit old {};
+  ::getrlimit(RLIMIT_FSIZE, &old);
+  auto old_handler = ::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit lim = old;
+  lim.rlim_cur = good + 2048;  // room for the footer, not for 20,000 ops
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &lim), 0);
+  for (int i = 0; i < 20000; ++i) {
+    OpEvent op = FullOp(1'000'000'000 + 1000 * i, uint64_t(3 + i));
+    op.bytes = uint64_t(i);  // a new shape each: a chunk far above the limit
+    w->AddOp(op);
+  }
+  EXPECT_FALSE(w->Flush(&err));
+  EXPECT_TRUE(w->failed());
+  EXPECT_NE(err.find("write failed: File too large"), std::string::npos) << err;
+  EXPECT_EQ(err.rfind(path + ": ", 0), 0u) << err;
+  for (int i = 0; i < 7; ++i) w->AddOp(FullOp(2'000'000'000 + i, 0));  // counted, not kept
+  EXPECT_EQ(w->ops_lost(), 20007u);
+  Footer f{3, 5, 0, 99, 100, "finalize"};
+  EXPECT_FALSE(w->Close(f, &err));
+  EXPECT_TRUE(w->footer_written());
+  ::setrlimit(RLIMIT_FSIZE, &old);
+  ::signal(SIGXFSZ, old_handler);
+
+  RankTrace t = ReadTraceFile(path);
+  ASSERT_EQ(t.status, ReadStatus::kComplete) << t.message;
+  EXPECT_EQ(t.ops, kept);
+  ASSERT_TRUE(t.footer);
+  EXPECT_EQ(t.footer->events_written, 3u);
+  EXPECT_EQ(t.footer->events_dropped, 5u + 20007u);
+  EXPECT_NE(t.footer->write_error.find("File too large"), std::string::npos);
+  std::printf("write failed after %llu bytes: %llu events kept, %llu lost, footer: %s\n",
+              (unsigned long long)good, (unsigned long long)t.footer->events_written,
+              (unsigned long long)(t.footer->events_dropped - 5), t.footer->write_error.c_str());
+  // The set says which rank stopped early and why.
+  TraceSet set;
+  ASSERT_TRUE(LoadTraceSet(path, &set, &err)) << err;
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_NE(set.warnings[0].find("stopped recording early"), std::string::npos) << set.warnings[0];
+}
+
+TEST(TraceSetTest, DamagedFileIsAWarningNotAnError) {
+  TempDir dir;
+  std::vector<size_t> per_chunk;
+  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
+  auto bytes = Slurp(dir.file("r.dltrace"));
+  bytes[Frames(bytes)[2].first + 30] ^= 0xFF;  // inside chunk 1
+  Spit(dir.file("r.dltrace"), bytes);
+  TraceSet set;
+  std::string err;
+  ASSERT_TRUE(LoadTraceSet(dir.file("r.dltrace"), &set, &err)) << err;
+  ASSERT_EQ(set.warnings.size(), 1u);
+  EXPECT_NE(set.warnings[0].find("corrupt chunk 1"), std::string::npos) << set.warnings[0];
+  EXPECT_EQ(set.ranks[0].ops.size(), 6u);
 }
 
 TEST(TraceSetTest, EmptyDirectoryAndMissingPathAreErrors) {

@@ -4,12 +4,14 @@
  * Prints figures; it asserts nothing. Rank 0 prints one line per size,
  *   allreduce_8B_ns <mean ns per call>
  *   allreduce_1MB_ns <mean ns per call>
- * where the mean is the slowest rank's (a collective finishes with it).
+ * where the mean is the slowest rank's (a collective finishes with it), and
+ *   max_rss_kb <rank 0's peak resident memory>
  * usage: dltrace-mpi-overhead [small_iters [large_iters [warmup_iters]]]
  * (defaults 200000, 200, 1000; the large loop warms up warmup/100 + 1). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 
 static long ArgOr(int argc, char** argv, int i, long fallback) {
   if (argc <= i) return fallback;
@@ -67,6 +69,9 @@ int main(int argc, char** argv) {
     printf("allreduce_8B_ns %.1f\n", small * 1e9);
     printf("allreduce_1MB_iters %ld\n", large_iters);
     printf("allreduce_1MB_ns %.1f\n", large * 1e9);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("max_rss_kb %ld\n", ru.ru_maxrss);
   }
   free(large_send);
   free(large_recv);

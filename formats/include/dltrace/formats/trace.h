@@ -107,6 +107,7 @@ struct Footer {
   uint64_t end_monotonic_ns = 0;
   uint64_t end_realtime_ns = 0;
   std::string reason;
+  std::string write_error;  // first write failure; empty when every write succeeded
   bool operator==(const Footer&) const;
 };
 

@@ -13,8 +13,9 @@ struct TraceSet {
   std::string path;
   std::vector<RankTrace> ranks;  // usable files, sorted by global rank
   int32_t world_size = 0;
-  // One line each: missing ranks, truncated or footer-less files, ranks that
-  // disagree on the world size. Empty for a complete, consistent set.
+  // One line each: missing ranks, truncated, damaged or footer-less files,
+  // files whose recorder could not write everything (disk full, ...), ranks
+  // that disagree on the world size. Empty for a complete, consistent set.
   std::vector<std::string> warnings;
 
   const RankTrace* rank(int32_t global_rank) const;

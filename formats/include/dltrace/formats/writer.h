@@ -1,5 +1,8 @@
 // Writes one rank's .dltrace file: a header frame, then one checksummed
 // chunk frame per Flush(), and a footer in the last chunk on Close().
+// A write that fails (disk full, I/O error, file removed) leaves the file a
+// whole number of frames, stops the writer, and Close() still writes the
+// footer into space reserved for it beforehand.
 #pragma once
 
 #include <cstdint>
@@ -36,15 +39,36 @@ class TraceWriter {
   void AddSample(const ResourceSample& sample);
 
   size_t pending_ops() const { return ops_.size(); }
+  size_t pending_samples() const { return samples_.size(); }
   size_t pending_records() const { return ops_.size() + comms_.size() + samples_.size(); }
   uint64_t ops_written() const { return ops_written_; }
+  uint64_t samples_written() const { return samples_written_; }
   uint64_t bytes_written() const { return bytes_written_; }
   const std::string& path() const { return path_; }
 
+  // After a failed write: the first error ("PATH: write failed: No space
+  // left on device"), its errno, and the operations given to the writer
+  // that never reached the file (those of the failed chunk and every one
+  // added since). Empty / 0 while every write succeeded.
+  bool failed() const { return !failure_.empty(); }
+  const std::string& failure() const { return failure_; }
+  int failure_errno() const { return failure_errno_; }
+  uint64_t ops_lost() const { return ops_lost_; }
+  // After Close(): whether the footer chunk reached the file.
+  bool footer_written() const { return footer_written_; }
+
   // Writes what is pending as one chunk; does nothing when nothing is.
+  // False once a write failed (then and on every later call).
   bool Flush(std::string* error);
-  // Flushes, writes the footer chunk and closes the file.
+  // Flushes, writes the footer chunk and closes the file. After a failed
+  // write it writes only the footer (write_error and the lost operations
+  // added to it); false if even that could not be written.
   bool Close(const Footer& footer, std::string* error);
+
+  // Space kept allocated past the end of the file (fallocate, where the
+  // file system supports it) so that a full disk still takes the footer
+  // chunk (a few hundred bytes: its texts are capped).
+  static constexpr uint32_t kFooterReserve = 1024;
 
   // Largest number of events or distinct shapes in one chunk; AddOp
   // flushes by itself when either is reached.
@@ -56,13 +80,22 @@ class TraceWriter {
   bool WriteFrame(const uint8_t* payload, size_t size, std::string* error);
   bool WriteChunk(const Footer* footer, std::string* error);
   bool WriteAll(const void* data, size_t size, std::string* error);
+  // Allocates [bytes_written_, bytes_written_ + size + kFooterReserve).
+  bool Reserve(size_t size, std::string* error);
+  // Records the first failure, cuts a torn frame off, forgets what was pending.
+  void Fail(const std::string& error, int err);
 
   int fd_ = -1;
   std::string path_;
   uint32_t next_chunk_ = 0;
   uint64_t ops_written_ = 0;
-  uint64_t bytes_written_ = 0;
-  std::string deferred_error_;  // from an automatic flush inside AddOp
+  uint64_t samples_written_ = 0;
+  uint64_t bytes_written_ = 0;  // end of the last whole frame
+  bool can_reserve_ = true;     // false where fallocate is not supported
+  std::string failure_;
+  int failure_errno_ = 0;
+  uint64_t ops_lost_ = 0;
+  bool footer_written_ = false;
   std::vector<Communicator> comms_;
   std::vector<OpEvent> ops_;
   std::vector<ResourceSample> samples_;
