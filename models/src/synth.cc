@@ -166,10 +166,12 @@ bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::stri
   const int64_t forward_ns = int64_t(compute_ms * 1e6 / 3);
   const int64_t backward_ns = int64_t(compute_ms * 1e6) - forward_ns;
   const int n = o.ranks;
-  // Ring all-reduce on the GPU timeline: 2(n-1)/n * S at the link rate plus 5 us a step.
+  // Ring all-reduce on the GPU timeline: 2(n-1)/n * S at the link rate (the
+  // local one when every rank shares a host) plus 5 us a step.
+  const double gbps = n <= o.ranks_per_host ? o.local_gbps : o.link_gbps;
   auto allreduce_ns = [&](uint64_t bytes) {
     if (n < 2) return int64_t(10'000);
-    double s = 2.0 * (n - 1) / n * double(bytes) * 8 / (o.link_gbps * 1e9);
+    double s = 2.0 * (n - 1) / n * double(bytes) * 8 / (gbps * 1e9);
     return int64_t(s * 1e9) + 2 * (n - 1) * 5'000;
   };
   const int64_t t0 = 1'000'000'000'000;
