@@ -436,6 +436,18 @@ class HybridBuilder {
     Coll(st, OpKind::NcclAllReduce, kTp, bytes, dtype);
   }
 
+  // A mixture-of-experts block, forward (1) or backward (2: twice the FLOPs,
+  // the same traffic): the router on local tokens, all-to-all dispatch to the
+  // experts' ranks, the expert-TP shards gathered, the experts, and back
+  // (Megatron-core's alltoall token dispatcher).
+  void Experts(RankState& st, int flops_factor) {
+    Coll(st, OpKind::NcclAllToAll, kEp, dispatch_);
+    TpGather(st, dispatch_ * uint64_t(l_.tp));
+    Compute(st, flops_factor * ComputeNs(o_, flops_.mlp));
+    TpScatter(st, dispatch_ * uint64_t(l_.tp));
+    Coll(st, OpKind::NcclAllToAll, kEp, dispatch_);
+  }
+
   void Forward(RankState& st, std::vector<uint32_t>* starts) {
     const bool sp = o_.sequence_parallel;
     const uint64_t a = activation_;
@@ -451,13 +463,7 @@ class HybridBuilder {
       if (sp) TpScatter(st, a);
       else TpReduce(st, a);
       if (t_.experts) {
-        // Router on local tokens; dispatch to the experts' ranks, gather the
-        // expert-TP shards, experts, and back (Megatron-core's alltoall dispatcher).
-        Coll(st, OpKind::NcclAllToAll, kEp, dispatch_);
-        TpGather(st, dispatch_ * uint64_t(l_.tp));
-        Compute(st, ComputeNs(o_, flops_.mlp));
-        TpScatter(st, dispatch_ * uint64_t(l_.tp));
-        Coll(st, OpKind::NcclAllToAll, kEp, dispatch_);
+        Experts(st, 1);
       } else {
         if (sp) TpGather(st, a);
         Compute(st, ComputeNs(o_, flops_.mlp));
@@ -493,11 +499,7 @@ class HybridBuilder {
     for (int k = layers_per_stage_; k >= 1; --k) {
       if (starts) (*starts)[size_t(k)] = Marker(st);
       if (t_.experts) {
-        Coll(st, OpKind::NcclAllToAll, kEp, dispatch_);
-        TpGather(st, dispatch_ * uint64_t(l_.tp));
-        Compute(st, 2 * ComputeNs(o_, flops_.mlp));
-        TpScatter(st, dispatch_ * uint64_t(l_.tp));
-        Coll(st, OpKind::NcclAllToAll, kEp, dispatch_);
+        Experts(st, 2);
       } else {
         if (sp) TpGather(st, a);
         Compute(st, ComputeNs(o_, flops_.mlp));
@@ -706,18 +708,7 @@ bool WriteHybridTraceSet(const SynthOptions& o, const std::string& dir, std::str
   const uint64_t job_hash = std::hash<std::string>()(o.model + "/hybrid");
   for (int r = 0; r < l.world(); ++r) {
     RankProgram& prog = b.program(r);
-    formats::Header h;
-    h.global_rank = r;
-    h.world_size = l.world();
-    h.local_rank = r % o.ranks_per_host;
-    h.host = "node" + std::to_string(r / o.ranks_per_host);
-    h.pid = 10000 + r;
-    h.command_line = {"dltrace", "synth", "--model", o.model};
-    h.start_monotonic_ns = uint64_t(t0);
-    h.recorder_version = "dltrace synth";
-    h.nccl_version = "synthetic";
-    h.gpu_device = h.local_rank;
-    h.job_id = "synth-" + o.model;
+    formats::Header h = SynthRankHeader(o, r, l.world(), t0);
     h.attributes = {{kIterationOpsAttribute, std::to_string(prog.iteration_items)}};
     h.attributes.insert(h.attributes.end(), settings.begin(), settings.end());
     const std::string path = dir + "/rank" + std::to_string(r) + formats::kTraceFileSuffix;

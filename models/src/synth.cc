@@ -147,6 +147,22 @@ std::string CheckSynthOptions(const SynthOptions& o) {
   return "";
 }
 
+formats::Header SynthRankHeader(const SynthOptions& o, int32_t rank, int32_t world, int64_t start_ns) {
+  formats::Header h;
+  h.global_rank = rank;
+  h.world_size = world;
+  h.local_rank = rank % o.ranks_per_host;
+  h.host = "node" + std::to_string(rank / o.ranks_per_host);
+  h.pid = 10000 + rank;
+  h.command_line = {"dltrace", "synth", "--model", o.model};
+  h.start_monotonic_ns = uint64_t(start_ns);
+  h.recorder_version = "dltrace synth";
+  h.nccl_version = "synthetic";
+  h.gpu_device = h.local_rank;
+  h.job_id = "synth-" + o.model;
+  return h;
+}
+
 bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::string* error) {
   if (std::string e = CheckSynthOptions(o); !e.empty()) {
     *error = e;
@@ -176,18 +192,7 @@ bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::stri
   };
   const int64_t t0 = 1'000'000'000'000;
   for (int r = 0; r < n; ++r) {
-    formats::Header h;
-    h.global_rank = r;
-    h.world_size = n;
-    h.local_rank = r % o.ranks_per_host;
-    h.host = "node" + std::to_string(r / o.ranks_per_host);
-    h.pid = 10000 + r;
-    h.command_line = {"dltrace", "synth", "--model", o.model};
-    h.start_monotonic_ns = uint64_t(t0);
-    h.recorder_version = "dltrace synth";
-    h.nccl_version = "synthetic";
-    h.gpu_device = h.local_rank;
-    h.job_id = "synth-" + o.model;
+    formats::Header h = SynthRankHeader(o, r, n, t0);
     h.attributes = {{kIterationOpsAttribute, std::to_string(buckets.size())},
                     {"synth.model", o.model},
                     {"synth.dtype", o.dtype},

@@ -10,6 +10,8 @@ import subprocess
 import tempfile
 import unittest
 
+from test_schedule import totals
+
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
 RESNET50_FP32 = 25_557_032 * 4  # one 200 MiB bucket holds the whole gradient
@@ -29,14 +31,7 @@ def ring_totals(path):
     """Per-rank sent bytes of the ring lowering; asserts no warning."""
     p = run("schedule", path, "--algo", "ring", "--no-steps", timeout=600)
     assert p.returncode == 0 and p.stderr == "", p.stderr
-    rows = {}
-    lines = p.stdout.split("# totals\n", 1)[1].splitlines()[1:]
-    for line in lines:
-        if not line.strip():
-            break
-        f = line.split()
-        rows[int(f[0])] = int(f[6])
-    return rows
+    return {r: row["sent"] for r, row in totals(p.stdout).items()}
 
 
 class ScaleTest(unittest.TestCase):

@@ -72,6 +72,19 @@ std::pair<uint64_t, uint64_t> At(Totals_t& t, const std::string& comm, OpKind ki
   return t[{comm, kind}];
 }
 
+// A hybrid job: MODEL on tp x pp x dp ranks, M micro-batches, one iteration.
+SynthOptions Hybrid(const char* model, int tp, int pp, int dp, int microbatches) {
+  SynthOptions o;
+  o.model = model;
+  o.tp = tp;
+  o.pp = pp;
+  o.dp = dp;
+  o.ranks = tp * pp * dp;
+  o.microbatches = microbatches;
+  o.iterations = 1;
+  return o;
+}
+
 TEST(Hybrid, ParameterCountsMatchThePublishedSizes) {
   // GPT-3: Narayanan et al. 2021 list 174.6B; the Llama and Mixtral figures
   // are the counts their Hugging Face checkpoints report.
@@ -113,13 +126,7 @@ TEST(Hybrid, LayoutIsMegatronsTensorInnermostThenDataThenPipeline) {
 
 TEST(Hybrid, RecordedCommunicatorsFollowTheLayout) {
   TempDir tmp;
-  SynthOptions o;
-  o.model = "gpt3-175b";
-  o.tp = 2;
-  o.pp = 4;
-  o.dp = 2;
-  o.ranks = 16;
-  o.iterations = 1;
+  SynthOptions o = Hybrid("gpt3-175b", 2, 4, 2, 0);
   auto w = Write(o, tmp, "set");
   // Megatron's docstring groups, written out.
   const std::vector<std::vector<int32_t>> tp = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}};
@@ -145,13 +152,7 @@ TEST(Hybrid, RecordedCommunicatorsFollowTheLayout) {
 
 TEST(Hybrid, TensorPipelineDataBytesPerIterationAreTheClosedForms) {
   TempDir tmp;
-  SynthOptions o;
-  o.model = "gpt3-175b";
-  o.tp = 2;
-  o.pp = 4;
-  o.dp = 2;
-  o.ranks = 16;
-  o.microbatches = 6;
+  SynthOptions o = Hybrid("gpt3-175b", 2, 4, 2, 6);
   o.micro_batch_size = 2;
   o.iterations = 2;
   o.bucket_bytes = 100ull << 20;
@@ -183,16 +184,9 @@ TEST(Hybrid, TensorPipelineDataBytesPerIterationAreTheClosedForms) {
 
 TEST(Hybrid, PipelineRunsOneForwardOneBackwardWithWarmUpAndCoolDown) {
   TempDir tmp;
-  SynthOptions o;
-  o.model = "llama3-8b";
-  o.tp = 2;
-  o.pp = 4;
-  o.dp = 1;
-  o.ranks = 8;
-  o.microbatches = 7;
+  SynthOptions o = Hybrid("llama3-8b", 2, 4, 1, 7);
   o.sequence_parallel = true;
   o.seq_len = 256;
-  o.iterations = 1;
   auto w = Write(o, tmp, "set");
   const int P = 4, M = 7, L = 32 / P;
   auto repeat = [](const std::string& x, int n) {
@@ -244,17 +238,10 @@ TEST(Hybrid, PipelineRunsOneForwardOneBackwardWithWarmUpAndCoolDown) {
 
 TEST(Hybrid, MixtureOfExpertsAllToAllAndExpertGradientsAreTheClosedForms) {
   TempDir tmp;
-  SynthOptions o;
-  o.model = "mixtral-8x7b";
-  o.tp = 2;
-  o.pp = 2;
-  o.dp = 4;
+  SynthOptions o = Hybrid("mixtral-8x7b", 2, 2, 4, 2);
   o.ep = 2;
-  o.ranks = 16;
-  o.microbatches = 2;
   o.seq_len = 1024;
   o.sequence_parallel = true;
-  o.iterations = 1;
   o.dtype = "bf16";
   auto w = Write(o, tmp, "set");
   const uint64_t T = 2, E = 2, M = 2, s = 1024, h = 4096, ffn = 14336, k = 2, L = 32 / 2;
@@ -287,13 +274,7 @@ TEST(Hybrid, MixtureOfExpertsAllToAllAndExpertGradientsAreTheClosedForms) {
 TEST(Hybrid, ZeroStagesMoveTheDocumentedCollectives) {
   TempDir tmp;
   for (int zero : {1, 3}) {
-    SynthOptions o;
-    o.model = "llama3-8b";
-    o.tp = 1;
-    o.pp = 2;
-    o.dp = 4;
-    o.ranks = 8;
-    o.microbatches = 3;
+    SynthOptions o = Hybrid("llama3-8b", 1, 2, 4, 3);
     o.seq_len = 512;
     o.zero = zero;
     o.iterations = 2;

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "dltrace/formats/trace.h"
+
 namespace dltrace::models {
 
 struct ModelSpec {
@@ -116,6 +118,11 @@ LayerFlops TransformerLayerFlops(const TransformerSpec& spec, const SynthOptions
 
 // Checks options; returns an empty string or one line saying what is wrong.
 std::string CheckSynthOptions(const SynthOptions& options);
+
+// The header of synth's rank file RANK of WORLD: host "node<rank / ranks_per_host>",
+// local rank, pid and the job id; the caller adds its attributes.
+formats::Header SynthRankHeader(const SynthOptions& options, int32_t rank, int32_t world,
+                                int64_t start_ns);
 
 // Writes one .dltrace file per rank into DIR, which must not exist yet.
 bool WriteSynthTraceSet(const SynthOptions& options, const std::string& dir, std::string* error);
