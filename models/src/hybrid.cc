@@ -109,6 +109,10 @@ std::vector<int32_t> MegatronLayout::EpGroup(int r) const {
   for (int e = 0; e < ep; ++e) g.push_back(Rank(TpIndex(r), first + e, PpIndex(r)));
   return g;
 }
+std::vector<int32_t> MegatronLayout::EmbeddingGroup(int r) const {
+  if (pp < 2 || (PpIndex(r) != 0 && PpIndex(r) != pp - 1)) return {};
+  return {Rank(TpIndex(r), DpIndex(r), 0), Rank(TpIndex(r), DpIndex(r), pp - 1)};
+}
 std::vector<int32_t> MegatronLayout::ExpertDpGroup(int r) const {
   std::vector<int32_t> g;
   for (int d = DpIndex(r) % ep; d < dp; d += ep) g.push_back(Rank(TpIndex(r), d, PpIndex(r)));
@@ -142,8 +146,8 @@ LayerFlops TransformerLayerFlops(const TransformerSpec& t, const SynthOptions& o
 
 namespace {
 
-enum CommKind : uint32_t { kTp, kPp, kDp, kEp, kExpertDp, kCommKinds };
-const char* const kCommNames[kCommKinds] = {"tp", "pp", "dp", "ep", "edp"};
+enum CommKind : uint32_t { kTp, kPp, kDp, kEp, kExpertDp, kEmbedding, kCommKinds };
+const char* const kCommNames[kCommKinds] = {"tp", "pp", "dp", "ep", "edp", "embd"};
 enum Lane : uint8_t { kComputeLane, kGradLane };
 constexpr uint64_t kLaneStream[2] = {0x7f0000001000ull, 0x7f0000002000ull};
 constexpr uint32_t kNone = 0xFFFFFFFFu;
@@ -202,6 +206,10 @@ class HybridBuilder {
       case kPp: return l_.PpGroup(r);
       case kDp: return l_.DpGroup(r);
       case kEp: return l_.EpGroup(r);
+      case kEmbedding: {
+        auto g = l_.EmbeddingGroup(r);
+        return g.empty() ? std::vector<int32_t>{r} : g;
+      }
       default: return l_.ExpertDpGroup(r);
     }
   }
@@ -211,6 +219,7 @@ class HybridBuilder {
       case kPp: return l_.pp > 1;
       case kDp: return l_.dp > 1;
       case kEp: return l_.ep > 1;
+      case kEmbedding: return t_.gpt_style && l_.pp > 1;  // tied embeddings only
       default: return t_.experts && l_.dp / l_.ep > 1;
     }
   }
@@ -634,6 +643,15 @@ class HybridBuilder {
       // Compute left at the end of the iteration (no op follows to carry it):
       // a marker keeps it on the timeline.
       if (st.pending_ns[kComputeLane] > 0) Marker(st);
+      // Megatron's finalize_model_grads: after the data-parallel reduction,
+      // the tied embedding's gradient is all-reduced between the first and last stage.
+      if (st.members[kEmbedding].size() > 1) {
+        const uint32_t after = st.prog->lanes[kGradLane].empty()
+                                   ? kNone
+                                   : uint32_t(st.prog->lanes[kGradLane].size() - 1);
+        Coll(st, OpKind::NcclAllReduce, kEmbedding, t_.vocab * t_.hidden / uint64_t(l_.tp) * grad_bytes_,
+             grad_bytes_ == 4 ? 1 : 0, kComputeLane, after);
+      }
       if (it == 0) st.prog->iteration_items = ItemCount(*st.prog) - before;
     }
   }
@@ -721,6 +739,7 @@ bool WriteHybridTraceSet(const SynthOptions& o, const std::string& dir, std::str
       c.api = formats::Api::Nccl;
       c.name = kCommNames[k];
       c.members = b.Members(CommKind(k), r);
+      if (c.members.size() < 2) continue;  // a middle stage is in no embedding group
       c.size = int32_t(c.members.size());
       c.rank = int32_t(std::find(c.members.begin(), c.members.end(), r) - c.members.begin());
       // One ncclUniqueId per group: the kind and the group's first member name it.

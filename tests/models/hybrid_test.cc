@@ -116,6 +116,10 @@ TEST(Hybrid, LayoutIsMegatronsTensorInnermostThenDataThenPipeline) {
   EXPECT_EQ(l.TpGroup(6), (std::vector<int32_t>{6, 7}));
   EXPECT_EQ(l.PpGroup(1), (std::vector<int32_t>{1, 5, 9, 13}));
   EXPECT_EQ(l.PpGroup(14), (std::vector<int32_t>{2, 6, 10, 14}));
+  // The embedding group: first and last rank of the pipeline group.
+  EXPECT_EQ(l.EmbeddingGroup(14), (std::vector<int32_t>{2, 14}));
+  EXPECT_EQ(l.EmbeddingGroup(1), (std::vector<int32_t>{1, 13}));
+  EXPECT_TRUE(l.EmbeddingGroup(6).empty());
   // Experts: ep consecutive data-parallel indices of one (t, p); the rest stride ep.
   MegatronLayout e{2, 1, 4, 2};
   EXPECT_EQ(e.EpGroup(0), (std::vector<int32_t>{0, 2}));
@@ -132,6 +136,8 @@ TEST(Hybrid, RecordedCommunicatorsFollowTheLayout) {
   const std::vector<std::vector<int32_t>> tp = {{0, 1}, {2, 3}, {4, 5}, {6, 7}, {8, 9}, {10, 11}, {12, 13}, {14, 15}};
   const std::vector<std::vector<int32_t>> dp = {{0, 2}, {1, 3}, {4, 6}, {5, 7}, {8, 10}, {9, 11}, {12, 14}, {13, 15}};
   const std::vector<std::vector<int32_t>> pp = {{0, 4, 8, 12}, {1, 5, 9, 13}, {2, 6, 10, 14}, {3, 7, 11, 15}};
+  // GPT-3 ties its embeddings: first and last stage share a group.
+  const std::vector<std::vector<int32_t>> embd = {{0, 12}, {1, 13}, {2, 14}, {3, 15}};
   auto holds = [](const std::vector<std::vector<int32_t>>& groups, int32_t r) {
     for (const auto& g : groups)
       if (std::find(g.begin(), g.end(), r) != g.end()) return g;
@@ -139,15 +145,15 @@ TEST(Hybrid, RecordedCommunicatorsFollowTheLayout) {
   };
   for (const auto& rt : w->set.ranks) {
     const int32_t r = rt.header.global_rank;
-    ASSERT_EQ(rt.communicators.size(), 3u);
+    ASSERT_EQ(rt.communicators.size(), r < 4 || r >= 12 ? 4u : 3u);
     for (const auto& c : rt.communicators) {
-      const auto& want = c.name == "tp" ? tp : c.name == "dp" ? dp : pp;
+      const auto& want = c.name == "tp" ? tp : c.name == "dp" ? dp : c.name == "pp" ? pp : embd;
       EXPECT_EQ(c.members, holds(want, r)) << c.name << " of rank " << r;
       EXPECT_EQ(c.members[size_t(c.rank)], r);
     }
   }
-  // One merged communicator per group: 8 TP, 8 DP, 4 PP.
-  EXPECT_EQ(w->merged.comms.size(), 20u);
+  // One merged communicator per group: 8 TP, 8 DP, 4 PP, 4 embedding.
+  EXPECT_EQ(w->merged.comms.size(), 24u);
 }
 
 TEST(Hybrid, TensorPipelineDataBytesPerIterationAreTheClosedForms) {
@@ -179,6 +185,9 @@ TEST(Hybrid, TensorPipelineDataBytesPerIterationAreTheClosedForms) {
     if (first) params += V * h / T + 2048 * h;
     if (last) params += 2 * h + V * h / T;
     EXPECT_EQ(At(t, "dp", OpKind::NcclAllReduce).first, 2 * 4 * params) << "rank " << rt.header.global_rank;
+    // The tied embedding's fp32 gradient, once per iteration between first and last stage.
+    const uint64_t embd = first || last ? 2 : 0;
+    EXPECT_EQ(At(t, "embd", OpKind::NcclAllReduce), std::make_pair(embd * V * h / T * 4, embd));
   }
 }
 

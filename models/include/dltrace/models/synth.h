@@ -74,6 +74,10 @@ struct MegatronLayout {
   std::vector<int32_t> DpGroup(int rank) const;
   std::vector<int32_t> EpGroup(int rank) const;
   std::vector<int32_t> ExpertDpGroup(int rank) const;
+  // Megatron's embedding group (default_embedding_ranks): the first and last
+  // stage of RANK's pipeline, where a tied word embedding lives twice and its
+  // gradient is all-reduced; empty for other stages and for one stage.
+  std::vector<int32_t> EmbeddingGroup(int rank) const;
 };
 
 struct SynthOptions {
