@@ -36,6 +36,7 @@ Command AddInfoCommand(CLI::App& dltrace);
 Command AddDumpCommand(CLI::App& dltrace);
 Command AddRecordCommand(CLI::App& dltrace);
 Command AddSynthCommand(CLI::App& dltrace);
+Command AddScaleCommand(CLI::App& dltrace);
 Command AddScheduleCommand(CLI::App& dltrace);
 Command AddReplayCommand(CLI::App& dltrace);
 Command AddSimulateCommand(CLI::App& dltrace);

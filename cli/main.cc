@@ -85,7 +85,8 @@ int main(int argc, char** argv) {
   dltrace.require_subcommand(0, 1);
   const std::vector<Command> commands = {
       AddInfoCommand(dltrace),     AddDumpCommand(dltrace),     AddRecordCommand(dltrace),
-      AddSynthCommand(dltrace),    AddScheduleCommand(dltrace), AddReplayCommand(dltrace),
+      AddSynthCommand(dltrace),    AddScaleCommand(dltrace),    AddScheduleCommand(dltrace),
+      AddReplayCommand(dltrace),
       AddSimulateCommand(dltrace), AddCompareCommand(dltrace),  AddConvertCommand(dltrace),
       AddReportCommand(dltrace),
   };

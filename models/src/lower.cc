@@ -196,9 +196,15 @@ class Lowerer {
     const auto& items = items_[size_t(ref)];
     IterationPattern pattern;
     if (options_.iteration_ops > 0) pattern.period = size_t(options_.iteration_ops);
-    for (const auto& [k, v] : m_.rank(ref)->header.attributes)
-      if (k == kIterationOpsAttribute && !options_.iteration_ops)
-        pattern.period = size_t(std::strtoull(v.c_str(), nullptr, 10));
+    // A writer's attribute gives each rank's own period (pipeline stages of a
+    // hybrid job make different numbers of calls per iteration).
+    auto attribute_period = [&](int32_t r) -> size_t {
+      if (options_.iteration_ops > 0 || !m_.rank(r)) return 0;
+      for (const auto& [k, v] : m_.rank(r)->header.attributes)
+        if (k == kIterationOpsAttribute) return size_t(std::strtoull(v.c_str(), nullptr, 10));
+      return 0;
+    };
+    if (size_t p = attribute_period(ref)) pattern.period = p;
     if (!pattern.period) {
       std::vector<uint64_t> sig;
       for (const Item& it : items) {
@@ -214,6 +220,15 @@ class Lowerer {
       size_t it = i < pattern.prefix ? 0 : (i - pattern.prefix) / pattern.period;
       for (uint32_t x : items[i].ops)
         iteration_of_[x] = int32_t(std::min<size_t>(it, size_t(s_.iterations - 1)));
+    }
+    for (int32_t r = ref + 1; r < m_.world_size; ++r) {
+      const size_t period = attribute_period(r);
+      if (!period) continue;
+      const auto& own = items_[size_t(r)];
+      for (size_t i = 0; i < own.size(); ++i)
+        for (uint32_t x : own[i].ops)
+          if (iteration_of_[x] < 0)
+            iteration_of_[x] = int32_t(std::min<size_t>(i / period, size_t(s_.iterations - 1)));
     }
   }
 

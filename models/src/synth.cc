@@ -81,34 +81,86 @@ std::vector<uint64_t> ModelParameters(const std::string& model) {
 }
 
 std::vector<uint64_t> GradientBuckets(const std::vector<uint64_t>& parameters,
-                                      uint64_t bytes_per_parameter, uint64_t bucket_bytes) {
+                                      uint64_t bytes_per_parameter, uint64_t bucket_bytes,
+                                      std::vector<size_t>* closed_by) {
   std::vector<uint64_t> buckets;
+  if (closed_by) closed_by->clear();
   uint64_t current = 0;
-  for (auto it = parameters.rbegin(); it != parameters.rend(); ++it) {
-    current += *it * bytes_per_parameter;
-    if (current >= bucket_bytes) {
+  for (size_t i = parameters.size(); i-- > 0;) {
+    current += parameters[i] * bytes_per_parameter;
+    if (current >= bucket_bytes || (i == 0 && current)) {
       buckets.push_back(current);
+      if (closed_by) closed_by->push_back(i);
       current = 0;
     }
   }
-  if (current) buckets.push_back(current);
   return buckets;
 }
 
 std::string CheckSynthOptions(const SynthOptions& o) {
-  if (!FindModel(o.model)) {
+  const TransformerSpec* t = FindTransformer(o.model);
+  if (!FindModel(o.model) && !t) {
     std::string names;
     for (const auto& m : AllModels()) names += std::string(names.empty() ? "" : ", ") + m.name;
+    for (const auto& m : AllTransformers()) names += std::string(", ") + m.name;
     return "unknown model '" + o.model + "' (one of " + names + ")";
   }
   if (o.ranks < 1) return "--ranks must be at least 1";
+  if (o.tp < 1 || o.pp < 1 || o.ep < 1 || o.dp < 0) return "--tp, --pp, --dp and --ep must be at least 1";
+  if (!t) {
+    if (o.tp != 1 || o.pp != 1 || o.ep != 1 || o.sequence_parallel || o.zero != 0 || o.microbatches != 0)
+      return "--tp, --pp, --ep, --sequence-parallel, --zero and --microbatches apply to the "
+             "transformer models only; " + o.model + " is data-parallel (--ranks)";
+    if (o.dp != 0 && o.dp != o.ranks) return "--dp must equal --ranks for " + o.model;
+  } else {
+    const MegatronLayout l = LayoutOf(o);
+    const std::string sizes = "--tp " + std::to_string(o.tp) + " x --pp " + std::to_string(o.pp);
+    if (o.dp == 0 && o.ranks % (o.tp * o.pp) != 0)
+      return "--ranks " + std::to_string(o.ranks) + " is not a multiple of " + sizes;
+    if (o.dp != 0 && o.ranks != l.world())
+      return "--ranks " + std::to_string(o.ranks) + " is not " + sizes + " x --dp " + std::to_string(o.dp);
+    if (t->layers % o.pp != 0)
+      return o.model + " has " + std::to_string(t->layers) + " layers, not divisible into " +
+             std::to_string(o.pp) + " pipeline stages";
+    if (t->heads % uint64_t(o.tp) != 0 || t->kv_heads % uint64_t(o.tp) != 0)
+      return o.model + "'s " + std::to_string(t->heads) + " heads (" + std::to_string(t->kv_heads) +
+             " key/value heads) do not split over --tp " + std::to_string(o.tp);
+    if (o.ep > 1 && !t->experts) return "--ep needs a mixture-of-experts model (mixtral-8x7b)";
+    if (o.ep > 1 && (l.dp % o.ep != 0 || t->experts % o.ep != 0))
+      return "--ep " + std::to_string(o.ep) + " must divide the data-parallel size " +
+             std::to_string(l.dp) + " and the " + std::to_string(t->experts) + " experts";
+    if (t->experts && o.tp > 1 && !o.sequence_parallel)
+      return "mixture-of-experts with --tp > 1 needs --sequence-parallel (as Megatron-LM requires)";
+    if (o.zero < 0 || o.zero > 3) return "--zero must be 0, 1, 2 or 3";
+    if (o.microbatches < 0 || o.micro_batch_size < 1 || o.seq_len < 0)
+      return "--microbatches, --micro-batch-size and --seq-len must be positive";
+    if (o.sequence_parallel && (o.seq_len ? o.seq_len : t->seq_len) % o.tp != 0)
+      return "--sequence-parallel needs the sequence length to be a multiple of --tp";
+    if (o.gpu_tflops <= 0 || o.mfu <= 0 || o.mfu > 1) return "--gpu-tflops must be positive and --mfu in (0, 1]";
+  }
   if (o.ranks_per_host < 1) return "--ranks-per-host must be at least 1";
   if (o.iterations < 1) return "--iterations must be at least 1";
   if (o.compute_ms < 0) return "--compute-ms must not be negative";
   if (o.dtype != "fp32" && o.dtype != "bf16") return "--dtype must be fp32 or bf16";
   if (o.bucket_bytes == 0) return "bucket size must be positive";
-  if (o.link_gbps <= 0) return "link rate must be positive";
+  if (o.link_gbps <= 0 || o.local_gbps <= 0) return "link rate must be positive";
   return "";
+}
+
+formats::Header SynthRankHeader(const SynthOptions& o, int32_t rank, int32_t world, int64_t start_ns) {
+  formats::Header h;
+  h.global_rank = rank;
+  h.world_size = world;
+  h.local_rank = rank % o.ranks_per_host;
+  h.host = "node" + std::to_string(rank / o.ranks_per_host);
+  h.pid = 10000 + rank;
+  h.command_line = {"dltrace", "synth", "--model", o.model};
+  h.start_monotonic_ns = uint64_t(start_ns);
+  h.recorder_version = "dltrace synth";
+  h.nccl_version = "synthetic";
+  h.gpu_device = h.local_rank;
+  h.job_id = "synth-" + o.model;
+  return h;
 }
 
 bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::string* error) {
@@ -116,6 +168,7 @@ bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::stri
     *error = e;
     return false;
   }
+  if (FindTransformer(o.model)) return WriteHybridTraceSet(o, dir, error);
   if (::mkdir(dir.c_str(), 0755) != 0) {
     *error = "cannot create " + dir + ": " + std::strerror(errno);
     return false;
@@ -129,26 +182,17 @@ bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::stri
   const int64_t forward_ns = int64_t(compute_ms * 1e6 / 3);
   const int64_t backward_ns = int64_t(compute_ms * 1e6) - forward_ns;
   const int n = o.ranks;
-  // Ring all-reduce on the GPU timeline: 2(n-1)/n * S at the link rate plus 5 us a step.
+  // Ring all-reduce on the GPU timeline: 2(n-1)/n * S at the link rate (the
+  // local one when every rank shares a host) plus 5 us a step.
+  const double gbps = n <= o.ranks_per_host ? o.local_gbps : o.link_gbps;
   auto allreduce_ns = [&](uint64_t bytes) {
     if (n < 2) return int64_t(10'000);
-    double s = 2.0 * (n - 1) / n * double(bytes) * 8 / (o.link_gbps * 1e9);
+    double s = 2.0 * (n - 1) / n * double(bytes) * 8 / (gbps * 1e9);
     return int64_t(s * 1e9) + 2 * (n - 1) * 5'000;
   };
   const int64_t t0 = 1'000'000'000'000;
   for (int r = 0; r < n; ++r) {
-    formats::Header h;
-    h.global_rank = r;
-    h.world_size = n;
-    h.local_rank = r % o.ranks_per_host;
-    h.host = "node" + std::to_string(r / o.ranks_per_host);
-    h.pid = 10000 + r;
-    h.command_line = {"dltrace", "synth", "--model", o.model};
-    h.start_monotonic_ns = uint64_t(t0);
-    h.recorder_version = "dltrace synth";
-    h.nccl_version = "synthetic";
-    h.gpu_device = h.local_rank;
-    h.job_id = "synth-" + o.model;
+    formats::Header h = SynthRankHeader(o, r, n, t0);
     h.attributes = {{kIterationOpsAttribute, std::to_string(buckets.size())},
                     {"synth.model", o.model},
                     {"synth.dtype", o.dtype},

@@ -1,5 +1,7 @@
-// dltrace-models-bench: how fast a large trace set lowers to a schedule
-// (steps per second) and how much memory it takes (peak RSS), printed.
+// dltrace-models-bench: how fast a large trace set is written by synth and
+// lowered to a schedule (steps per second), and how much memory it takes
+// (peak RSS), printed. --tp/--pp/--dp make it a hybrid transformer job (the
+// GPT-3 175B TP 8 PP 8 DP 16 run of the README).
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -42,11 +44,19 @@ int main(int argc, char** argv) {
     else if (a == "--ranks") so.ranks = std::atoi(argv[i + 1]);
     else if (a == "--iterations") so.iterations = std::atoi(argv[i + 1]);
     else if (a == "--algo") algos = argv[i + 1];
+    else if (a == "--tp") so.tp = std::atoi(argv[i + 1]);
+    else if (a == "--pp") so.pp = std::atoi(argv[i + 1]);
+    else if (a == "--dp") so.dp = std::atoi(argv[i + 1]);
+    else if (a == "--microbatches") so.microbatches = std::atoi(argv[i + 1]);
+    else if (a == "--ranks-per-host") so.ranks_per_host = std::atoi(argv[i + 1]);
     else {
-      std::fprintf(stderr, "usage: dltrace-models-bench [--model M] [--ranks N] [--iterations I] [--algo A[,B...]]\n");
+      std::fprintf(stderr, "usage: dltrace-models-bench [--model M] [--ranks N] [--iterations I] "
+                           "[--algo A[,B...]] [--tp T --pp P --dp D --microbatches M --ranks-per-host H]\n");
       return 2;
     }
   }
+  if (so.dp > 0) so.ranks = so.tp * so.pp * so.dp;
+  const auto bench_start = std::chrono::steady_clock::now();
   char tmpl[] = "/tmp/dltrace-models-bench-XXXXXX";
   if (!::mkdtemp(tmpl)) {
     std::perror("dltrace-models-bench: mkdtemp");
@@ -54,13 +64,18 @@ int main(int argc, char** argv) {
   }
   const std::string dir = std::string(tmpl) + "/set";
   std::string err;
+  int status = 0;
   auto t = std::chrono::steady_clock::now();
   if (!models::WriteSynthTraceSet(so, dir, &err)) {
     std::fprintf(stderr, "dltrace-models-bench: %s\n", err.c_str());
     return 1;
   }
-  std::printf("synth %s, %d ranks, %d iterations: %.2f s\n", so.model.c_str(), so.ranks,
-              so.iterations, Seconds(t));
+  uint64_t trace_bytes = 0;
+  for (const auto& f : std::filesystem::directory_iterator(dir)) trace_bytes += f.file_size();
+  std::printf("synth %s, %d ranks (tp %d, pp %d), %d iterations: %.2f s, %.1f MiB of traces; "
+              "peak RSS %.0f MiB\n",
+              so.model.c_str(), so.ranks, so.tp, so.pp, so.iterations, Seconds(t),
+              double(trace_bytes) / (1 << 20), PeakRssMiB());
   formats::TraceSet set;
   t = std::chrono::steady_clock::now();
   if (!formats::LoadTraceSet(dir, &set, &err)) {
@@ -68,9 +83,13 @@ int main(int argc, char** argv) {
     return 1;
   }
   models::MergedTrace merged = models::Merge(set);
-  std::printf("load + merge: %.2f s, %zu collective calls, %zu problems\n", Seconds(t),
-              merged.calls.size(), merged.problems.size());
-  int status = 0;
+  size_t events = 0;
+  for (const auto& rt : set.ranks) events += rt.ops.size();
+  std::printf("load + merge: %.2f s, %zu events (%.1f bytes each), %zu collective calls, %zu "
+              "transfers, %zu problems\n",
+              Seconds(t), events, events ? double(trace_bytes) / double(events) : 0.0,
+              merged.calls.size(), merged.transfers.size(), merged.problems.size());
+  if (!merged.problems.empty()) status = 1;
   size_t start = 0;
   while (start <= algos.size()) {
     size_t comma = algos.find(',', start);
@@ -93,6 +112,7 @@ int main(int argc, char** argv) {
                 PeakRssMiB());
     if (!est.complete) status = 1;
   }
+  std::printf("total: %.2f s wall, peak RSS %.0f MiB\n", Seconds(bench_start), PeakRssMiB());
   std::filesystem::remove_all(tmpl);
   return status;
 }
