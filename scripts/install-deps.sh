@@ -12,6 +12,7 @@ PACKAGES=(
   libsimgrid-dev
   openmpi-bin libopenmpi-dev
   hpcc
+  python3-mpi4py python3-numpy lammps  # scripts/fidelity.sh: a Python training loop, a real MPI application
   clang libclang-rt-14-dev
   python3 iproute2 procps
   iperf3
