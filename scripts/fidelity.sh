@@ -107,12 +107,17 @@ make_cluster() {
   done
 }
 
-# Every link, both directions (host -> bridge at eth0, bridge -> host at its port).
+# Every link, both directions (host -> bridge at eth0, bridge -> host at its
+# port). The token bucket holds 0.5 ms at the rate (at least 4 jumbo frames):
+# a larger one lets a whole message through at memory speed after an idle
+# gap, which no simulated link does.
 shape() {
-  local gbit=$1
+  local gbit=$1 burst
+  burst=$(( gbit * 1000000000 / 8 / 2000 ))
+  [ $burst -lt $((4 * mtu)) ] && burst=$((4 * mtu))
   for i in $(seq 0 $((hosts - 1))); do
-    ip netns exec "$(ns $i)" tc qdisc replace dev eth0 root tbf rate ${gbit}gbit burst 512kb latency 20ms
-    ip netns exec "$bridge" tc qdisc replace dev port$i root tbf rate ${gbit}gbit burst 512kb latency 20ms
+    ip netns exec "$(ns $i)" tc qdisc replace dev eth0 root tbf rate ${gbit}gbit burst $burst latency 20ms
+    ip netns exec "$bridge" tc qdisc replace dev port$i root tbf rate ${gbit}gbit burst $burst latency 20ms
   done
 }
 
@@ -132,7 +137,8 @@ hostfile=$out/hostfile
 for i in $(seq 0 $((hosts - 1))); do echo "$(ns $i) slots=1"; done >"$hostfile"
 mpirun=(mpirun --allow-run-as-root --hostfile "$hostfile" -np $hosts --map-by node --bind-to none
   --mca plm_rsh_agent "$agent" --mca plm_rsh_no_tree_spawn 1
-  --mca btl tcp,self --mca btl_tcp_if_include $subnet.0/24 --mca oob_tcp_if_include $subnet.0/24)
+  --mca btl tcp,self --mca btl_tcp_if_include $subnet.0/24 --mca oob_tcp_if_include $subnet.0/24
+  --mca mpi_yield_when_idle 1)  # the emulated hosts share this machine's cores: waiting ranks yield them
 
 # record NAME CMD...: `dltrace record` of CMD under mpirun, mpirun in the first namespace.
 record() {
@@ -161,11 +167,11 @@ IFS=, read -r -a rate_list <<<"$rates"
 IFS=, read -r -a program_list <<<"$programs"
 lammps_in=$out/in.lj
 cat >"$lammps_in" <<'EOF'
-# LAMMPS' Lennard-Jones melt (its bench/in.lj), 4 x 32,000 atoms.
+# LAMMPS' Lennard-Jones melt (its bench/in.lj), 4 x 4,000 atoms.
 units lj
 atom_style atomic
 lattice fcc 0.8442
-region box block 0 40 0 40 0 20
+region box block 0 20 0 20 0 10
 create_box 1 box
 create_atoms 1 box
 mass 1 1.0
@@ -187,12 +193,18 @@ for rate in "${rate_list[@]}"; do
       train-ring) cmd=("$build/tests/mpi/dltrace-mpi-train" --steps "$steps" --hidden 1024 --inputs 512 --batch 64) ;;
       train-ps) cmd=("$build/tests/mpi/dltrace-mpi-train" --steps "$steps" --hidden 1024 --inputs 512 --batch 64 --ps) ;;
       halo) cmd=("$build/tests/mpi/dltrace-mpi-halo" --iterations "$steps" --rows 512 --halo 128 --cells 4096) ;;
-      python) command -v python3 >/dev/null && python3 -c 'import mpi4py, numpy' 2>/dev/null || {
-                echo "== $name: skipped (python3-mpi4py or python3-numpy not installed)"; continue; }
-              cmd=(python3 "$root/tests/mpi/dp_train.py" --steps "$steps" --hidden 1024) ;;
+      python) # Debian's interpreter, which python3-mpi4py and python3-numpy install into.
+              py=/usr/bin/python3; [ -x $py ] || py=python3
+              $py -c 'import mpi4py, numpy' 2>/dev/null || {
+                echo "== $name: skipped (python3-mpi4py or python3-numpy not installed for $py)"; continue; }
+              # Python loads libmpi with RTLD_LOCAL after the recorder was preloaded,
+              # so the recorder's PMPI references found nothing and MPI_Init crashed:
+              # preload libmpi after the recorder (see the recorder's notes).
+              libmpi=$(ldconfig -p | grep -o '/[^ ]*/libmpi\.so\.[0-9]*$' | head -1)
+              cmd=(sh -c "LD_PRELOAD=\$LD_PRELOAD:$libmpi exec $py $root/tests/mpi/dp_train.py --steps $steps --hidden 1024") ;;
       lammps) lmp=$(command -v lmp || command -v lmp_openmpi || true)
               [ -n "$lmp" ] || { echo "== $name: skipped (lammps not installed)"; continue; }
-              cp "$lammps_in" "$out/$name.in"; echo "run $((steps * 20))" >>"$out/$name.in"
+              cp "$lammps_in" "$out/$name.in"; echo "run $((steps * 5))" >>"$out/$name.in"
               cmd=("$lmp" -in "$out/$name.in" -log none -screen none) ;;
       *) echo "fidelity: unknown program '$program'" >&2; exit 2 ;;
     esac
