@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <queue>
+#include <unordered_map>
 
 namespace dltrace::models {
 
@@ -44,6 +45,18 @@ int64_t EndNs(const OpEvent& op) {
   return IsNccl(op.kind) && op.gpu_end_ns ? *op.gpu_end_ns : op.exit_ns;
 }
 
+// Calls that complete requests (and, for Test*, may complete none).
+bool IsCompletion(OpKind kind) {
+  return kind == OpKind::MpiWait || kind == OpKind::MpiWaitall || kind == OpKind::MpiWaitany ||
+         kind == OpKind::MpiWaitsome || kind == OpKind::MpiTest || kind == OpKind::MpiTestall ||
+         kind == OpKind::MpiTestany || kind == OpKind::MpiTestsome;
+}
+// Calls whose time is waiting for messages the schedule models, not compute.
+bool IsMessageWait(OpKind kind) {
+  return IsCompletion(kind) || kind == OpKind::MpiProbe || kind == OpKind::MpiIprobe;
+}
+
+// An NCCL stream's ordering state.
 struct Lane {
   std::vector<uint32_t> exits;
   int64_t last_end = 0;
@@ -65,7 +78,36 @@ struct Part {
 struct Item {
   std::vector<uint32_t> ops;
   uint32_t group = 0;
+  uint32_t trace_op = 0;
+  bool nccl = false;
 };
+
+// One call of an MPI host thread, in the order the thread made them.
+struct HostCall {
+  enum class Type : uint8_t {
+    kItem,  // an op of the schedule (blocking, or nonblocking: started here)
+    kWait,  // a Wait/Test that completed nonblocking ops of the schedule
+    kSkip,  // time spent waiting for messages (Probe, a Test that completed nothing)
+  };
+  Type type = Type::kSkip;
+  bool nonblocking = false;
+  bool reached = false;  // kItem: its entry was made
+  int64_t enter = 0, exit = 0;
+  uint32_t item = 0;               // kItem: index into the rank's items
+  std::vector<uint32_t> completed;  // kWait: schedule ops it completed
+};
+
+// An MPI host thread: its calls and how far the lowering walked them.
+// FRONTIER holds the steps the thread's next call waits for.
+struct HostThread {
+  std::vector<HostCall> calls;
+  size_t pos = 0;
+  std::vector<uint32_t> frontier;
+  int64_t last_exit = 0;
+  int64_t carry = 0;  // compute time since LAST_EXIT that skipped calls cut off
+};
+
+uint64_t Key(uint32_t op, int32_t rank) { return (uint64_t(op) << 32) | uint32_t(rank); }
 
 class Lowerer {
  public:
@@ -77,6 +119,7 @@ class Lowerer {
     BuildOps();
     BuildItems();
     AssignIterations();
+    BuildHostThreads();
     Order();
     return std::move(s_);
   }
@@ -161,11 +204,13 @@ class Lowerer {
 
   void BuildItems() {
     items_.resize(size_t(m_.world_size));
+    nccl_items_.resize(size_t(m_.world_size));
     for (const auto& rt : m_.set->ranks) {
       int32_t g = rt.header.global_rank;
       if (g < 0 || g >= m_.world_size) continue;
       const auto& links = m_.links[size_t(g)];
       auto& items = items_[size_t(g)];
+      bool any_nccl = false;
       for (uint32_t i = 0; i < links.size(); ++i) {
         const OpLink& l = links[i];
         Item item;
@@ -177,12 +222,24 @@ class Lowerer {
             item.ops.push_back(op_of_transfer_[size_t(l.second)]);
         }
         if (item.ops.empty()) continue;
-        if (i < rt.ops.size() && IsNccl(rt.ops[i].kind)) item.group = rt.ops[i].group;
+        item.trace_op = i;
+        item.nccl = i < rt.ops.size() && IsNccl(rt.ops[i].kind);
+        any_nccl = any_nccl || item.nccl;
+        if (item.nccl) item.group = rt.ops[i].group;
         if (item.group && !items.empty() && items.back().group == item.group)
           items.back().ops.insert(items.back().ops.end(), item.ops.begin(), item.ops.end());
         else
           items.push_back(std::move(item));
       }
+      // The recorder writes a nonblocking MPI call when a Wait or Test
+      // completes it: without NCCL ops (whose file order the lowering keeps),
+      // order a rank's items as it made the calls.
+      if (!any_nccl)
+        std::stable_sort(items.begin(), items.end(), [&](const Item& a, const Item& b) {
+          return rt.ops[a.trace_op].enter_ns < rt.ops[b.trace_op].enter_ns;
+        });
+      for (uint32_t k = 0; k < items.size(); ++k)
+        if (items[k].nccl) nccl_items_[size_t(g)].push_back(k);
     }
   }
 
@@ -232,9 +289,85 @@ class Lowerer {
     }
   }
 
-  // Lowers every op once, in an order that keeps each rank's recorded order
-  // (a merge of the per-rank orders, earliest first). Traces whose orders
-  // contradict each other are lowered earliest-first anyway.
+  // Each MPI host thread's calls in the order it made them: the schedule's
+  // ops, the Waits/Tests that completed nonblocking ones (found by the
+  // completion time the recorder wrote, which falls inside the completing
+  // call), and calls that waited for messages (Probe, Tests that completed nothing).
+  void BuildHostThreads() {
+    threads_.resize(size_t(m_.world_size));
+    thread_index_.resize(size_t(m_.world_size));
+    for (const auto& rt : m_.set->ranks) {
+      const int32_t g = rt.header.global_rank;
+      if (g < 0 || g >= m_.world_size) continue;
+      auto& threads = threads_[size_t(g)];
+      auto& index = thread_index_[size_t(g)];
+      auto thread_of = [&](const OpEvent& e) -> HostThread& {
+        auto [it, fresh] = index.emplace(e.thread, threads.size());
+        if (fresh) {
+          threads.emplace_back();
+          threads.back().last_exit = first_ns_[size_t(g)];
+        }
+        return threads[it->second];
+      };
+      const auto& items = items_[size_t(g)];
+      for (uint32_t k = 0; k < items.size(); ++k) {
+        if (items[k].nccl) continue;
+        const OpEvent& e = rt.ops[items[k].trace_op];
+        HostCall c;
+        c.type = HostCall::Type::kItem;
+        c.nonblocking = formats::IsNonblocking(e.kind);
+        c.enter = e.enter_ns;
+        c.exit = e.exit_ns;
+        c.item = k;
+        thread_of(e).calls.push_back(std::move(c));
+      }
+      for (const OpEvent& e : rt.ops) {
+        if (IsNccl(e.kind) || !IsMessageWait(e.kind)) continue;
+        HostCall c;
+        c.type = IsCompletion(e.kind) ? HostCall::Type::kWait : HostCall::Type::kSkip;
+        c.enter = e.enter_ns;
+        c.exit = e.exit_ns;
+        thread_of(e).calls.push_back(std::move(c));
+      }
+      auto by_time = [](const HostCall& a, const HostCall& b) { return a.enter < b.enter; };
+      for (HostThread& t : threads) std::stable_sort(t.calls.begin(), t.calls.end(), by_time);
+      // Attach each completed nonblocking op to the call that completed it.
+      for (uint32_t k = 0; k < items.size(); ++k) {
+        if (items[k].nccl) continue;
+        const OpEvent& e = rt.ops[items[k].trace_op];
+        if (!formats::IsNonblocking(e.kind) || !e.completion_ns) continue;
+        const int64_t done = *e.completion_ns;
+        HostThread& t = thread_of(e);
+        auto it = std::upper_bound(t.calls.begin(), t.calls.end(), done,
+                                   [](int64_t v, const HostCall& c) { return v < c.enter; });
+        while (it != t.calls.begin()) {
+          --it;
+          if (it->type == HostCall::Type::kWait) break;
+        }
+        if (it != t.calls.end() && it->type == HostCall::Type::kWait && it->enter <= done &&
+            done <= it->exit) {
+          it->completed.insert(it->completed.end(), items[k].ops.begin(), items[k].ops.end());
+          continue;
+        }
+        // No completing call on record (a torn file): complete it where it was seen done.
+        HostCall c;
+        c.type = HostCall::Type::kWait;
+        c.enter = c.exit = done;
+        c.completed = items[k].ops;
+        t.calls.insert(std::upper_bound(t.calls.begin(), t.calls.end(), c, by_time), std::move(c));
+      }
+      for (HostThread& t : threads)
+        for (HostCall& c : t.calls)
+          if (c.type == HostCall::Type::kWait && c.completed.empty()) c.type = HostCall::Type::kSkip;
+    }
+  }
+
+  // Lowers every op once, in an order in which each op's steps can wait for
+  // what came before it on every rank it involves: NCCL ops in each rank's
+  // recorded order, MPI ops as each host thread reaches them (a nonblocking
+  // call holds back nothing after it; a Wait holds back what follows until
+  // the ops it completed were lowered). Traces whose orders contradict each
+  // other are lowered earliest first anyway.
   void Order() {
     StepBuilder builder(&s_);
     builder_ = &builder;
@@ -246,6 +379,7 @@ class Lowerer {
     for (int32_t r = 0; r < m_.world_size; ++r) {
       Arrive(r);
       Advance(r);
+      AdvanceThreads(r);
     }
     size_t done = 0;
     while (done < s_.ops.size()) {
@@ -256,40 +390,160 @@ class Lowerer {
       LowerOp(x);
       lowered_[x] = 1;
       ++done;
-      for (const Part& p : parts_[x]) Advance(p.rank);
+      for (const Part& p : parts_[x]) {
+        Advance(p.rank);
+        AdvanceThreads(p.rank);
+      }
     }
   }
 
+  void Ready(uint32_t x) {
+    if (!lowered_[x] && --pending_[x] == 0) ready_.push({time_[x], x});
+  }
+
+  // NCCL: the item at the rank's cursor has arrived.
   void Arrive(int32_t r) {
-    const auto& items = items_[size_t(r)];
-    if (cursor_[size_t(r)] >= items.size()) return;
-    for (uint32_t x : items[cursor_[size_t(r)]].ops)
-      if (!lowered_[x] && --pending_[x] == 0) ready_.push({time_[x], x});
+    const auto& order = nccl_items_[size_t(r)];
+    if (cursor_[size_t(r)] >= order.size()) return;
+    for (uint32_t x : items_[size_t(r)][order[cursor_[size_t(r)]]].ops) Ready(x);
   }
 
   void Advance(int32_t r) {
-    const auto& items = items_[size_t(r)];
+    const auto& order = nccl_items_[size_t(r)];
     size_t& c = cursor_[size_t(r)];
-    while (c < items.size()) {
-      for (uint32_t x : items[c].ops)
+    while (c < order.size()) {
+      for (uint32_t x : items_[size_t(r)][order[c]].ops)
         if (!lowered_[x]) return;
       ++c;
       Arrive(r);
     }
   }
 
+  // A compute step of OP on rank R, outside any op's lowering: the time a
+  // host thread computed before a call.
+  uint32_t AddCompute(int32_t r, uint32_t op, int64_t ns, const std::vector<uint32_t>& deps) {
+    RankSchedule& rs = s_.ranks[size_t(r)];
+    Step s;
+    s.type = StepType::kCompute;
+    s.op = op;
+    s.duration_ns = uint64_t(std::max<int64_t>(ns, 0));
+    s.deps_begin = uint32_t(rs.deps.size());
+    rs.deps.insert(rs.deps.end(), deps.begin(), deps.end());
+    s.deps_end = uint32_t(rs.deps.size());
+    rs.steps.push_back(s);
+    return uint32_t(rs.steps.size() - 1);
+  }
+
+  // Compute time between the thread's last call and one entering at ENTER.
+  int64_t ComputeBefore(HostThread& t, int64_t enter) {
+    int64_t ns = t.carry + std::max<int64_t>(0, enter - t.last_exit);
+    t.carry = 0;
+    return ns;
+  }
+
+  void AdvanceThreads(int32_t r) {
+    if (size_t(r) >= threads_.size()) return;
+    for (HostThread& t : threads_[size_t(r)]) AdvanceThread(r, t);
+  }
+
+  // Walks thread T of rank R as far as what was lowered allows, making each
+  // op's entry steps (the compute before it, after what it waits for).
+  void AdvanceThread(int32_t r, HostThread& t) {
+    while (t.pos < t.calls.size()) {
+      HostCall& c = t.calls[t.pos];
+      if (c.type == HostCall::Type::kSkip) {
+        if (c.enter >= t.last_exit) t.carry += c.enter - t.last_exit;
+        t.last_exit = std::max(t.last_exit, c.exit);
+        ++t.pos;
+        continue;
+      }
+      if (c.type == HostCall::Type::kWait) {
+        for (uint32_t x : c.completed)
+          if (!lowered_[x]) return;
+        const int64_t gap = ComputeBefore(t, c.enter);
+        std::vector<uint32_t> after;
+        if (gap > 0) after.push_back(AddCompute(r, c.completed.front(), gap, t.frontier));
+        else after = t.frontier;
+        for (uint32_t x : c.completed) TakeExits(x, r, &after);
+        t.frontier = std::move(after);
+        t.last_exit = std::max(t.last_exit, c.exit);
+        ++t.pos;
+        continue;
+      }
+      const Item& item = items_[size_t(r)][c.item];
+      if (!c.reached) {
+        c.reached = true;
+        const int64_t gap = ComputeBefore(t, c.enter);
+        std::vector<uint32_t> entry = t.frontier;
+        // One compute step also joins what the thread waited for, so the
+        // op's first steps wait on one step each.
+        if (gap > 0 || entry.size() > 1) entry = {AddCompute(r, item.ops.front(), gap, t.frontier)};
+        for (uint32_t x : item.ops)
+          if (!lowered_[x] && entry_.emplace(Key(x, r), entry).second) Ready(x);
+        if (c.nonblocking) {
+          // Started: the thread goes on at once.
+          t.frontier = std::move(entry);
+          t.last_exit = std::max(t.last_exit, c.exit);
+          ++t.pos;
+          continue;
+        }
+      }
+      if (c.nonblocking) {  // reached before, when an op was forced
+        t.last_exit = std::max(t.last_exit, c.exit);
+        ++t.pos;
+        continue;
+      }
+      for (uint32_t x : item.ops)
+        if (!lowered_[x]) return;
+      std::vector<uint32_t> after;
+      for (uint32_t x : item.ops) TakeExits(x, r, &after);
+      std::sort(after.begin(), after.end());
+      after.erase(std::unique(after.begin(), after.end()), after.end());
+      t.frontier = std::move(after);
+      t.last_exit = std::max(t.last_exit, c.exit);
+      ++t.pos;
+    }
+  }
+
+  void TakeExits(uint32_t x, int32_t r, std::vector<uint32_t>* out) {
+    auto it = exits_.find(Key(x, r));
+    if (it == exits_.end()) return;
+    out->insert(out->end(), it->second.begin(), it->second.end());
+    exits_.erase(it);
+  }
+
+  // Nothing is ready: the ranks' orders contradict each other. Lowers the
+  // earliest op some rank is waiting at, its other parts where their ranks stand.
   void ForceOne() {
     uint32_t best = kNoOp;
+    auto consider = [&](uint32_t x) {
+      if (!lowered_[x] && (best == kNoOp || time_[x] < time_[best])) best = x;
+    };
     for (int32_t r = 0; r < m_.world_size; ++r) {
+      const auto& order = nccl_items_[size_t(r)];
       size_t c = cursor_[size_t(r)];
-      if (c >= items_[size_t(r)].size()) continue;
-      for (uint32_t x : items_[size_t(r)][c].ops)
-        if (!lowered_[x] && (best == kNoOp || time_[x] < time_[best])) best = x;
+      if (c < order.size())
+        for (uint32_t x : items_[size_t(r)][order[c]].ops) consider(x);
+      for (const HostThread& t : threads_[size_t(r)]) {
+        if (t.pos >= t.calls.size()) continue;
+        const HostCall& call = t.calls[t.pos];
+        if (call.type == HostCall::Type::kWait)
+          for (uint32_t x : call.completed) consider(x);
+        else if (call.type == HostCall::Type::kItem)
+          for (uint32_t x : items_[size_t(r)][call.item].ops) consider(x);
+      }
     }
     if (best == kNoOp)  // not at any cursor: lower what is left in op order
       for (uint32_t x = 0; x < lowered_.size() && best == kNoOp; ++x)
         if (!lowered_[x]) best = x;
     if (!forced_++) Note("ranks recorded calls in contradicting orders; lowered earliest first");
+    for (const Part& p : parts_[best]) {
+      const OpEvent& e = TraceOp(p);
+      if (IsNccl(e.kind)) continue;
+      HostThread& t = threads_[size_t(p.rank)][thread_index_[size_t(p.rank)].at(e.thread)];
+      entry_.emplace(Key(best, p.rank), t.frontier);
+    }
+    pending_[best] = 0;
     ready_.push({time_[best], best});
   }
 
@@ -301,8 +555,12 @@ class Lowerer {
     b.BeginOp(x);
     for (const Part& p : parts_[x]) {
       const OpEvent& e = TraceOp(p);
+      if (!IsNccl(e.kind)) {
+        b.SetEntry(p.rank, entry_.at(Key(x, p.rank)));
+        continue;
+      }
       Lane& lane = lanes_[size_t(p.rank)][LaneOf(e)];
-      const bool grouped = IsNccl(e.kind) && e.group != 0;
+      const bool grouped = e.group != 0;
       if (grouped && lane.started && lane.group == e.group) {
         b.SetEntry(p.rank, lane.group_entry);  // a later op of the group
         continue;
@@ -317,7 +575,6 @@ class Lowerer {
         uint32_t c = b.Compute(p.rank, uint64_t(std::max<int64_t>(gap, 0)), {});
         entry = {c};
         b.SetEntry(p.rank, entry);
-        gap_step_[p.rank] = c;
       }
       lane.group = grouped ? e.group : 0;
       if (grouped) {
@@ -341,13 +598,16 @@ class Lowerer {
     b.EndOp();
     for (const Part& p : parts_[x]) {
       const OpEvent& e = TraceOp(p);
+      if (!IsNccl(e.kind)) {
+        // What a later call waits for once this op is done (a Wait for a
+        // nonblocking one): its last steps, or its entry when it had none here.
+        auto entry = entry_.find(Key(x, p.rank));
+        exits_[Key(x, p.rank)] = b.Touched(p.rank) ? b.Exits(p.rank) : entry->second;
+        entry_.erase(entry);
+        continue;
+      }
       Lane& lane = lanes_[size_t(p.rank)][LaneOf(e)];
-      if (!IsNccl(e.kind) && formats::IsNonblocking(e.kind)) {
-        // The host thread goes on at once: later ops wait for the idle time
-        // before this call, not for its transfer.
-        auto g = gap_step_.find(p.rank);
-        if (g != gap_step_.end()) lane.exits = {g->second};
-      } else if (lane.group != 0 && IsNccl(e.kind) && e.group == lane.group) {
+      if (lane.group != 0 && e.group == lane.group) {
         if (b.Touched(p.rank)) {
           const auto& exits = b.Exits(p.rank);
           lane.group_exits.insert(lane.group_exits.end(), exits.begin(), exits.end());
@@ -359,7 +619,6 @@ class Lowerer {
       lane.last_end = std::max(lane.started ? lane.last_end : INT64_MIN, EndNs(e));
       lane.started = true;
     }
-    gap_step_.clear();
   }
 
   const MergedTrace& m_;
@@ -371,18 +630,24 @@ class Lowerer {
   std::vector<std::vector<Part>> parts_;
   std::vector<int64_t> time_;
   std::vector<std::vector<Item>> items_;
+  std::vector<std::vector<uint32_t>> nccl_items_;  // per rank: its NCCL items, in order
   std::vector<int32_t> iteration_of_;
   int32_t last_iteration_ = 0;
   const Algorithm* algo_ = nullptr;
   StepBuilder* builder_ = nullptr;
-  std::vector<std::map<std::pair<int, uint64_t>, Lane>> lanes_;
+  std::vector<std::map<std::pair<int, uint64_t>, Lane>> lanes_;  // NCCL streams
+  std::vector<std::vector<HostThread>> threads_;                  // MPI host threads
+  std::vector<std::map<uint32_t, size_t>> thread_index_;          // recorder thread -> threads_ index
+  // Per (op, rank) of MPI ops: the steps its steps there wait for, from when
+  // the rank's thread reached it until it is lowered; then its exits there,
+  // until the thread goes past what waits for them.
+  std::unordered_map<uint64_t, std::vector<uint32_t>> entry_, exits_;
   std::vector<uint32_t> pending_;
   std::vector<char> lowered_;
   std::vector<size_t> cursor_;
   std::priority_queue<std::pair<int64_t, uint32_t>, std::vector<std::pair<int64_t, uint32_t>>,
                       std::greater<>>
       ready_;
-  std::map<int32_t, uint32_t> gap_step_;
   size_t forced_ = 0;
 };
 

@@ -77,4 +77,22 @@ std::vector<PeerLinks> PeersOf(const models::Schedule& s, int32_t endpoint) {
   return out;
 }
 
+std::vector<int32_t> ConnectedEndpoints(const models::Schedule& s, int32_t endpoint) {
+  std::vector<int32_t> parent(s.ranks.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = int32_t(i);
+  auto root = [&](int32_t x) {
+    while (parent[size_t(x)] != x) x = parent[size_t(x)] = parent[size_t(parent[size_t(x)])];
+    return x;
+  };
+  for (size_t e = 0; e < s.ranks.size(); ++e)
+    for (const auto& st : s.ranks[e].steps)
+      if (st.type != models::StepType::kCompute && st.peer >= 0 && size_t(st.peer) < parent.size())
+        parent[size_t(root(st.peer))] = root(int32_t(e));
+  std::vector<int32_t> out;
+  const int32_t mine = root(endpoint);
+  for (size_t e = 0; e < parent.size(); ++e)
+    if (root(int32_t(e)) == mine) out.push_back(int32_t(e));
+  return out;
+}
+
 }  // namespace dltrace::replay

@@ -73,14 +73,16 @@ constexpr size_t kZeroBytes = 1 << 20;     // the one payload buffer every write
 constexpr size_t kSlicesPerWrite = 16;     // up to 16 MiB per gathered write
 constexpr size_t kSinkBytes = 1 << 20;     // incoming payload is read here and dropped
 constexpr uint64_t kHandshakeMagic = 0x31534852544c44ull;  // "DLTRHS1"
-constexpr uint32_t kProtocolVersion = 2;
+constexpr uint32_t kProtocolVersion = 3;
 // Keepalive on every data socket: a peer host that vanished is noticed on an
 // idle connection within about idle + interval * count seconds.
 constexpr int kKeepIdleS = 5, kKeepIntervalS = 2, kKeepCount = 3;
 
 // kNotice: a same-host step the model times, its payload the byte count (8
-// bytes); kHeartbeat: nothing to say, sent on idle connections for the watchdog.
-enum FrameKind : uint16_t { kData = 0, kHello = 1, kRefuse = 2, kNotice = 3, kHeartbeat = 4 };
+// bytes); kHeartbeat: nothing to say, sent on idle connections for the
+// watchdog; kReady: the start barrier, its payload a bitmap of the endpoints
+// the sender knows to have all their connections up.
+enum FrameKind : uint16_t { kData = 0, kHello = 1, kRefuse = 2, kNotice = 3, kHeartbeat = 4, kReady = 5 };
 
 struct Frame {
   uint64_t tag = 0;
@@ -217,12 +219,17 @@ class SocketTransport : public Transport {
   SocketTransport(asio::io_context& io, const models::Schedule& schedule, const SocketOptions& o)
       : io_(io), schedule_(schedule), o_(o), acceptor_(io), zero_(kZeroBytes, 0), sink_(kSinkBytes) {
     for (const auto& p : PeersOf(schedule, o.self)) peers_[p.peer].resize(p.channels);
+    barrier_members_ = ConnectedEndpoints(schedule, o.self);
+    known_ready_.assign((schedule.ranks.size() + 7) / 8, 0);
     last_heard_.assign(schedule.ranks.size(), 0);
     last_wrote_.assign(schedule.ranks.size(), 0);
   }
 
-  // Starts listening and connecting; READY runs once every connection is up.
+  // Starts listening and connecting; READY runs once every connection of
+  // every endpoint this one reaches through the schedule's peers is up (the
+  // job-wide start barrier), so that no endpoint starts before the others can.
   bool Open(std::function<void()> ready, std::string* error);
+  size_t MaxControlBytes() const { return std::max<size_t>(4096, known_ready_.size()); }
   void Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
             std::function<void()> on_sent) override;
   void SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
@@ -276,6 +283,11 @@ class SocketTransport : public Transport {
   bool Configure(tcp::socket& s, std::string* error);
   void WatchdogTick();
   void CheckReady();
+  // Start barrier: each endpoint floods what it knows of who is ready to its
+  // peers; it starts once every endpoint of its component is known ready.
+  void MarkReady(const uint8_t* bits, size_t bytes);
+  void SendKnownReady();
+  void CheckBarrier();
   std::string MyHello(int32_t peer, uint16_t index) const;
   std::string Check(const Hello& h, int32_t expect_from) const;
   void SetupFailed(const std::string& message) {
@@ -300,6 +312,9 @@ class SocketTransport : public Transport {
   uint64_t timeout_ns_ = 0, period_ns_ = 0;
   std::vector<uint64_t> last_heard_, last_wrote_;  // per endpoint, monotonic ns
   bool is_ready_ = false, finishing_ = false, setup_failed_ = false;
+  std::vector<int32_t> barrier_members_;  // ascending, self included
+  std::vector<uint8_t> known_ready_, sent_ready_;  // bitmaps by endpoint
+  bool started_ = false;
 };
 
 void Session::WriteNext() {
@@ -350,7 +365,7 @@ void Session::ReadHeader() {
     in_ = Decode(in_header_.data());
     in_left_ = in_.length;
     if (in_.kind != kData) {
-      if (in_.length > 4096) return t_->Lost(this, "sent a malformed frame");
+      if (in_.length > t_->MaxControlBytes()) return t_->Lost(this, "sent a malformed frame");
       control_in_.resize(size_t(in_.length));
       asio::async_read(socket_, asio::buffer(control_in_), [this, self](const error_code& ec2, size_t) {
         if (closed) return;
@@ -477,6 +492,20 @@ bool SocketTransport::Open(std::function<void()> ready, std::string* error) {
           return SetupFailed(Name(kv.first) + " did not connect within " +
                              std::to_string(int(o_.connect_timeout_s)) + " s");
   });
+  // The others' connections may come up later than ours, but not much later
+  // than they would give up themselves.
+  auto barrier = std::make_shared<asio::steady_timer>(io_, deadline + (deadline - std::chrono::steady_clock::now()) +
+                                                               std::chrono::seconds(5));
+  barrier->async_wait([this, barrier](const error_code& e) {
+    if (e || started_ || setup_failed_) return;
+    std::string missing;
+    size_t count = 0;
+    for (int32_t m : barrier_members_)
+      if (!(known_ready_[size_t(m) / 8] >> (m % 8) & 1) && ++count <= 8)
+        missing += (missing.empty() ? "" : ", ") + std::to_string(m);
+    if (count > 8) missing += " and " + std::to_string(count - 8) + " more";
+    SetupFailed("start barrier: endpoint(s) " + missing + " never had all their connections up");
+  });
   CheckReady();
   return true;
 }
@@ -534,6 +563,12 @@ void SocketTransport::OnControl(const std::shared_ptr<Session>& s, const Frame& 
     return SetupFailed(Name(s->peer) + " refused the connection: " + why);
   }
   if (f.kind == kHeartbeat) return;
+  if (f.kind == kReady) {
+    if (!s->ready) return Lost(s.get(), "sent data before its handshake");
+    if (payload.size() != known_ready_.size()) return Lost(s.get(), "sent a malformed frame");
+    MarkReady(payload.data(), payload.size());
+    return;
+  }
   if (f.kind == kNotice) {
     if (!s->ready) return Lost(s.get(), "sent data before its handshake");
     if (payload.size() != 8) return Lost(s.get(), "sent a malformed frame");
@@ -574,6 +609,41 @@ void SocketTransport::CheckReady() {
       if (!s || !s->ready) return;
   is_ready_ = true;
   pending_.clear();
+  std::vector<uint8_t> bits(known_ready_.size(), 0);
+  bits[size_t(o_.self) / 8] = uint8_t(1u << (o_.self % 8));
+  MarkReady(bits.data(), bits.size());
+}
+
+void SocketTransport::MarkReady(const uint8_t* bits, size_t bytes) {
+  bool changed = false;
+  for (size_t i = 0; i < bytes && i < known_ready_.size(); ++i) {
+    const uint8_t merged = known_ready_[i] | bits[i];
+    changed = changed || merged != known_ready_[i];
+    known_ready_[i] = merged;
+  }
+  if (!changed || !is_ready_) return;  // before our own connections are up, we only listen
+  // Coalesce what several frames taught us into one frame per peer.
+  asio::post(io_, [this] { SendKnownReady(); });
+  CheckBarrier();
+}
+
+void SocketTransport::SendKnownReady() {
+  if (sent_ready_ == known_ready_ || setup_failed_ || finishing_) return;
+  sent_ready_ = known_ready_;
+  const std::string bits(known_ready_.begin(), known_ready_.end());
+  for (auto& kv : peers_) {
+    auto& first = kv.second.front();
+    if (first && first->ready && !first->closed) first->Queue(Frame{0, 0, kReady, bits.size()}, bits, nullptr);
+  }
+}
+
+void SocketTransport::CheckBarrier() {
+  if (started_ || !is_ready_ || setup_failed_) return;
+  for (int32_t m : barrier_members_)
+    if (!(known_ready_[size_t(m) / 8] >> (m % 8) & 1)) return;
+  started_ = true;
+  // Peers learn it before any data of ours: the frame goes ahead of it.
+  SendKnownReady();
   if (ready_) ready_();
 }
 

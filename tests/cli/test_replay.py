@@ -126,6 +126,46 @@ class ReplayTest(unittest.TestCase):
             self.assertIn("(all received)", stdout)
         self.check_results(out, 1)
 
+    def origins(self, out):
+        origins = []
+        for path in sorted(glob.glob(os.path.join(out, "rank*.results.json"))):
+            with open(path) as f:
+                origins.append(json.load(f)["clock_origin_ns"])
+        return origins
+
+    def test_start_barrier_holds_every_rank_until_the_last_is_connected(self):
+        # Ring: rank 2 talks only to ranks 1 and 3, so rank 0's own
+        # connections are up long before rank 2 exists. No rank may start
+        # (its clock origin is when its engine started, on this host's
+        # CLOCK_MONOTONIC, as Python's) before rank 2 was even launched.
+        out = self.out("barrier")
+        hosts = ",".join("127.0.0.1:%d" % p for p in free_ports(4))
+        cmd = [DLTRACE, "replay", self.set, "--hosts", hosts, "--algo", "ring", "--no-progress",
+               "--iterations", "1", "-o", out]
+        procs = [subprocess.Popen(cmd + ["--rank", str(r)], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True) for r in (0, 1, 3)]
+        time.sleep(2)
+        late = time.monotonic_ns()
+        procs.append(subprocess.Popen(cmd + ["--rank", "2"], stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True))
+        for p in procs:
+            _, stderr = p.communicate(timeout=60)
+            self.assertEqual(p.returncode, 0, stderr)
+        origins = self.origins(out)
+        self.assertEqual(len(origins), 4)
+        for rank, origin in enumerate(origins):
+            self.assertGreater(origin, late, "rank %d started before rank 2 was launched" % rank)
+        # Once all are up they learn it within a few message delays.
+        self.assertLess(max(origins) - min(origins), 250e6, origins)
+
+    def test_start_barrier_in_the_local_form(self):
+        out = self.out("barrier-local")
+        p = run("replay", self.set, "--local", "--algo", "ring", "--iterations", "1", "-o", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        origins = self.origins(out)
+        self.assertEqual(len(origins), 4)
+        self.assertLess(max(origins) - min(origins), 250e6, origins)
+
     def test_peer_without_the_token_is_refused(self):
         results = self.start_ranks(self.out("token"), tokens=("s3cret", None),
                                    extra=("--connect-timeout", "3"))

@@ -351,6 +351,178 @@ TEST_F(TraceSetTest, DifferentStreamsStayConcurrent) {
   }
 }
 
+// A halo exchange as the MPI recorder writes it: per iteration each rank
+// computes, posts Irecv from both neighbours and Isend to both, waits for all
+// four in one MPI_Waitall (5 ms), then makes a blocking MPI_Allreduce. The
+// recorder writes a nonblocking call when the Wait completes it, so the file
+// holds the four transfers, then the Waitall, then the all-reduce.
+constexpr int64_t kCall = 1'000, kBetween = 2'000, kWaitall = 5'000'000, kCompute = 1'000'000;
+void HaloExchange(int r, std::vector<OpEvent>& ops) {
+  ops.clear();
+  int64_t t = kT0;
+  const int left = (r + kRanks - 1) % kRanks, right = (r + 1) % kRanks;
+  uint64_t p2p = 0, coll = 0;
+  for (int it = 0; it < kIterations; ++it) {
+    t += kCompute;
+    std::vector<OpEvent> posted;
+    for (int k = 0; k < 4; ++k) {
+      OpEvent op;
+      op.kind = k < 2 ? OpKind::MpiIrecv : OpKind::MpiIsend;
+      op.comm = 0;
+      op.bytes = kActivation;
+      op.peer = k % 2 ? right : left;
+      op.tag = k < 2 ? 1 - k % 2 : k % 2;  // a message to the right carries tag 1
+      op.seq = p2p++;
+      op.enter_ns = t;
+      op.exit_ns = t + kCall;
+      t += kCall + kBetween;
+      posted.push_back(op);
+    }
+    OpEvent wait;
+    wait.kind = OpKind::MpiWaitall;
+    wait.count = 4;
+    wait.enter_ns = t;
+    wait.exit_ns = t + kWaitall;
+    for (size_t k = 0; k < posted.size(); ++k) {
+      posted[k].completion_ns = t + kWaitall - int64_t(4 - k) * kCall;
+      ops.push_back(posted[k]);
+    }
+    ops.push_back(wait);
+    t += kWaitall + kBetween;
+    OpEvent ar;
+    ar.kind = OpKind::MpiAllreduce;
+    ar.comm = 0;
+    ar.bytes = 8;
+    ar.seq = coll++;
+    ar.enter_ns = t;
+    ar.exit_ns = t + 100'000;
+    t += 100'000;
+    ops.push_back(ar);
+  }
+}
+
+// The steps of iteration IT on RANK: its transfers' sends and receives and
+// the first step of its all-reduce.
+struct HaloSteps {
+  std::vector<uint32_t> transfers;
+  uint32_t allreduce = kNoOp;
+};
+HaloSteps StepsOf(const Schedule& s, int rank, int it) {
+  HaloSteps h;
+  const RankSchedule& rs = s.ranks[size_t(rank)];
+  for (uint32_t i = 0; i < rs.steps.size(); ++i) {
+    const Step& st = rs.steps[i];
+    const ScheduleOp& op = s.ops[st.op];
+    if (op.iteration != it || st.type == StepType::kCompute) continue;
+    if (op.source == ScheduleOp::Source::kTransfer) h.transfers.push_back(i);
+    else if (h.allreduce == kNoOp) h.allreduce = i;
+  }
+  return h;
+}
+
+TEST_F(TraceSetTest, NonblockingHaloExchangeLowersWithoutForcedOrder) {
+  formats::TraceSet set = Write(HaloExchange);
+  MergedTrace m = Merge(set);
+  ASSERT_TRUE(m.problems.empty()) << m.problems.front();
+  std::vector<std::string> notes;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
+  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
+  auto problems = CheckSchedule(s);
+  ASSERT_TRUE(problems.empty()) << problems.front();
+  EXPECT_EQ(s.iterations, kIterations);
+  for (int r = 0; r < kRanks; ++r)
+    for (int it = 0; it < kIterations; ++it) {
+      HaloSteps h = StepsOf(s, r, it);
+      const RankSchedule& rs = s.ranks[size_t(r)];
+      ASSERT_EQ(h.transfers.size(), 4u) << "rank " << r << " iteration " << it;
+      ASSERT_NE(h.allreduce, kNoOp);
+      // The four start together: none waits for another...
+      for (uint32_t a : h.transfers)
+        for (uint32_t b : h.transfers) EXPECT_FALSE(a != b && DependsOn(rs, a, b)) << "rank " << r;
+      // ...and what follows the Waitall waits for all four.
+      for (uint32_t a : h.transfers) EXPECT_TRUE(DependsOn(rs, h.allreduce, a)) << "rank " << r;
+      if (it > 0) {
+        HaloSteps prev = StepsOf(s, r, it - 1);
+        for (uint32_t a : h.transfers) EXPECT_TRUE(DependsOn(rs, a, prev.allreduce)) << "rank " << r;
+      }
+    }
+}
+
+TEST_F(TraceSetTest, TimeInsideWaitIsNotCompute) {
+  formats::TraceSet set = Write(HaloExchange);
+  MergedTrace m = Merge(set);
+  Schedule s = LowerTrace(m, LowerOptions{}, nullptr);
+  // The host thread computed only between its calls: kCompute before the
+  // Irecvs and kBetween after every call but the last; the 5 ms inside
+  // each Waitall is waiting for the messages, which the schedule models.
+  const uint64_t between_calls = 3 * kBetween + kBetween + kBetween;  // Irecv..Isend, ->Waitall, ->Allreduce
+  // (Iteration 0 counts from the rank's first call, which is its first Irecv.)
+  const uint64_t expected = uint64_t(kIterations) * (uint64_t(kCompute) + between_calls) - uint64_t(kCompute);
+  auto totals = ComputeTotals(s);
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(totals[size_t(r)].compute_ns, expected) << "rank " << r;
+}
+
+// Isend to the right, then a blocking Recv from the left, then Wait: every
+// rank's file says Recv first (the Isend is written when the Wait completes
+// it), which read as program order is a cycle around the ring.
+TEST_F(TraceSetTest, BlockingCallAfterIsendDoesNotWaitForIt) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) {
+    ops.clear();
+    int64_t t = kT0;
+    uint64_t p2p = 0;
+    for (int it = 0; it < kIterations; ++it) {
+      t += kCompute;
+      OpEvent send;
+      send.kind = OpKind::MpiIsend;
+      send.comm = 0;
+      send.bytes = kActivation;
+      send.peer = (r + 1) % kRanks;
+      send.tag = it;
+      send.seq = p2p++;
+      send.enter_ns = t;
+      send.exit_ns = t + kCall;
+      OpEvent recv = send;
+      recv.kind = OpKind::MpiRecv;
+      recv.peer = (r + kRanks - 1) % kRanks;
+      recv.seq = p2p++;
+      recv.enter_ns = t + 2 * kCall;
+      recv.exit_ns = t + 1'000'000;
+      OpEvent wait;
+      wait.kind = OpKind::MpiWait;
+      wait.enter_ns = t + 1'000'000 + kCall;
+      wait.exit_ns = t + 1'100'000;
+      send.completion_ns = wait.exit_ns - kCall;
+      ops.push_back(recv);
+      ops.push_back(send);
+      ops.push_back(wait);
+      t = wait.exit_ns;
+    }
+  });
+  MergedTrace m = Merge(set);
+  ASSERT_TRUE(m.problems.empty()) << m.problems.front();
+  std::vector<std::string> notes;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
+  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
+  ASSERT_TRUE(CheckSchedule(s).empty());
+  for (int r = 0; r < kRanks; ++r) {
+    const RankSchedule& rs = s.ranks[size_t(r)];
+    std::vector<uint32_t> sends, recvs;
+    for (uint32_t i = 0; i < rs.steps.size(); ++i) {
+      if (rs.steps[i].type == StepType::kSend) sends.push_back(i);
+      if (rs.steps[i].type == StepType::kRecv) recvs.push_back(i);
+    }
+    ASSERT_EQ(sends.size(), size_t(kIterations));
+    ASSERT_EQ(recvs.size(), size_t(kIterations));
+    for (int it = 0; it < kIterations; ++it) {
+      EXPECT_FALSE(DependsOn(rs, recvs[size_t(it)], sends[size_t(it)])) << "rank " << r;
+      if (it + 1 < kIterations) {  // the next iteration comes after the Wait
+        EXPECT_TRUE(DependsOn(rs, sends[size_t(it) + 1], sends[size_t(it)])) << "rank " << r;
+        EXPECT_TRUE(DependsOn(rs, sends[size_t(it) + 1], recvs[size_t(it)])) << "rank " << r;
+      }
+    }
+  }
+}
+
 TEST(Iterations, PeriodWithSetupPrefixAndTrailingOps) {
   std::vector<uint64_t> sig = {9};
   for (int i = 0; i < 10; ++i)

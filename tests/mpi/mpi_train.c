@@ -9,6 +9,9 @@
  *                  MPI_FLOAT, MPI_SUM) and one of {loss sum, correct count}
  *                  (2 floats); after training one more of {loss, correct}
  *                  over the held-out set.
+ * With --ps (parameter server on rank 0) each per-layer MPI_Allreduce is an
+ * MPI_Reduce of the gradients to rank 0 and an MPI_Bcast of the updated
+ * layer from it instead.
  * Tests derive their expected counts from these rules. stdout carries no
  * timing, so it is byte-identical with and without the recorder. */
 #define _POSIX_C_SOURCE 200809L
@@ -39,6 +42,7 @@ struct Options {
   int sleep_ms;
   int exit_without_finalize;
   int handle_sigterm;  /* 0 no, 1 before MPI_Init, 2 after it (one-shot), 3 ignored after it */
+  int parameter_server; /* --ps: rank 0 serves the weights (Reduce + Bcast per layer) */
 };
 
 /* One fully connected layer; w (out x in, row-major) and b are adjacent in
@@ -56,7 +60,8 @@ static void Usage(FILE* f) {
           "usage: dltrace-mpi-train [--steps N] [--inputs D] [--hidden H] [--classes C]\n"
           "         [--batch B] [--samples N] [--eval-samples N] [--print-every N]\n"
           "         [--lr X] [--seed S] [--sleep-ms MS] [--exit-without-finalize]\n"
-          "         [--handle-sigterm | --handle-sigterm-after-init | --ignore-sigterm-after-init]\n");
+          "         [--handle-sigterm | --handle-sigterm-after-init | --ignore-sigterm-after-init]\n"
+          "         [--ps]\n");
 }
 
 static int ParseInt(const char* name, const char* text, int min, int* out) {
@@ -81,6 +86,10 @@ static int ParseOptions(int argc, char** argv, struct Options* o) {
     int ok = 1;
     if (!strcmp(a, "--exit-without-finalize")) {
       o->exit_without_finalize = 1;
+      continue;
+    }
+    if (!strcmp(a, "--ps")) {
+      o->parameter_server = 1;
       continue;
     }
     if (!strcmp(a, "--handle-sigterm")) {
@@ -362,10 +371,19 @@ int main(int argc, char** argv) {
     }
     /* Reverse layer order, as a framework's backward pass fills buckets. */
     for (int l = kLayers - 1; l >= 0; --l) {
-      MPI_Allreduce(MPI_IN_PLACE, layers[l].grads, (int)LayerSize(&layers[l]), MPI_FLOAT, MPI_SUM,
-                    MPI_COMM_WORLD);
-      for (size_t i = 0; i < LayerSize(&layers[l]); ++i)
-        layers[l].params[i] -= o.lr * layers[l].grads[i] / global_batch;
+      const int n = (int)LayerSize(&layers[l]);
+      if (o.parameter_server) {
+        /* Workers push gradients to the server (rank 0), which updates the
+         * weights; every worker pulls them back. Same numbers as all-reduce. */
+        MPI_Reduce(rank ? layers[l].grads : MPI_IN_PLACE, layers[l].grads, n, MPI_FLOAT, MPI_SUM, 0,
+                   MPI_COMM_WORLD);
+        if (rank == 0)
+          for (int i = 0; i < n; ++i) layers[l].params[i] -= o.lr * layers[l].grads[i] / global_batch;
+        MPI_Bcast(layers[l].params, n, MPI_FLOAT, 0, MPI_COMM_WORLD);
+        continue;
+      }
+      MPI_Allreduce(MPI_IN_PLACE, layers[l].grads, n, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+      for (int i = 0; i < n; ++i) layers[l].params[i] -= o.lr * layers[l].grads[i] / global_batch;
     }
     MPI_Allreduce(MPI_IN_PLACE, stats, 2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0 && (step % o.print_every == 0 || step == 1))

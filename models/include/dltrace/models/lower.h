@@ -18,13 +18,19 @@ constexpr char kIterationOpsAttribute[] = "dltrace.iteration_ops";
 // Lowers MERGED with options.algorithm (which must name an entry of
 // AllAlgorithms()). Calls that are not consistent across their members are
 // left out and said in *notes. Ordering on each rank:
-// - ops on one lane (a GPU stream for NCCL, the host thread for blocking MPI
-//   calls) run in recorded order; different lanes stay concurrent; a
-//   nonblocking MPI call holds up nothing after it;
+// - ops on one lane (a GPU stream for NCCL, an MPI host thread) run in
+//   recorded order (an MPI thread's: the order it made the calls); different
+//   lanes stay concurrent;
+// - a nonblocking MPI call (Isend, Irecv, Iallreduce, ...) starts at its call
+//   and holds up nothing after it; it completes at the Wait/Test that
+//   completed it (the call whose span holds its recorded completion time),
+//   and what the thread calls after that Wait waits for it;
 // - the time a lane was idle between two ops (on the GPU timeline when the
 //   op was timed there, else on the host) becomes a compute step before the
 //   later op, and belongs to that op (the first op's gap counts from the
 //   header's start_monotonic_ns when set, else from the rank's first call).
+//   Time an MPI thread spent inside Wait*, Test* and Probe calls is waiting
+//   for messages the schedule models, not compute.
 Schedule LowerTrace(const MergedTrace& merged, const LowerOptions& options,
                     std::vector<std::string>* notes);
 

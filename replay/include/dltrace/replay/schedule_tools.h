@@ -24,4 +24,9 @@ struct PeerLinks {
 };
 std::vector<PeerLinks> PeersOf(const models::Schedule& schedule, int32_t endpoint);
 
+// The endpoints ENDPOINT exchanges messages with directly or through others
+// (its connected component, itself included), ascending: the ones a job-wide
+// start barrier over the data connections can reach.
+std::vector<int32_t> ConnectedEndpoints(const models::Schedule& schedule, int32_t endpoint);
+
 }  // namespace dltrace::replay
