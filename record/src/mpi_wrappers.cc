@@ -8,10 +8,14 @@
 #include <mpi.h>
 
 #include <dlfcn.h>
+#include <link.h>
 
 #include <array>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -628,8 +632,51 @@ using dltrace::record::MpiCall;
 using namespace dltrace::record;
 using dltrace::formats::OpKind;
 
+namespace dltrace::record {
+namespace {
+
+// A libmpi loaded after the recorder into a private scope (Python's mpi4py
+// loads it with its extension module) leaves the recorder's weak PMPI
+// references null: such a process runs its MPI calls unrecorded, through the
+// library it loaded, and says once how to record them.
+void* LateMpiSymbol(const char* name) {
+  static void* mpi = [] {
+    std::string path;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* out) {
+          const char* base = std::strrchr(info->dlpi_name, '/');
+          base = base ? base + 1 : info->dlpi_name;
+          if (std::strncmp(base, "libmpi.so", 9) != 0) return 0;
+          *static_cast<std::string*>(out) = info->dlpi_name;
+          return 1;
+        },
+        &path);
+    void* handle = path.empty() ? nullptr : dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+    Dl_info self{};
+    dladdr(reinterpret_cast<void*>(&LateMpiSymbol), &self);
+    if (handle)
+      std::fprintf(stderr,
+                   "dltrace: %s was loaded after the recorder (as Python's mpi4py loads it), so this "
+                   "process's MPI calls are not recorded; to record them preload it too: "
+                   "LD_PRELOAD=%s:%s\n",
+                   path.c_str(), self.dli_fname ? self.dli_fname : "libdltrace-record.so", path.c_str());
+    return handle;
+  }();
+  void* f = mpi ? dlsym(mpi, name) : nullptr;
+  if (!f) {
+    std::fprintf(stderr, "dltrace: %s is not in any loaded MPI library; cannot forward the call\n", name);
+    std::abort();
+  }
+  return f;
+}
+
+}  // namespace
+}  // namespace dltrace::record
+
 #define DLTRACE_DEFINE_WRAPPER(name, kind, params, args, before, after) \
   extern "C" DLTRACE_EXPORT int name params {                           \
+    if (__builtin_expect(&P##name == nullptr, 0))                       \
+      return reinterpret_cast<decltype(&P##name)>(LateMpiSymbol("P" #name)) args; \
     MpiCall c(OpKind::kind);                                            \
     if (c.active()) {                                                   \
       before;                                                           \
