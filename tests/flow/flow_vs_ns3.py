@@ -121,10 +121,13 @@ def link_bytes(out):
     return total
 
 
-# Links that carried less than this are left out of the per-link comparison
-# (ns-3 counts ACKs and headers, the flow engine payload only).
+# Links that carried less than this are left out of the per-link comparison.
+# The counts differ by convention within a few percent (ns-3 counts headers
+# and ACKs on the wire, the flow engine payload over its bandwidth factor,
+# and ns-3's last partial sample period); a connection on another path moves
+# a whole message's bytes (tens of percent).
 LINK_MIN_BYTES = 1e6
-LINK_TOLERANCE = 0.05
+LINK_TOLERANCE = 0.10
 # Scenarios where the two models are known to part by more (README "Validation
 # against ns-3"): SimGrid weights each flow's share by its route (a flow over
 # the oversubscribed spine gets a third of a leaf-local flow's share of a
