@@ -86,7 +86,7 @@ int main(int argc, char** argv) {
   const std::vector<Command> commands = {
       AddInfoCommand(dltrace),     AddDumpCommand(dltrace),     AddRecordCommand(dltrace),
       AddSynthCommand(dltrace),    AddScheduleCommand(dltrace), AddReplayCommand(dltrace),
-      AddSimulateCommand(dltrace), AddCompareCommand(dltrace),  AddConvertCommand(dltrace),
+      AddSimulateCommand(dltrace), AddPlaceCommand(dltrace),  AddCompareCommand(dltrace),  AddConvertCommand(dltrace),
       AddReportCommand(dltrace),
   };
   if (argc < 2) {
