@@ -44,10 +44,12 @@ std::vector<double> Raster(const JobDemand& job, uint32_t link, double circle_ns
   const int64_t reps = int64_t(std::ceil(circle_ns / p)) + 1;
   for (const DemandSegment& seg : it->second)
     for (int64_t m = -1; m <= reps; ++m) {
+      // Each occurrence that starts on the circle, once; the circle wraps:
+      // what runs past its end continues at its start.
       const double a = s + seg.start_ns + double(m) * p, b = s + seg.end_ns + double(m) * p;
-      // The circle wraps: what runs past its end continues at its start.
+      if (a < 0 || a >= circle_ns) continue;
       AddInterval(&out, w, a, b, seg.bps);
-      if (b > circle_ns) AddInterval(&out, w, a - circle_ns, b - circle_ns, seg.bps);
+      if (b > circle_ns) AddInterval(&out, w, 0, b - circle_ns, seg.bps);
     }
   return out;
 }
