@@ -9,9 +9,11 @@
 
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 
 #include "dltrace/models/placement.h"
+#include "dltrace/runs/json.h"
 #ifdef DLTRACE_HAVE_NS3
 #include "ns3/dltrace-scenario.h"
 #endif
@@ -35,7 +37,9 @@ struct SimulateOptions {
   models::JobPlacement defaults;  // what each job takes unless its --job spec says otherwise
   std::string trace;
   std::vector<std::string> job_specs;
+  std::string plan;  // dltrace place -o: its jobs' specs and topology
   std::string topology = "star";
+  bool topology_given = false;
   double util_ms = 1;
   std::string out_dir;
   std::vector<std::string> simgrid_cfg;
@@ -93,6 +97,30 @@ int RunFlow(const SimulateOptions& options, const std::vector<models::JobPlaceme
 }
 #endif
 
+// Adds the --job specs and the topology of a plan `dltrace place -o` wrote.
+bool ReadPlan(SimulateOptions* options, std::string* error) {
+  std::ifstream in(options->plan);
+  if (!in) {
+    *error = options->plan + ": " + std::strerror(errno);
+    return false;
+  }
+  runs::Json plan = runs::Json::parse(in, nullptr, false);
+  if (plan.is_discarded() || !plan.is_object() || !plan.contains("jobs") || !plan["jobs"].is_array()) {
+    *error = options->plan + ": not a plan written by dltrace place -o";
+    return false;
+  }
+  for (const auto& job : plan["jobs"]) {
+    if (!job.is_object() || !job.contains("spec") || !job["spec"].is_string()) {
+      *error = options->plan + ": a job without its spec";
+      return false;
+    }
+    options->job_specs.push_back(job["spec"].get<std::string>());
+  }
+  if (!options->topology_given && plan.contains("topology") && plan["topology"].is_string())
+    options->topology = plan["topology"].get<std::string>();
+  return true;
+}
+
 int RunSimulate(SimulateOptions options) {
   const char* self = "simulate";
 #ifndef DLTRACE_HAVE_FLOW
@@ -103,9 +131,10 @@ int RunSimulate(SimulateOptions options) {
   if (options.engine == "ns3")
     return Fail("--engine ns3 is not built: ns-3 not found (apt-get install libns3-dev libgsl-dev ns3 and rebuild)");
 #endif
+  std::string error;
+  if (!options.plan.empty() && !ReadPlan(&options, &error)) return Fail(error);
   std::vector<std::string>& job_specs = options.job_specs;
   if (options.trace.empty() && job_specs.empty()) return UsageError(self, "missing TRACE (or --job SPEC)");
-  std::string error;
   if (!options.trace.empty()) job_specs.insert(job_specs.begin(), options.trace);
   std::vector<models::JobPlacement> jobs;
   for (const auto& spec_text : job_specs) {
@@ -153,7 +182,11 @@ Command AddSimulateCommand(CLI::App& dltrace) {
                   "fat-tree: k; star/dumbbell/ring: hosts; ring: switches; dumbbell/ring: bottleneck "
                   "(star is sized to the endpoints)")
       ->type_name("SPEC")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->each([o](const std::string&) { o->topology_given = true; });
+  cmd->add_option("--plan", o->plan,
+                  "the jobs (and, unless --topo says otherwise, the topology) of a plan dltrace place -o wrote")
+      ->type_name("PLAN.json");
   AddLowerOptions(cmd, &o->defaults.lower);
   cmd->add_option("--iterations", o->defaults.iterations, "simulate only the first N iterations")
       ->check(Positive())

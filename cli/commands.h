@@ -40,6 +40,7 @@ Command AddScaleCommand(CLI::App& dltrace);
 Command AddScheduleCommand(CLI::App& dltrace);
 Command AddReplayCommand(CLI::App& dltrace);
 Command AddSimulateCommand(CLI::App& dltrace);
+Command AddPlaceCommand(CLI::App& dltrace);
 Command AddCompareCommand(CLI::App& dltrace);
 Command AddConvertCommand(CLI::App& dltrace);
 Command AddReportCommand(CLI::App& dltrace);

@@ -87,7 +87,7 @@ int main(int argc, char** argv) {
       AddInfoCommand(dltrace),     AddDumpCommand(dltrace),     AddRecordCommand(dltrace),
       AddSynthCommand(dltrace),    AddScaleCommand(dltrace),    AddScheduleCommand(dltrace),
       AddReplayCommand(dltrace),
-      AddSimulateCommand(dltrace), AddCompareCommand(dltrace),  AddConvertCommand(dltrace),
+      AddSimulateCommand(dltrace), AddPlaceCommand(dltrace),    AddCompareCommand(dltrace),  AddConvertCommand(dltrace),
       AddReportCommand(dltrace),
   };
   if (argc < 2) {

@@ -15,6 +15,7 @@
 #include "ns3/queue-disc.h"
 #include "ns3/string.h"
 #include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-dctcp.h"
 #include "ns3/traffic-control-helper.h"
 #include "ns3/uinteger.h"
 
@@ -59,7 +60,8 @@ DltraceFindCongestionControl(const std::string& name, TypeId* tid, std::string* 
 {
     const TypeId base = TcpCongestionOps::GetTypeId();
     std::vector<std::string> names;
-    const std::string want = Lower(name);
+    std::string want = Lower(name);
+    want.erase(std::remove(want.begin(), want.end(), '-'), want.end()); // mltcp-newreno
     for (uint32_t i = 0; i < TypeId::GetRegisteredN(); ++i)
     {
         TypeId t = TypeId::GetRegistered(i);
@@ -267,7 +269,8 @@ bool
 DltraceNetworkHelper::InstallQueues(const DltraceTopologyHelper& topology, std::string* error)
 {
     std::string kind = Lower(m_queueDisc);
-    const bool dctcp = m_cc.GetName() == "ns3::TcpDctcp";
+    // DCTCP and what extends it (TcpMltcpDctcp) need ECN-marking queues.
+    const bool dctcp = m_cc == TcpDctcp::GetTypeId() || m_cc.IsChildOf(TcpDctcp::GetTypeId());
     if (kind == "auto")
     {
         kind = dctcp ? "red-ecn" : "fifo";

@@ -122,6 +122,7 @@ DltraceApplication::StartApplication()
                    NanoSeconds(int64_t(origin + range.start_ns)),
                    NanoSeconds(int64_t(origin + range.end_ns)));
     });
+    m_transport->SetProgress(m_job->GetProgress());
     m_transport->Start();
     Ptr<DltraceJob> job = m_job;
     m_engine->Start([this, job](const dltrace::replay::RankResult& result) {

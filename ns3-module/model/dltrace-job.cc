@@ -155,12 +155,19 @@ DltraceJob::Prepare()
     }
     m_done.assign(n, false);
     m_doneCount = 0;
+    m_progress = std::make_shared<dltrace::models::JobProgress>(m_schedule);
 }
 
 const dltrace::models::Schedule&
 DltraceJob::GetSchedule() const
 {
     return m_schedule;
+}
+
+std::shared_ptr<dltrace::models::JobProgress>
+DltraceJob::GetProgress() const
+{
+    return m_progress;
 }
 
 uint32_t

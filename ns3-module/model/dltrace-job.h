@@ -8,6 +8,7 @@
 #include "ns3/traced-callback.h"
 
 #include "dltrace/models/algorithms.h"
+#include "dltrace/models/mltcp.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/replay/engine.h"
 
@@ -51,6 +52,8 @@ class DltraceJob : public Object
     void SetSchedule(dltrace::models::Schedule schedule);
 
     const dltrace::models::Schedule& GetSchedule() const;
+    /// Bytes per iteration and sent so far, shared by the job's endpoints (MLTCP).
+    std::shared_ptr<dltrace::models::JobProgress> GetProgress() const;
     uint32_t GetEndpointCount() const;
     /// The recorded job when loaded from a file (for recorded times), else null.
     const dltrace::models::Job* GetLoadedJob() const;
@@ -93,6 +96,7 @@ class DltraceJob : public Object
 
     std::unique_ptr<dltrace::models::Job> m_job;
     dltrace::models::Schedule m_schedule;
+    std::shared_ptr<dltrace::models::JobProgress> m_progress;
     std::vector<Ipv4Address> m_addresses;
     std::vector<dltrace::replay::RankResult> m_results;
     std::vector<bool> m_done;

@@ -3,6 +3,7 @@
 #include "dltrace-socket-transport.h"
 
 #include "dltrace-flow-ecmp-routing.h"
+#include "dltrace-tcp-mltcp.h"
 
 #include "ns3/log.h"
 #include "ns3/packet.h"
@@ -95,6 +96,12 @@ DltraceSocketTransport::Watch(Ptr<Socket> socket, Connection* c)
 }
 
 void
+DltraceSocketTransport::SetProgress(std::shared_ptr<dltrace::models::JobProgress> progress)
+{
+    m_progress = std::move(progress);
+}
+
+void
 DltraceSocketTransport::Start()
 {
     NS_LOG_FUNCTION(this << m_self);
@@ -107,6 +114,7 @@ DltraceSocketTransport::Start()
                                             << " (port taken? give jobs sharing hosts different "
                                                "BasePort ranges)");
     }
+    DltraceBindMltcp(m_listener, m_progress, m_self); // accepted sockets fork it
     m_listener->Listen();
     m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
                                   MakeCallback(&DltraceSocketTransport::Accepted, this));
@@ -135,6 +143,7 @@ DltraceSocketTransport::Start()
             c.socket->SetConnectCallback(
                 MakeCallback(&DltraceSocketTransport::ConnectSucceeded, this),
                 MakeCallback(&DltraceSocketTransport::ConnectFailed, this));
+            DltraceBindMltcp(c.socket, m_progress, m_self);
             c.out.push_front(Message{kHello, ch, 0, 0, 0, false, nullptr});
             c.socket->Connect(m_addresses.at(size_t(p.peer)));
         }
@@ -298,6 +307,10 @@ DltraceSocketTransport::Pump(Connection& c)
                 break;
             }
             m.payloadLeft -= n;
+            if (m_progress)
+            {
+                m_progress->Sent(m_self, dltrace::models::TagOp(m.tag), n);
+            }
             continue;
         }
         std::function<void()> done = std::move(m.onSent);

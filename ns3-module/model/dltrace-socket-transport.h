@@ -8,6 +8,7 @@
 #include "ns3/ptr.h"
 #include "ns3/socket.h"
 
+#include "dltrace/models/mltcp.h"
 #include "dltrace/replay/transport.h"
 
 #include <cstdint>
@@ -58,6 +59,9 @@ class DltraceSocketTransport : public dltrace::replay::Transport
                            std::vector<PeerChannels> peers);
     ~DltraceSocketTransport() override;
 
+    /// Counts the payload bytes handed to TCP in PROGRESS, and binds MLTCP
+    /// congestion controls to it (when the sockets' type is one). Before Start().
+    void SetProgress(std::shared_ptr<dltrace::models::JobProgress> progress);
     /// Listens, and connects to every higher peer on every channel.
     void Start();
     /// Closes every socket; nothing is delivered afterwards.
@@ -133,6 +137,7 @@ class DltraceSocketTransport : public dltrace::replay::Transport
     int32_t m_self;
     std::vector<InetSocketAddress> m_addresses;
     std::vector<PeerChannels> m_peers;
+    std::shared_ptr<dltrace::models::JobProgress> m_progress;
     Ptr<Socket> m_listener;
     std::map<std::pair<int32_t, uint16_t>, std::unique_ptr<Connection>> m_connections;
     // Accepted sockets waiting for their hello frame.

@@ -2,13 +2,19 @@
 // estimate, two jobs sharing a bottleneck, DCTCP's ECN marks at the switches,
 // ECMP on a fat-tree, and the name/spec checks users hit first.
 #include "ns3/dltrace-scenario.h"
+#include "ns3/dltrace-tcp-mltcp.h"
 #include "ns3/config.h"
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/tcp-socket-state.h"
 #include "ns3/string.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
 
 #include "dltrace/models/algorithms.h"
+#include "dltrace/models/cassini.h"
 #include "dltrace/models/estimate.h"
+#include "dltrace/models/mltcp.h"
 
 #include <memory>
 
@@ -329,6 +335,169 @@ class ConfigDefaultsMatchAttributesTestCase : public TestCase
     }
 };
 
+// MLTCP's window growth on a case computed by hand: F(r) = S r + I with the
+// defaults S = 1, I = 0.5, at r = 0.75 (1500 of the job's 2000 bytes of
+// iteration 0 sent) is 1.25.
+class MltcpWindowGrowthTestCase : public TestCase
+{
+  public:
+    MltcpWindowGrowthTestCase()
+        : TestCase("MLTCP: congestion avoidance grows the window by F(bytes_ratio) times the "
+                   "algorithm's own step (NewReno per ACK, DCTCP per window)")
+    {
+    }
+
+  private:
+    static Ptr<TcpSocketState> Window(uint32_t segment, uint32_t cwnd)
+    {
+        Ptr<TcpSocketState> tcb = CreateObject<TcpSocketState>();
+        tcb->m_segmentSize = segment;
+        tcb->m_cWnd = cwnd;
+        tcb->m_ssThresh = cwnd / 2; // congestion avoidance
+        return tcb;
+    }
+
+    void DoRun() override
+    {
+        // 2 endpoints exchanging 1000 bytes per iteration: 2000 job bytes per iteration.
+        auto schedule = std::make_shared<dltrace::models::Schedule>(
+            dltrace::models::PeriodicExchange(2, 2, 1000, 1000));
+        auto progress = std::make_shared<dltrace::models::JobProgress>(*schedule);
+        progress->Sent(0, 1, 1000);
+        progress->Sent(1, 1, 500);
+        // NewReno: MSS^2 / cwnd = 1000 * 1000 / 10000 = 100 bytes per ACK; MLTCP 1.25 * 100.
+        Ptr<TcpMltcpNewReno> reno = CreateObject<TcpMltcpNewReno>();
+        Ptr<TcpSocketState> tcb = Window(1000, 10000);
+        reno->IncreaseWindow(tcb, 1);
+        NS_TEST_EXPECT_MSG_EQ(tcb->m_cWnd.Get(), 10100u, "unbound: plain NewReno (+100)");
+        reno->BindProgress(progress, 0);
+        NS_TEST_EXPECT_MSG_EQ_TOL(reno->GetGain(), 1.25, 1e-12, "F(0.75) = 0.75 + 0.5");
+        tcb = Window(1000, 10000);
+        reno->IncreaseWindow(tcb, 1);
+        NS_TEST_EXPECT_MSG_EQ(tcb->m_cWnd.Get(), 10125u, "MLTCP NewReno: +1.25 * 100 bytes");
+        // Per endpoint: endpoint 1 sent 500 of its 1000 bytes, F(0.5) = 1.
+        reno->SetAttribute("PerEndpoint", BooleanValue(true));
+        reno->BindProgress(progress, 1);
+        NS_TEST_EXPECT_MSG_EQ_TOL(reno->GetGain(), 1.0, 1e-12, "F(0.5) = 1");
+        reno->SetAttribute("Slope", DoubleValue(3.0));
+        NS_TEST_EXPECT_MSG_EQ_TOL(reno->GetGain(), 2.0, 1e-12, "F(0.5) = 3 * 0.5 + 0.5");
+        // A fork (an accepted socket) keeps the binding and the parameters.
+        Ptr<TcpCongestionOps> fork = reno->Fork();
+        NS_TEST_EXPECT_MSG_EQ_TOL(DynamicCast<TcpMltcpNewReno>(fork)->GetGain(), 2.0, 1e-12, "fork");
+
+        // DCTCP (Linux Reno counting): one MSS once cwnd/MSS = 10 segments are
+        // counted; at F = 1.25 that is after 8 ACKs of one segment (8 * 1.25 = 10), not 10.
+        Ptr<TcpMltcpDctcp> dctcp = CreateObject<TcpMltcpDctcp>();
+        dctcp->BindProgress(progress, 0);
+        tcb = Window(1000, 10000);
+        for (int i = 0; i < 7; ++i)
+        {
+            dctcp->IncreaseWindow(tcb, 1);
+        }
+        NS_TEST_EXPECT_MSG_EQ(tcb->m_cWnd.Get(), 10000u, "7 ACKs: 8.75 segments counted");
+        dctcp->IncreaseWindow(tcb, 1);
+        NS_TEST_EXPECT_MSG_EQ(tcb->m_cWnd.Get(), 11000u, "8th ACK: 10 counted, one MSS more");
+        // The names --cc takes.
+        TypeId tid;
+        std::string error;
+        NS_TEST_EXPECT_MSG_EQ(DltraceFindCongestionControl("mltcp-newreno", &tid, &error), true, error);
+        NS_TEST_EXPECT_MSG_EQ(tid.GetName(), "ns3::TcpMltcpNewReno", "mltcp-newreno");
+        NS_TEST_EXPECT_MSG_EQ(DltraceFindCongestionControl("mltcp-dctcp", &tid, &error), true, error);
+        NS_TEST_EXPECT_MSG_EQ(tid.GetName(), "ns3::TcpMltcpDctcp", "mltcp-dctcp");
+    }
+};
+
+// Mean iteration time of each job over its last LAST iterations: per
+// endpoint each iteration's length (compute and communication), averaged.
+std::vector<double>
+MeanLastIterations(const DltraceScenarioConfig& config, int last)
+{
+    DltraceScenario s;
+    std::string error;
+    if (!s.Setup(config, &error))
+    {
+        NS_FATAL_ERROR("scenario setup failed: " << error);
+    }
+    s.Run();
+    std::vector<double> means;
+    for (uint32_t j = 0; j < s.GetJobCount(); ++j)
+    {
+        double sum = 0;
+        int n = 0;
+        for (const auto& r : s.GetJob(j)->GetResults())
+        {
+            if (!r.complete)
+            {
+                means.push_back(-1);
+                break;
+            }
+            const int count = int(r.iterations.size());
+            for (int i = std::max(0, count - last); i < count; ++i)
+            {
+                sum += double(r.iterations[size_t(i)].end_ns - r.iterations[size_t(i)].start_ns);
+                ++n;
+            }
+        }
+        if (means.size() == j)
+        {
+            means.push_back(n ? sum / n * 1e-9 : -1);
+        }
+    }
+    s.Destroy();
+    return means;
+}
+
+class MltcpTwoJobsTestCase : public TestCase
+{
+  public:
+    MltcpTwoJobsTestCase()
+        : TestCase("MLTCP on two jobs sharing a dumbbell bottleneck: with F = 1 it is NewReno "
+                   "to the nanosecond, with the default F both jobs finish every iteration")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        // Each job: 2 hosts across the bottleneck, 10 iterations of 4 ms compute
+        // then 5 MB each way (4 ms alone at 10 Gbit/s): 8 ms per iteration
+        // alone, 12 ms when both communicate at once, 8 ms interleaved. B
+        // starts 0.5 ms after A. The switch queue is shallow: with the default
+        // 1000 packets the two flows' 256 KiB windows never overflow it, TCP
+        // never leaves slow start, and there is no additive increase to scale.
+        auto job = std::make_shared<dltrace::models::Schedule>(
+            dltrace::models::PeriodicExchange(2, 10, 4000000, 5000000));
+        auto run = [&](const std::string& cc, double slope, double intercept) {
+            Config::SetDefault("ns3::TcpMltcpNewReno::Slope", DoubleValue(slope));
+            Config::SetDefault("ns3::TcpMltcpNewReno::Intercept", DoubleValue(intercept));
+            DltraceScenarioConfig c = Quiet("dumbbell:hosts=4,rate=10Gbps,delay=2us", cc);
+            c.queuePackets = 30;
+            c.jobs.push_back(Job(job, {0, 2}));
+            c.jobs.push_back(Job(job, {1, 3}));
+            c.jobs[1].start = MicroSeconds(500);
+            return MeanLastIterations(c, 4);
+        };
+        const std::vector<double> reno = run("TcpNewReno", 1.0, 0.5);
+        const std::vector<double> flat = run("mltcp-newreno", 0.0, 1.0);
+        const std::vector<double> mltcp = run("mltcp-newreno", 1.0, 0.5);
+        Config::SetDefault("ns3::TcpMltcpNewReno::Slope", DoubleValue(1.0));
+        Config::SetDefault("ns3::TcpMltcpNewReno::Intercept", DoubleValue(0.5));
+        std::clog << "mean of the last 4 iterations, ms: NewReno " << reno[0] * 1e3 << " / "
+                  << reno[1] * 1e3 << "; MLTCP F=1 " << flat[0] * 1e3 << " / " << flat[1] * 1e3
+                  << "; MLTCP F=r+0.5 " << mltcp[0] * 1e3 << " / " << mltcp[1] * 1e3 << std::endl;
+        for (const auto* m : {&reno, &flat, &mltcp})
+        {
+            NS_TEST_ASSERT_MSG_GT((*m)[0], 0, "job A finished every iteration");
+            NS_TEST_ASSERT_MSG_GT((*m)[1], 0, "job B finished every iteration");
+        }
+        // The sockets really run the MLTCP instances the transport installed:
+        // with F = 1 they are NewReno exactly; with F varying they differ.
+        NS_TEST_EXPECT_MSG_EQ(flat[0], reno[0], "F = 1: job A as under NewReno");
+        NS_TEST_EXPECT_MSG_EQ(flat[1], reno[1], "F = 1: job B as under NewReno");
+        NS_TEST_EXPECT_MSG_NE(mltcp[0] + mltcp[1], reno[0] + reno[1], "F = r + 0.5 changes the dynamics");
+    }
+};
+
 class DltraceTestSuite : public TestSuite
 {
   public:
@@ -340,6 +509,8 @@ class DltraceTestSuite : public TestSuite
         AddTestCase(new RingAllReduceMatchesEstimateTestCase, TestCase::QUICK);
         AddTestCase(new TwoJobsShareBottleneckTestCase, TestCase::QUICK);
         AddTestCase(new FatTreeEcmpTestCase, TestCase::QUICK);
+        AddTestCase(new MltcpWindowGrowthTestCase, TestCase::QUICK);
+        AddTestCase(new MltcpTwoJobsTestCase, TestCase::QUICK);
     }
 };
 

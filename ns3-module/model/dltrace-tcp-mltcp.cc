@@ -1,0 +1,206 @@
+// MLTCP variants of TcpNewReno and TcpDctcp, and their binding to a job's
+// progress on the sockets the dltrace transport opens.
+#include "dltrace-tcp-mltcp.h"
+
+#include "ns3/boolean.h"
+#include "ns3/double.h"
+#include "ns3/log.h"
+#include "ns3/object-factory.h"
+#include "ns3/tcp-l4-protocol.h"
+#include "ns3/tcp-socket-base.h"
+#include "ns3/type-id.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceTcpMltcp");
+
+NS_OBJECT_ENSURE_REGISTERED(TcpMltcpNewReno);
+NS_OBJECT_ENSURE_REGISTERED(TcpMltcpDctcp);
+
+void
+DltraceMltcp::BindProgress(std::shared_ptr<dltrace::models::JobProgress> progress, int32_t endpoint)
+{
+    m_progress = std::move(progress);
+    m_endpoint = endpoint;
+}
+
+double
+DltraceMltcp::GetGain() const
+{
+    if (!m_progress)
+    {
+        return 1.0;
+    }
+    return m_function(m_progress->Ratio(m_endpoint,
+                                        m_perEndpoint ? dltrace::models::MltcpScope::kEndpoint
+                                                      : dltrace::models::MltcpScope::kJob));
+}
+
+void
+DltraceMltcp::SetSlope(double slope)
+{
+    m_function.slope = slope;
+}
+
+double
+DltraceMltcp::GetSlope() const
+{
+    return m_function.slope;
+}
+
+void
+DltraceMltcp::SetIntercept(double intercept)
+{
+    m_function.intercept = intercept;
+}
+
+double
+DltraceMltcp::GetIntercept() const
+{
+    return m_function.intercept;
+}
+
+void
+DltraceMltcp::SetPerEndpoint(bool perEndpoint)
+{
+    m_perEndpoint = perEndpoint;
+}
+
+bool
+DltraceMltcp::GetPerEndpoint() const
+{
+    return m_perEndpoint;
+}
+
+void
+DltraceBindMltcp(Ptr<Socket> socket, std::shared_ptr<dltrace::models::JobProgress> progress, int32_t endpoint)
+{
+    Ptr<TcpSocketBase> tcp = DynamicCast<TcpSocketBase>(socket);
+    Ptr<TcpL4Protocol> l4 = socket->GetNode()->GetObject<TcpL4Protocol>();
+    if (!tcp || !l4 || !progress)
+    {
+        return;
+    }
+    TypeIdValue type;
+    l4->GetAttribute("SocketType", type);
+    ObjectFactory factory;
+    factory.SetTypeId(type.Get());
+    Ptr<TcpCongestionOps> ops = factory.Create<TcpCongestionOps>();
+    auto* mltcp = dynamic_cast<DltraceMltcp*>(PeekPointer(ops));
+    if (!mltcp)
+    {
+        return; // not an MLTCP variant: the socket keeps its own instance
+    }
+    mltcp->BindProgress(std::move(progress), endpoint);
+    tcp->SetCongestionControlAlgorithm(ops);
+}
+
+// The attributes both variants declare, on the shared DltraceMltcp part.
+#define DLTRACE_MLTCP_ATTRIBUTES(Class)                                                            \
+    AddAttribute("Slope",                                                                          \
+                 "S of F(r) = S * r + I, r the fraction of the iteration's bytes sent.",           \
+                 DoubleValue(1.0),                                                                 \
+                 MakeDoubleAccessor(&Class::SetSlope, &Class::GetSlope),                           \
+                 MakeDoubleChecker<double>(0.0))                                                   \
+        .AddAttribute("Intercept",                                                                 \
+                      "I of F(r) = S * r + I (F = I at an iteration's first byte).",               \
+                      DoubleValue(0.5),                                                            \
+                      MakeDoubleAccessor(&Class::SetIntercept, &Class::GetIntercept),              \
+                      MakeDoubleChecker<double>(0.0))                                              \
+        .AddAttribute("PerEndpoint",                                                               \
+                      "r counts the sending endpoint's bytes only (false: the whole job's).",      \
+                      BooleanValue(false),                                                         \
+                      MakeBooleanAccessor(&Class::SetPerEndpoint, &Class::GetPerEndpoint),         \
+                      MakeBooleanChecker())
+
+TypeId
+TcpMltcpNewReno::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::TcpMltcpNewReno")
+                            .SetParent<TcpNewReno>()
+                            .SetGroupName("Dltrace")
+                            .AddConstructor<TcpMltcpNewReno>()
+                            .DLTRACE_MLTCP_ATTRIBUTES(TcpMltcpNewReno);
+    return tid;
+}
+
+TcpMltcpNewReno::TcpMltcpNewReno() = default;
+
+TcpMltcpNewReno::TcpMltcpNewReno(const TcpMltcpNewReno& sock) = default;
+
+TcpMltcpNewReno::~TcpMltcpNewReno() = default;
+
+std::string
+TcpMltcpNewReno::GetName() const
+{
+    return "TcpMltcpNewReno";
+}
+
+Ptr<TcpCongestionOps>
+TcpMltcpNewReno::Fork()
+{
+    return CopyObject<TcpMltcpNewReno>(this);
+}
+
+void
+TcpMltcpNewReno::CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked)
+{
+    // TcpNewReno's increase (MSS^2 / cwnd per ACK, at least one byte), times F.
+    if (segmentsAcked > 0)
+    {
+        double adder = GetGain() * double(tcb->m_segmentSize) * tcb->m_segmentSize / tcb->m_cWnd.Get();
+        adder = std::max(1.0, adder);
+        tcb->m_cWnd += static_cast<uint32_t>(adder);
+        NS_LOG_INFO("MLTCP NewReno: cwnd " << tcb->m_cWnd << " (+" << adder << ")");
+    }
+}
+
+TypeId
+TcpMltcpDctcp::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::TcpMltcpDctcp")
+                            .SetParent<TcpDctcp>()
+                            .SetGroupName("Dltrace")
+                            .AddConstructor<TcpMltcpDctcp>()
+                            .DLTRACE_MLTCP_ATTRIBUTES(TcpMltcpDctcp);
+    return tid;
+}
+
+TcpMltcpDctcp::TcpMltcpDctcp()
+    : m_credit(0)
+{
+}
+
+TcpMltcpDctcp::TcpMltcpDctcp(const TcpMltcpDctcp& sock) = default;
+
+TcpMltcpDctcp::~TcpMltcpDctcp() = default;
+
+std::string
+TcpMltcpDctcp::GetName() const
+{
+    return "TcpMltcpDctcp";
+}
+
+Ptr<TcpCongestionOps>
+TcpMltcpDctcp::Fork()
+{
+    return CopyObject<TcpMltcpDctcp>(this);
+}
+
+void
+TcpMltcpDctcp::CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked)
+{
+    // Linux Reno's counting (one MSS per cwnd segments acked) of F * acked.
+    m_credit += GetGain() * segmentsAcked;
+    const auto whole = static_cast<uint32_t>(m_credit);
+    m_credit -= whole;
+    if (whole > 0)
+    {
+        TcpDctcp::CongestionAvoidance(tcb, whole);
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,101 @@
+// MLTCP (Rajasekaran et al., HotNets'24) on ns-3's NewReno and DCTCP: the
+// congestion-avoidance increase is scaled by F(bytes_ratio), the fraction of
+// the current iteration's bytes the flow's job has sent (models/mltcp.h).
+#ifndef DLTRACE_TCP_MLTCP_H
+#define DLTRACE_TCP_MLTCP_H
+
+#include "ns3/socket.h"
+#include "ns3/tcp-congestion-ops.h"
+#include "ns3/tcp-dctcp.h"
+
+#include "dltrace/models/mltcp.h"
+
+#include <memory>
+
+namespace ns3
+{
+
+/**
+ * \ingroup dltrace
+ * \brief What every MLTCP variant shares: the job's progress and F.
+ *
+ * Unbound (a socket no dltrace transport set up) its gain is 1 and the
+ * variant behaves as the algorithm it extends.
+ */
+class DltraceMltcp
+{
+  public:
+    virtual ~DltraceMltcp() = default;
+    /// The job whose bytes_ratio scales this flow, and the endpoint sending on it.
+    void BindProgress(std::shared_ptr<dltrace::models::JobProgress> progress, int32_t endpoint);
+    /// F(bytes_ratio) now; 1 when unbound.
+    double GetGain() const;
+
+    void SetSlope(double slope);
+    double GetSlope() const;
+    void SetIntercept(double intercept);
+    double GetIntercept() const;
+    void SetPerEndpoint(bool perEndpoint);
+    bool GetPerEndpoint() const;
+
+  private:
+    dltrace::models::MltcpFunction m_function;
+    bool m_perEndpoint = false;
+    std::shared_ptr<dltrace::models::JobProgress> m_progress;
+    int32_t m_endpoint = -1;
+};
+
+/**
+ * If SOCKET is a TCP socket whose node's TcpL4Protocol makes MLTCP sockets,
+ * gives it an MLTCP instance of its own bound to PROGRESS and ENDPOINT (a
+ * listener's accepted sockets are forks of it and inherit the binding).
+ * Call before Connect() or Listen().
+ */
+void DltraceBindMltcp(Ptr<Socket> socket, std::shared_ptr<dltrace::models::JobProgress> progress,
+                      int32_t endpoint);
+
+/**
+ * \ingroup dltrace
+ * \brief NewReno whose additive increase per ACK is F * MSS^2 / cwnd.
+ */
+class TcpMltcpNewReno : public TcpNewReno, public DltraceMltcp
+{
+  public:
+    static TypeId GetTypeId();
+    TcpMltcpNewReno();
+    TcpMltcpNewReno(const TcpMltcpNewReno& sock);
+    ~TcpMltcpNewReno() override;
+
+    std::string GetName() const override;
+    Ptr<TcpCongestionOps> Fork() override;
+
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override;
+};
+
+/**
+ * \ingroup dltrace
+ * \brief DCTCP whose congestion avoidance counts F * segments acked
+ * (fractions carried to the next ACK): one MSS per cwnd/F segments.
+ */
+class TcpMltcpDctcp : public TcpDctcp, public DltraceMltcp
+{
+  public:
+    static TypeId GetTypeId();
+    TcpMltcpDctcp();
+    TcpMltcpDctcp(const TcpMltcpDctcp& sock);
+    ~TcpMltcpDctcp() override;
+
+    std::string GetName() const override;
+    Ptr<TcpCongestionOps> Fork() override;
+
+  protected:
+    void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override;
+
+  private:
+    double m_credit; //!< scaled segments not yet counted
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_TCP_MLTCP_H */
