@@ -219,32 +219,47 @@ enum class FrameCheck { kOk, kTruncated, kBad };
 
 // Checks the chunk frame at `pos` (length, checksum, verifier, columns) and
 // decodes it into *frame; *why says what failed.
-FrameCheck CheckChunkFrame(const uint8_t* data, size_t size, size_t pos, ChunkFrame* frame,
-                           std::string* why) {
+// The frame at `pos` (length, CRC-32C, payload), header and chunks alike:
+// kOk with its checksummed payload in *payload (8-aligned, copied into
+// *aligned when the file has it elsewhere) and length in *len; kTruncated
+// when the file ends inside it (*len set once its 8 framing bytes are there);
+// kBad with *why.
+FrameCheck CheckFrame(const uint8_t* data, size_t size, size_t pos, const uint8_t** payload, uint32_t* len,
+                      std::vector<uint64_t>* aligned, std::string* why) {
   if (size - pos < 8) return FrameCheck::kTruncated;
-  uint32_t len = 0, crc = 0;
+  uint32_t crc = 0;
+  *len = 0;
   for (int i = 0; i < 4; ++i) {
-    len |= uint32_t(data[pos + i]) << (8 * i);
+    *len |= uint32_t(data[pos + i]) << (8 * i);
     crc |= uint32_t(data[pos + 4 + i]) << (8 * i);
   }
-  if (len > kMaxFramePayload) {
-    *why = "frame length " + std::to_string(len) + " exceeds the limit";
+  if (*len > kMaxFramePayload) {
+    *why = "frame length " + std::to_string(*len) + " exceeds the limit";
     return FrameCheck::kBad;
   }
-  if (size - pos - 8 < len) return FrameCheck::kTruncated;
-  const uint8_t* payload = data + pos + 8;
+  if (size - pos - 8 < *len) return FrameCheck::kTruncated;
+  *payload = data + pos + 8;
   // FlatBuffers reads 8-byte scalars in place; the writer keeps payloads
   // 8-aligned, but a damaged or hand-made file may not.
-  std::vector<uint64_t> aligned;
-  if (reinterpret_cast<uintptr_t>(payload) % 8 != 0) {
-    aligned.assign(len / 8 + 1, 0);
-    std::memcpy(aligned.data(), payload, len);
-    payload = reinterpret_cast<const uint8_t*>(aligned.data());
+  if (reinterpret_cast<uintptr_t>(*payload) % 8 != 0) {
+    aligned->assign(*len / 8 + 1, 0);
+    std::memcpy(aligned->data(), *payload, *len);
+    *payload = reinterpret_cast<const uint8_t*>(aligned->data());
   }
-  if (Crc32c(payload, len) != crc) {
+  if (Crc32c(*payload, *len) != crc) {
     *why = "checksum mismatch";
     return FrameCheck::kBad;
   }
+  return FrameCheck::kOk;
+}
+
+FrameCheck CheckChunkFrame(const uint8_t* data, size_t size, size_t pos, ChunkFrame* frame,
+                           std::string* why) {
+  const uint8_t* payload = nullptr;
+  uint32_t len = 0;
+  std::vector<uint64_t> aligned;
+  if (FrameCheck framed = CheckFrame(data, size, pos, &payload, &len, &aligned, why); framed != FrameCheck::kOk)
+    return framed;
   flatbuffers::Verifier verifier(payload, len, /*max_depth=*/16, /*max_tables=*/8u << 20);
   if (len < 8 || !fbv::ChunkBufferHasIdentifier(payload) || !fbv::VerifyChunkBuffer(verifier)) {
     *why = "malformed FlatBuffer";
@@ -335,31 +350,23 @@ RankTrace ReadTraceBuffer(const uint8_t* data, size_t size, const std::string& n
   size_t pos = sizeof(kFileMagic);
   {
     const std::string at = " at byte " + std::to_string(pos);
-    if (size - pos < 8)
-      return stop(ReadStatus::kTruncated, pos,
-                  "truncated at byte " + std::to_string(size) + ", before the header");
-    uint32_t len = 0, crc = 0;
-    for (int i = 0; i < 4; ++i) {
-      len |= uint32_t(data[pos + i]) << (8 * i);
-      crc |= uint32_t(data[pos + 4 + i]) << (8 * i);
-    }
-    if (len > kMaxFramePayload)
-      return stop(ReadStatus::kCorrupt, pos,
-                  "corrupt header" + at + ": frame length " + std::to_string(len) +
-                      " exceeds the limit");
-    if (size - pos - 8 < len)
-      return stop(ReadStatus::kTruncated, pos,
-                  "truncated at byte " + std::to_string(size) + " inside header (frame" + at +
-                      " needs " + std::to_string(len + 8) + " bytes; 0 whole chunks read)");
-    const uint8_t* payload = data + pos + 8;
+    const uint8_t* payload = nullptr;
+    uint32_t len = 0;
     std::vector<uint64_t> aligned;
-    if (reinterpret_cast<uintptr_t>(payload) % 8 != 0) {
-      aligned.assign(len / 8 + 1, 0);
-      std::memcpy(aligned.data(), payload, len);
-      payload = reinterpret_cast<const uint8_t*>(aligned.data());
+    std::string why;
+    switch (CheckFrame(data, size, pos, &payload, &len, &aligned, &why)) {
+      case FrameCheck::kOk:
+        break;
+      case FrameCheck::kTruncated:
+        if (size - pos < 8)
+          return stop(ReadStatus::kTruncated, pos,
+                      "truncated at byte " + std::to_string(size) + ", before the header");
+        return stop(ReadStatus::kTruncated, pos,
+                    "truncated at byte " + std::to_string(size) + " inside header (frame" + at + " needs " +
+                        std::to_string(len + 8) + " bytes; 0 whole chunks read)");
+      case FrameCheck::kBad:
+        return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": " + why);
     }
-    if (Crc32c(payload, len) != crc)
-      return stop(ReadStatus::kCorrupt, pos, "corrupt header" + at + ": checksum mismatch");
     flatbuffers::Verifier verifier(payload, len, /*max_depth=*/16, /*max_tables=*/8u << 20);
     if (len < 8 || !fbv::FileHeaderBufferHasIdentifier(payload))
       return stop(ReadStatus::kNotATrace, pos, "not a dltrace trace (no header frame)");

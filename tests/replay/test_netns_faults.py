@@ -90,6 +90,18 @@ class LinkFaultsTest(test_netns.NetnsReplayTest):
         self.assertEqual(sorted(its), list(range(ITERATIONS)))
         return [its[i] for i in range(ITERATIONS)]
 
+    def completed_iterations(self, procs, timeout, out):
+        """Every rank finished with all bytes received: (iteration times in ms,
+        the slowest steady iteration, the median steady iteration time)."""
+        for r, (rc, stdout, stderr) in self.finish(procs, timeout).items():
+            self.assertEqual(rc, 0, "rank %d: %s" % (r, stderr))
+            self.assertIn("(all received)", stdout)
+        its = self.iteration_ms(out)
+        steady = sorted(its[1:])[len(its[1:]) // 2]
+        worst = max(range(1, ITERATIONS), key=lambda i: its[i])
+        print("  iterations (ms): " + ", ".join("%.0f" % t for t in its))
+        return its, worst, steady
+
     def test_link_down_2s_and_back_completes_and_shows_the_pause(self):
         out = os.path.join(self.tmp, "flap")
         procs = self.start_ranks(self.long_set, out)
@@ -99,14 +111,7 @@ class LinkFaultsTest(test_netns.NetnsReplayTest):
         time.sleep(2.0)
         self.set_link(FAULTY, "up")
         print("\nlink of rank %d down for %.2f s" % (FAULTY, time.time() - down_at))
-        results = self.finish(procs, 120)
-        for r, (rc, stdout, stderr) in results.items():
-            self.assertEqual(rc, 0, "rank %d: %s" % (r, stderr))
-            self.assertIn("(all received)", stdout)
-        its = self.iteration_ms(out)
-        steady = sorted(its[1:])[len(its[1:]) // 2]
-        worst = max(range(1, ITERATIONS), key=lambda i: its[i])
-        print("  iterations (ms): " + ", ".join("%.0f" % t for t in its))
+        its, worst, steady = self.completed_iterations(procs, 120, out)
         print("  slowest iteration %d: %.0f ms, median %.0f ms (+%.0f ms)"
               % (worst, its[worst], steady, its[worst] - steady))
         # The 2 s without a link is in one iteration (TCP retransmits after
@@ -143,14 +148,7 @@ class LinkFaultsTest(test_netns.NetnsReplayTest):
         time.sleep(3.0)
         self.set_rate(FAULTY, test_netns.RATE)
         print("\nlink of rank %d at 100 Mbit/s for 3 s" % FAULTY)
-        results = self.finish(procs, 180)
-        for r, (rc, stdout, stderr) in results.items():
-            self.assertEqual(rc, 0, "rank %d: %s" % (r, stderr))
-            self.assertIn("(all received)", stdout)
-        its = self.iteration_ms(out)
-        steady = sorted(its[1:])[len(its[1:]) // 2]
-        worst = max(range(1, ITERATIONS), key=lambda i: its[i])
-        print("  iterations (ms): " + ", ".join("%.0f" % t for t in its))
+        its, worst, steady = self.completed_iterations(procs, 180, out)
         print("  slowest iteration %d: %.0f ms, median %.0f ms (x%.1f)"
               % (worst, its[worst], steady, its[worst] / steady))
         # A ring goes at its slowest link: ~0.6 s of all-reduce at 1 Gbit/s
