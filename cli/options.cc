@@ -55,14 +55,20 @@ void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
   command->add_option("--iteration-ops", o->iteration_ops, "ops per iteration (0: detected)")
       ->check(CLI::Range(1, 1 << 30))
       ->group(group);
-  command->add_option("--local-gbps", o->local_link.gbps, "same-host link rate in Gbit/s")
+  const std::string by_library = " (default: NVLink-like " + CLI::detail::to_string(models::kNvlinkLink.gbps) +
+                                 " for NCCL traces, shared memory " +
+                                 CLI::detail::to_string(models::kSharedMemoryLink.gbps) + " for MPI)";
+  command
+      ->add_option_function<double>(
+          "--local-gbps", [o](double g) { o->local_gbps = g; }, "same-host link rate in Gbit/s" + by_library)
       ->check(Positive())
       ->group(group);
   command
       ->add_option_function<double>(
-          "--local-latency-us", [o](double us) { o->local_link.latency_ns = us * 1000; },
-          "same-host link latency in microseconds")
-      ->default_str(CLI::detail::to_string(o->local_link.latency_ns / 1000))
+          "--local-latency-us", [o](double us) { o->local_latency_ns = us * 1000; },
+          "same-host link latency in microseconds (default: " +
+              CLI::detail::to_string(models::kNvlinkLink.latency_ns / 1000) + " NCCL, " +
+              CLI::detail::to_string(models::kSharedMemoryLink.latency_ns / 1000) + " MPI)")
       ->check(NonNegative())
       ->group(group);
 }

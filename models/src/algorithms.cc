@@ -582,11 +582,18 @@ const char* LowerCollective(const Algorithm& algo, const CollectiveSpec& spec,
   return used;
 }
 
+Link LocalLinkFor(const LowerOptions& options, bool nccl) {
+  Link link = nccl ? kNvlinkLink : kSharedMemoryLink;
+  if (options.local_gbps) link.gbps = *options.local_gbps;
+  if (options.local_latency_ns) link.latency_ns = *options.local_latency_ns;
+  return link;
+}
+
 Schedule LowerSingleCollective(const CollectiveSpec& spec, int32_t world_size,
                                const LowerOptions& options) {
   Schedule s;
   s.world_size = world_size;
-  s.local_link = options.local_link;
+  s.local_link = LocalLinkFor(options, true);
   for (int32_t r = 0; r < world_size; ++r) {
     s.endpoints.push_back({EndpointRole::kWorker, r, r});
     s.hosts.push_back("host" + std::to_string(r));

@@ -129,9 +129,17 @@ class Lowerer {
     if (notes_) notes_->push_back(n);
   }
 
+  // Whether the job's transfers are NCCL's: any rank recorded an NCCL call.
+  bool HasNcclOps() const {
+    for (const auto& rt : m_.set->ranks)
+      for (const auto& op : rt.ops)
+        if (IsNccl(op.kind)) return true;
+    return false;
+  }
+
   void BuildEndpoints() {
     s_.world_size = m_.world_size;
-    s_.local_link = options_.local_link;
+    s_.local_link = LocalLinkFor(options_, HasNcclOps());
     for (const auto& h : m_.hosts) s_.hosts.push_back(h.name);
     for (int32_t r = 0; r < m_.world_size; ++r)
       s_.endpoints.push_back({EndpointRole::kWorker, r, m_.host_of_rank[size_t(r)]});

@@ -462,6 +462,29 @@ TEST_F(TraceSetTest, TimeInsideWaitIsNotCompute) {
   for (int r = 0; r < kRanks; ++r) EXPECT_EQ(totals[size_t(r)].compute_ns, expected) << "rank " << r;
 }
 
+// Same-host transfers of an NCCL job run on NVLink-like links (300 GB/s,
+// 1 us); those of an MPI-only job through shared memory (10 GB/s, 0.5 us), as
+// README's `dltrace schedule` section states; a rate or latency given wins.
+TEST_F(TraceSetTest, SameHostLinkFollowsTheJobsLibrary) {
+  formats::TraceSet nccl_set = Write();
+  Schedule nccl = LowerTrace(Merge(nccl_set), LowerOptions{}, nullptr);
+  EXPECT_DOUBLE_EQ(nccl.local_link.gbps, 2400.0);
+  EXPECT_DOUBLE_EQ(nccl.local_link.latency_ns, 1000.0);
+
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directory(dir_);
+  formats::TraceSet mpi_set = Write(HaloExchange);
+  Schedule mpi = LowerTrace(Merge(mpi_set), LowerOptions{}, nullptr);
+  EXPECT_DOUBLE_EQ(mpi.local_link.gbps, 80.0);
+  EXPECT_DOUBLE_EQ(mpi.local_link.latency_ns, 500.0);
+
+  LowerOptions given;
+  given.local_gbps = 4.0;
+  Schedule slow = LowerTrace(Merge(mpi_set), given, nullptr);
+  EXPECT_DOUBLE_EQ(slow.local_link.gbps, 4.0);
+  EXPECT_DOUBLE_EQ(slow.local_link.latency_ns, 500.0);
+}
+
 // Isend to the right, then a blocking Recv from the left, then Wait: every
 // rank's file says Recv first (the Isend is written when the Wait completes
 // it), which read as program order is a cycle around the ring.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,13 @@ namespace dltrace::models {
 // lowers collectives another algorithm does not define (Algorithm::fallback).
 inline constexpr char kRecordedAlgorithm[] = "recorded";
 inline constexpr char kRingAlgorithm[] = "ring";
+
+// Same-host link models. GPUs of one host talk over NVLink-like links (300 GB/s,
+// 1 us); MPI ranks of one host through shared memory: Open MPI's vader moves a
+// large message with one copy (CMA) at about memory-copy speed, 10 GB/s on a
+// server core, and a small one in about half a microsecond.
+inline constexpr Link kNvlinkLink{2400.0, 1000.0};
+inline constexpr Link kSharedMemoryLink{80.0, 500.0};
 
 struct LowerOptions {
   std::string algorithm = kRecordedAlgorithm;
@@ -30,10 +38,18 @@ struct LowerOptions {
   bool colocated_servers = false;
   bool async_servers = false;
   int gossip_peers = 1;  // neighbours each worker exchanges with per op
-  Link local_link{2400.0, 1000.0};  // same-host transfers: NVLink-like 300 GB/s, 1 us
+  // Same-host transfers. A field left unset takes the default for the job's
+  // library: NVLink-like for NCCL (kNvlinkLink), shared memory for MPI
+  // (kSharedMemoryLink). See LocalLinkFor.
+  std::optional<double> local_gbps;
+  std::optional<double> local_latency_ns;
   // Ops per training iteration; 0: detect from the repeating pattern of ops.
   int iteration_ops = 0;
 };
+
+// The same-host link of OPTIONS for a job whose transfers are NCCL's (NCCL)
+// or MPI's: the fields OPTIONS sets, the library's default for the others.
+Link LocalLinkFor(const LowerOptions& options, bool nccl);
 
 // One collective, as an algorithm sees it.
 struct CollectiveSpec {
