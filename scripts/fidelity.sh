@@ -7,6 +7,7 @@
 #
 #   scripts/fidelity.sh [--build DIR] [--rates 1,10] [--programs LIST] [--steps N]
 #                       [--check] [--keep] [-o OUT]
+#   scripts/fidelity.sh --summary OUT [--check]   the table of an earlier run again
 #
 # Programs (--programs, comma-separated; default all): train-ring (tests/mpi
 # training program, all-reduce per layer), train-ps (the same with --ps:
@@ -32,6 +33,7 @@ steps=30
 check=0
 keep=0
 out=
+summary_of=
 while [ $# -gt 0 ]; do
   case $1 in
     --build) build=$2; shift 2 ;;
@@ -41,10 +43,78 @@ while [ $# -gt 0 ]; do
     --check) check=1; shift ;;
     --keep) keep=1; shift ;;
     -o) out=$2; shift 2 ;;
+    --summary) summary_of=$2; shift 2 ;;
     -h|--help) sed -n '2,26p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "fidelity: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+# The table of a run's rows ($1/rows.jsonl) into $1/summary.md and stdout;
+# with --check, status 1 when the replay bound is missed.
+summarize() {
+  set +e
+  python3 - "$1/rows.jsonl" "$check" <<'EOF' | tee "$1/summary.md"
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+check = sys.argv[2] == "1"
+def err(a, b):
+    return (a - b) / b * 100 if a is not None and b else None
+def steady(xs):
+    return xs[1:] if len(xs) > 1 else xs
+def mean(xs):
+    xs = [x for x in xs if x is not None]
+    return sum(xs) / len(xs) if xs else None
+def fmt(v, unit=""):
+    return "-" if v is None else ("%+.1f%%" % v if unit == "%" else "%.2f" % v)
+print("| program | rate | load | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | steady iterations replayed within 5% | ns-3 err | flow err |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
+failed = []
+for r in rows:
+    rec = r.get("recorded")
+    if not rec:
+        continue
+    cells = {}
+    for src in ("replay", "ns3", "flow"):
+        xs = r.get(src)
+        if not xs or len(xs) != len(rec):
+            cells[src] = None
+            continue
+        errs = [err(x, y) for x, y in zip(xs, rec)]
+        cells[src] = (mean(steady(xs)), mean(steady(errs)), max(steady(errs), key=lambda e: abs(e) if e is not None else 0), errs[0])
+    rep = cells["replay"]
+    within = "-"
+    if rep:
+        steady_errs = steady([err(x, y) for x, y in zip(r["replay"], rec)])
+        within = "%d of %d" % (sum(1 for e in steady_errs if e is not None and abs(e) <= 5), len(steady_errs))
+    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        r["program"] + ("" if r["algo"] == "recorded" else " (--algo %s)" % r["algo"]), r["rate"],
+        "%.1f" % r["load"] if "load" in r else "-",
+        fmt(mean(steady(rec))),
+        *(fmt(cells[s][0]) if cells[s] else "-" for s in ("replay", "ns3", "flow")),
+        ("%s, %s; %s" % (fmt(rep[1], "%"), fmt(rep[2], "%"), fmt(rep[3], "%"))) if rep else "-",
+        within,
+        *(fmt(cells[s][1], "%") if cells[s] else "-" for s in ("ns3", "flow"))))
+    if check and r["program"] in ("train-ring", "python", "halo"):
+        if not rep:
+            failed.append("%s at %s Gbit/s: no complete replay" % (r["program"], r["rate"]))
+        else:
+            worst = max(abs(e) for e in steady([err(x, y) for x, y in zip(r["replay"], rec)]))
+            if worst > 5 or abs(rep[3]) > 10:
+                failed.append("%s at %s Gbit/s: replay off by up to %.1f%% in a steady iteration, %+.1f%% in iteration 0"
+                              % (r["program"], r["rate"], worst, rep[3]))
+for f in failed:
+    print("fidelity: bound missed: " + f, file=sys.stderr)
+sys.exit(1 if failed else 0)
+EOF
+  local rc=${PIPESTATUS[0]}
+  set -e
+  return $rc
+}
+if [ -n "$summary_of" ]; then
+  [ -s "$summary_of/rows.jsonl" ] || { echo "fidelity: no rows in $summary_of/rows.jsonl (not the -o folder of a run?)" >&2; exit 2; }
+  summarize "$summary_of"
+  exit $?
+fi
+
 build=$(cd "$build" && pwd)
 dltrace=$build/cli/dltrace
 skip() { echo "fidelity: skipped: $*"; exit 77; }
@@ -209,6 +279,7 @@ for rate in "${rate_list[@]}"; do
       *) echo "fidelity: unknown program '$program'" >&2; exit 2 ;;
     esac
     echo "== $name: record (${cmd[*]##*/})"
+    load=$(cut -d' ' -f1 /proc/loadavg)  # this machine's load when the recording began
     if ! record "$name" "${cmd[@]}" >"$out/$name-record.log" 2>&1; then
       echo "   recording failed: $(tail -3 "$out/$name-record.log" | tr '\n' ' ')"
       continue
@@ -224,16 +295,16 @@ for rate in "${rate_list[@]}"; do
     for k in replay ns3 flow; do [ -d "$out/$name-$k" ] && runs+=("$out/$name-$k"); done
     "$dltrace" compare "${runs[@]}" | tee "$out/$name-compare.txt" | sed -n '/iteration/,$p' | head -40 || true
     "$dltrace" compare "${runs[@]}" --json >"$out/$name-compare.json" 2>/dev/null || true
-    python3 - "$out/$name-compare.json" "$program" "$rate" "$algo" >>"$rows" <<'EOF'
+    python3 - "$out/$name-compare.json" "$program" "$rate" "$algo" "$load" >>"$rows" <<'EOF'
 import json, sys
-path, program, rate, algo = sys.argv[1:]
+path, program, rate, algo, load = sys.argv[1:]
 try:
     doc = json.load(open(path))
 except (OSError, ValueError):
     sys.exit(0)
 runs = {r["source"] if r["source"] != "recorded" else "recorded": r for r in doc["runs"]}
 rec = runs.get("recorded")
-row = {"program": program, "rate": rate, "algo": algo}
+row = {"program": program, "rate": rate, "algo": algo, "load": float(load)}
 if rec:
     its = rec["iteration_ms"]
     row["iterations"] = len(its)
@@ -248,53 +319,6 @@ done
 
 echo
 echo "== summary ($out)"
-python3 - "$rows" "$check" <<'EOF' | tee "$out/summary.md"
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-check = sys.argv[2] == "1"
-def err(a, b):
-    return (a - b) / b * 100 if a is not None and b else None
-def steady(xs):
-    return xs[1:] if len(xs) > 1 else xs
-def mean(xs):
-    xs = [x for x in xs if x is not None]
-    return sum(xs) / len(xs) if xs else None
-def fmt(v, unit=""):
-    return "-" if v is None else ("%+.1f%%" % v if unit == "%" else "%.2f" % v)
-print("| program | rate | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | ns-3 err | flow err |")
-print("|---|---|---|---|---|---|---|---|---|")
-failed = []
-for r in rows:
-    rec = r.get("recorded")
-    if not rec:
-        continue
-    cells = {}
-    for src in ("replay", "ns3", "flow"):
-        xs = r.get(src)
-        if not xs or len(xs) != len(rec):
-            cells[src] = None
-            continue
-        errs = [err(x, y) for x, y in zip(xs, rec)]
-        cells[src] = (mean(steady(xs)), mean(steady(errs)), max(steady(errs), key=lambda e: abs(e) if e is not None else 0), errs[0])
-    rep = cells["replay"]
-    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s |" % (
-        r["program"] + ("" if r["algo"] == "recorded" else " (--algo %s)" % r["algo"]), r["rate"],
-        fmt(mean(steady(rec))),
-        *(fmt(cells[s][0]) if cells[s] else "-" for s in ("replay", "ns3", "flow")),
-        ("%s, %s; %s" % (fmt(rep[1], "%"), fmt(rep[2], "%"), fmt(rep[3], "%"))) if rep else "-",
-        *(fmt(cells[s][1], "%") if cells[s] else "-" for s in ("ns3", "flow"))))
-    if check and r["program"] in ("train-ring", "python", "halo"):
-        if not rep:
-            failed.append("%s at %s Gbit/s: no complete replay" % (r["program"], r["rate"]))
-        else:
-            worst = max(abs(e) for e in steady([err(x, y) for x, y in zip(r["replay"], rec)]))
-            if worst > 5 or abs(rep[3]) > 10:
-                failed.append("%s at %s Gbit/s: replay off by up to %.1f%% in a steady iteration, %+.1f%% in iteration 0"
-                              % (r["program"], r["rate"], worst, rep[3]))
-for f in failed:
-    print("fidelity: bound missed: " + f, file=sys.stderr)
-sys.exit(1 if failed else 0)
-EOF
-status=${PIPESTATUS[0]}
+summarize "$out" && status=0 || status=$?
 [ $keep -eq 1 ] && echo "kept: $out"
 exit $status
