@@ -121,14 +121,11 @@ class RecorderTest(unittest.TestCase):
         self.assertNotIn("no matching", p.stderr)
         self.assertNotIn("not recorded on rank", p.stderr)
 
-    def test_thread_multiple_and_fork(self):
-        out = os.path.join(self.tmp, "thr")
-        threads, iters = 4, 300
-        # A tiny buffer: threads outrun the flusher and must wait, not drop.
+    def _run_threads(self, out, threads, iters, **env):
         p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-threads"), str(threads),
-                                                str(iters)], out, DLTRACE_BUFFER_EVENTS=16),
-                           env=preload_env(out, DLTRACE_BUFFER_EVENTS=16), capture_output=True,
-                           text=True, timeout=120)
+                                                str(iters)], out, **env),
+                           env=preload_env(out, **env), capture_output=True,
+                           text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
         if "SKIP" in p.stdout:
             self.skipTest("MPI_THREAD_MULTIPLE not provided by this Open MPI")
@@ -145,8 +142,11 @@ class RecorderTest(unittest.TestCase):
                 on = [o for o in ops if o["comm"] == c["id"]]
                 self.assertEqual(len(on), 2 * iters)
                 self.assertEqual({o["kind"] for o in on}, {"MPI_Sendrecv", "MPI_Allreduce"})
-                # One thread per communicator, every op of it from that thread.
+                # One thread per communicator, every op of it from that thread,
+                # in the file in the order the thread made them.
                 self.assertEqual(len({o["thread"] for o in on}), 1)
+                enters = [o["enter_ns"] for o in on]
+                self.assertEqual(enters, sorted(enters))
                 sr = [o for o in on if o["kind"] == "MPI_Sendrecv"]
                 self.assertEqual(len({o["tag"] for o in sr}), 1)
                 # Collectives and point-to-point count separately per communicator.
@@ -158,6 +158,18 @@ class RecorderTest(unittest.TestCase):
             footer = [r for r in recs if r["type"] == "footer"][0]
             self.assertEqual(footer["reason"], "finalize")
             self.assertEqual(footer["events_dropped"], 0)
+
+    def test_thread_multiple_and_fork(self):
+        # A tiny buffer: threads outrun the flusher and must wait, not drop.
+        self._run_threads(os.path.join(self.tmp, "thr"), 4, 300, DLTRACE_BUFFER_EVENTS=16)
+
+    def test_many_threads_lose_no_event_across_block_handoffs(self):
+        """Eight threads a rank, each filling its buffer's two blocks (300
+        events each) over and over while the flusher drains every
+        millisecond and takes blocks back: every call of every thread is in
+        the trace exactly once, in order, and none is dropped."""
+        self._run_threads(os.path.join(self.tmp, "many"), 8, 3000, DLTRACE_BUFFER_EVENTS=600,
+                          DLTRACE_FLUSH_MS=1)
 
     def test_output_and_exit_status_unchanged(self):
         argv = [prog("dltrace-mpi-train"), "--steps", "20"]
