@@ -21,7 +21,8 @@
 #        DLTRACE_BENCH_INSTRUCTIONS 1: instead of times, count the instructions
 #                                   per 8 B call under valgrind's callgrind, one
 #                                   rank without mpirun (a figure machine load
-#                                   does not move; needs valgrind)
+#                                   does not move; needs valgrind), split into
+#                                   those in the call and those of the flusher
 # Prints figures; it asserts nothing beyond every run succeeding and every
 # recorded run leaving one trace file per rank.
 set -euo pipefail
@@ -61,31 +62,45 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
     exit 1
   fi
   if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-  # instructions <preload or ""> <calls>: all the process executed, every
-  # thread. No resource samples and one flush, at exit (the calls stay below
-  # the recorder's early-flush mark), so that timers do not change the count.
+  # instructions <preload or ""> <calls>: "<all> <drain>": all the process
+  # executed, every thread, and of that what Recorder::DrainBuffers did (the
+  # flusher's share: events turned into chunks and written). No resource
+  # samples and one flush, at exit (the calls stay well below half the
+  # recorder's buffer), so that timers do not change the count.
   instructions() {
-    local n
+    local out=$work/callgrind.out n drain
     n=$(env ${1:+LD_PRELOAD="$1"} DLTRACE_OUTPUT="$work/trace" DLTRACE_SAMPLE_MS=0 DLTRACE_QUIET=1 \
           DLTRACE_FLUSH_MS=3600000 \
-          valgrind --tool=callgrind --callgrind-out-file=/dev/null "$prog" "$2" 0 0 2>&1 |
+          valgrind --tool=callgrind --callgrind-out-file="$out" "$prog" "$2" 0 0 2>&1 |
         awk '/Collected :/ { print $4 }')
     rm -rf "$work/trace"
     if [[ -z $n ]]; then
       echo "bench-record: $prog did not run under valgrind" >&2
       exit 1
     fi
-    echo "$n"
+    drain=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
+      awk '/Recorder::DrainBuffers/ { gsub(",", "", $1); print $1; exit }')
+    rm -f "$out"
+    echo "$n ${drain:-0}"
   }
   # Per call: the difference between two call counts, so start-up cancels out.
   lo=20000 hi=60000
   echo "dltrace-mpi-overhead under callgrind, 1 rank: instructions per 8 B MPI_Allreduce ($lo and $hi calls)"
-  a=$(instructions "" $lo) b=$(instructions "" $hi)
-  c=$(instructions "$recorder" $lo) d=$(instructions "$recorder" $hi)
-  awk -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v n=$((hi - lo)) 'BEGIN {
-    without = (b - a) / n; with = (d - c) / n
-    printf "%-14s %14s %14s %12s\n", "", "without", "with", "added"
-    printf "%-14s %14.1f %14.1f %12.1f\n", "instructions", without, with, with - without }'
+  read -r a _ <<<"$(instructions "" $lo)"
+  read -r b _ <<<"$(instructions "" $hi)"
+  report() {  # report <label> <preload>
+    local c d dc dd
+    read -r c dc <<<"$(instructions "$2" $lo)"
+    read -r d dd <<<"$(instructions "$2" $hi)"
+    awk -v l="$1" -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v dc="$dc" -v dd="$dd" \
+        -v n=$((hi - lo)) 'BEGIN {
+      without = (b - a) / n; with = (d - c) / n; flusher = (dd - dc) / n
+      printf "%-10s %10.1f %10.1f %10.1f %12.1f %10.1f\n", l, without, with, with - without,
+             with - without - flusher, flusher }'
+  }
+  printf "%-10s %10s %10s %10s %12s %10s\n" recorder without with added "in the call" flusher
+  report this "$recorder"
+  if [[ -n $baseline ]]; then report baseline "$baseline"; fi
   exit 0
 fi
 
