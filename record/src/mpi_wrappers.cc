@@ -251,7 +251,8 @@ class MpiCall {
     active_ = t_depth == 0 && (kind == OpKind::MpiInit || Recorder::Get().active());
     if (active_) {
       ++t_depth;
-      op_.enter_ns = NowNs();
+      op_.flags = g_tsc_clock ? OpRecord::kTicks : 0;
+      op_.enter_ns = NowTicks();
     }
   }
   DLTRACE_HOT ~MpiCall() { Finish(); }
@@ -271,7 +272,7 @@ class MpiCall {
   // A nonblocking call: its op waits in the request table for completion.
   void Pend(MPI_Request* request, MPI_Datatype type, bool is_recv) {
     if (!request || *request == MPI_REQUEST_NULL || !record_) return;
-    op_.exit_ns = NowNs();
+    op_.exit_ns = NowTicks();
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
     shard.pending[*request] = {std::move(op_), type, is_recv};
@@ -294,7 +295,7 @@ class MpiCall {
       p = std::move(it->second);
       shard.pending.erase(it);
     }
-    p.op.completion_ns = NowNs();
+    p.op.completion_ns = NowTicks();
     p.op.flags |= OpRecord::kCompletion;
     if (p.is_recv && status) {
       int count = 0;
@@ -332,7 +333,7 @@ class MpiCall {
     }
   }
   void Started() {
-    int64_t now = NowNs();
+    int64_t now = NowTicks();
     for (auto& [request, p] : t_started) {
       p.op.exit_ns = now;
       RequestShard& shard = ShardOf(request);
@@ -375,7 +376,7 @@ class MpiCall {
     active_ = false;
     --t_depth;
     if (!record_ || !Recorder::Get().active()) return;
-    op_.exit_ns = NowNs();
+    op_.exit_ns = NowTicks();
     Emit(op_);
   }
 

@@ -28,6 +28,8 @@ namespace dltrace::record {
 
 using formats::OpEvent;
 
+bool g_tsc_clock = false;
+
 namespace {
 
 sem_t g_flush_request;   // posted by signal handlers and Stop()
@@ -170,7 +172,48 @@ struct alignas(64) Recorder::ThreadBuffer {
 
 namespace {
 
-OpEvent Expand(const BufferedOp& e, uint32_t thread) {
+// One reading of both clocks: the TSC taken on both sides of the
+// clock_gettime, the tightest of a few tries (a preemption between the
+// reads would otherwise put the pair microseconds apart), so the pair is
+// off by about half of one clock_gettime.
+Recorder::TickPoint TickNow() {
+  Recorder::TickPoint best;
+  int64_t best_window = INT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    int64_t t0 = NowTicks();
+    int64_t ns = NowNs();
+    int64_t t1 = NowTicks();
+    if (t1 - t0 < best_window) {
+      best_window = t1 - t0;
+      best = {t0 + (t1 - t0) / 2, ns};
+    }
+  }
+  return best;
+}
+
+// Where T falls on the line through A and B (exact integer arithmetic).
+int64_t TicksToNs(int64_t t, const Recorder::TickPoint& a, const Recorder::TickPoint& b) {
+  if (b.ticks == a.ticks) return a.ns + (t - a.ticks);
+  __int128 d = static_cast<__int128>(t - a.ticks) * (b.ns - a.ns);
+  return a.ns + int64_t(d / (b.ticks - a.ticks));
+}
+
+bool KernelKeepsTimeWithTsc() {
+#if defined(__x86_64__)
+  char buf[32] = {};
+  int fd = ::open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                  O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  return n >= 3 && std::strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+#else
+  return false;
+#endif
+}
+
+OpEvent Expand(const BufferedOp& e, uint32_t thread, const Recorder::TickPoint& a,
+               const Recorder::TickPoint& b) {
   const OpRecord& c = e.op;
   OpEvent op;
   op.kind = c.kind;
@@ -186,13 +229,15 @@ OpEvent Expand(const BufferedOp& e, uint32_t thread) {
   op.seq = c.seq;
   op.stream = c.stream;
   op.thread = thread;
-  op.enter_ns = c.enter_ns;
-  op.exit_ns = c.exit_ns;
+  const bool ticks = c.flags & OpRecord::kTicks;
+  op.enter_ns = ticks ? TicksToNs(c.enter_ns, a, b) : c.enter_ns;
+  op.exit_ns = ticks ? TicksToNs(c.exit_ns, a, b) : c.exit_ns;
   if (c.flags & OpRecord::kGpuTimes) {
     op.gpu_start_ns = c.gpu_start_ns;
     op.gpu_end_ns = c.gpu_end_ns;
   }
-  if (c.flags & OpRecord::kCompletion) op.completion_ns = c.completion_ns;
+  if (c.flags & OpRecord::kCompletion)
+    op.completion_ns = ticks ? TicksToNs(c.completion_ns, a, b) : c.completion_ns;
   if (e.extras) {
     op.peer_send_bytes = std::move(e.extras->send);
     op.peer_recv_bytes = std::move(e.extras->recv);
@@ -255,6 +300,7 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   uint64_t events = uint64_t(std::max<int64_t>(settings_.buffer_events, 2));
   block_events_ = uint32_t(std::min<uint64_t>(kBlockEvents, (events + 1) / 2));
   max_blocks_ = uint32_t(std::max<uint64_t>(2, (events + block_events_ - 1) / block_events_));
+  g_tsc_clock = settings_.clock == "tsc" || (settings_.clock == "auto" && KernelKeepsTimeWithTsc());
 }
 
 void Recorder::Disable(const std::string& message) {
@@ -508,6 +554,7 @@ bool Recorder::Start(const StartInfo& info) {
     // No room even for the footer: say so now; the header stays readable.
     if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
+  tick_anchor_ = tick_candidate_ = TickNow();
   sem_init(&g_flush_request, 0, 0);
   sem_init(&g_flush_done, 0, 0);
   InstallSignalHandlers();
@@ -620,6 +667,15 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     for (auto& c : writer_->pending_comms) w->AddCommunicator(c);
     writer_->pending_comms.clear();
   }
+  // Ticks to ns on the line from a reading 100 to 200 ms old (the start,
+  // early on) to one taken now: long enough that the readings' jitter does
+  // not matter, short enough to follow the kernel's (NTP-slewed) rate.
+  const TickPoint now = TickNow();
+  const TickPoint anchor = tick_anchor_;
+  if (now.ns - tick_candidate_.ns >= 100'000'000) {
+    tick_anchor_ = tick_candidate_;
+    tick_candidate_ = now;
+  }
   // What each thread published since the last drain, block by block; a
   // block read to its end goes back to its thread before the (possibly
   // slow) write, so a stalled disk holds up no thread's buffer twice.
@@ -635,7 +691,7 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
       for (; pos < end; ++pos) {
         // Once writing failed, the writer counts what it is given as lost.
         if (w) {
-          w->AddOp(Expand(blk->events[pos], b->index));
+          w->AddOp(Expand(blk->events[pos], b->index, anchor, now));
         } else {
           ++dropped_;
           delete blk->events[pos].extras;

@@ -19,11 +19,24 @@
 
 namespace dltrace::record {
 
-// CLOCK_MONOTONIC (the vDSO: no system call). Inline: two per wrapped call.
+// CLOCK_MONOTONIC (the vDSO: no system call).
 inline int64_t NowNs() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The wrappers' clock: the CPU's time-stamp counter where the kernel keeps
+// CLOCK_MONOTONIC with it too (clocksource "tsc": invariant and synchronized
+// across cores), read in a third of clock_gettime's time; CLOCK_MONOTONIC
+// ns elsewhere. Records taken with it carry OpRecord::kTicks and the
+// flusher turns them into CLOCK_MONOTONIC ns (TickClock in recorder.cc).
+extern bool g_tsc_clock;  // set once, before recording starts
+inline int64_t NowTicks() {
+#if defined(__x86_64__)
+  if (__builtin_expect(g_tsc_clock, 1)) return int64_t(__builtin_ia32_rdtsc());
+#endif
+  return NowNs();
 }
 
 struct StartInfo {
@@ -55,11 +68,12 @@ struct PeerBytes {
 // One operation as a thread buffers it: OpEvent without its vectors and
 // optionals (96 bytes instead of about 200); the flusher makes the OpEvent.
 struct OpRecord {
-  enum Flags : uint8_t { kGpuTimes = 1, kCompletion = 2, kCapturedInGraph = 4 };
+  enum Flags : uint8_t { kGpuTimes = 1, kCompletion = 2, kCapturedInGraph = 4, kTicks = 8 };
   formats::OpKind kind = formats::OpKind::Unknown;
   formats::DataType datatype = formats::DataType::Unknown;
   formats::RedOp red_op = formats::RedOp::None;
-  uint8_t flags = 0;  // which of the optional times below are set
+  uint8_t flags = 0;  // which of the optional times below are set; kTicks: host times
+                      // (enter, exit, completion) are NowTicks(), not ns
   uint32_t comm = formats::kNoCommunicator;
   int32_t peer = -1;  // root or peer, in communicator ranks
   int32_t tag = -1;
@@ -118,6 +132,10 @@ class Recorder {
   // writes and the flusher reads.
   struct ThreadBuffer;
   struct Block;
+  // A reading of NowTicks() and NowNs() at (about) the same instant.
+  struct TickPoint {
+    int64_t ticks = 0, ns = 0;
+  };
 
  private:
   Recorder();
@@ -154,6 +172,7 @@ class Recorder {
   std::mutex drain_mu_;
   uint32_t block_events_ = 0;  // events per block
   uint32_t max_blocks_ = 0;    // blocks per thread: DLTRACE_BUFFER_EVENTS, rounded up
+  TickPoint tick_anchor_, tick_candidate_;  // the drain's, under drain_mu_
 
   std::mutex writer_mu_;  // guards the writer and pending communicators
   struct WriterState;

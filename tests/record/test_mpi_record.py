@@ -171,6 +171,48 @@ class RecorderTest(unittest.TestCase):
         self._run_threads(os.path.join(self.tmp, "many"), 8, 3000, DLTRACE_BUFFER_EVENTS=600,
                           DLTRACE_FLUSH_MS=1)
 
+    def test_recorded_times_lie_within_the_programs_own_clock_readings(self):
+        """Every recorded time of rank 0 (enter, exit, and the completion of
+        nonblocking calls) lies between the program's own CLOCK_MONOTONIC
+        readings around the call, over 20 pauses and many flushes: exactly
+        with clock_gettime, and within 1 us with the recorder's default
+        clock (the TSC where the kernel keeps time with it, turned into ns
+        at each flush on the line between two readings of both clocks; a
+        wrong rate or offset would be off by tens of microseconds)."""
+        iters = 2000
+        for clock, slack in (("auto", 1000), ("monotonic", 0)):
+            out = os.path.join(self.tmp, "clock-" + clock)
+            env = dict(DLTRACE_CLOCK=clock, DLTRACE_FLUSH_MS=50)
+            p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-clock"), str(iters), "20"],
+                                                out, **env),
+                               env=preload_env(out, **env), capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "dltrace-settings.txt")) as f:
+                self.assertIn("DLTRACE_CLOCK=" + clock, f.read())
+            seen = {}
+            for line in p.stdout.splitlines():
+                kind, t0, t1 = line.split()
+                seen.setdefault(kind, []).append((int(t0), int(t1)))
+            rc, recs, err = dump(out, 0)
+            self.assertEqual(rc, 0, err)
+            ops = sorted((r for r in recs if r["type"] == "op"), key=lambda r: r["enter_ns"])
+            of = lambda kind: [o for o in ops if o["kind"] == kind]
+            for kind in ("MPI_Barrier", "MPI_Allreduce"):
+                # The recorder's reads come after the program's first and
+                # before its second.
+                self.assertEqual(len(of(kind)), iters)
+                for o, (t0, t1) in zip(of(kind), seen[kind]):
+                    self.assertTrue(t0 - slack <= o["enter_ns"] <= o["exit_ns"] <= t1 + slack,
+                                    (clock, o, t0, t1))
+            for kind in ("MPI_Irecv", "MPI_Isend"):
+                self.assertEqual(len(of(kind)), iters)
+                for o, (t2, t3), (_, t4) in zip(of(kind), seen["issue"], seen["wait"]):
+                    self.assertTrue(t2 - slack <= o["enter_ns"] <= o["exit_ns"] <= t3 + slack,
+                                    (clock, o, t2, t3))
+                    self.assertTrue(t3 - slack <= o["completion_ns"] <= t4 + slack,
+                                    (clock, o, t3, t4))
+
     def test_output_and_exit_status_unchanged(self):
         argv = [prog("dltrace-mpi-train"), "--steps", "20"]
         plain = subprocess.run(MPIRUN + ["-np", "4"] + argv, capture_output=True, text=True,
