@@ -196,14 +196,14 @@ Recorder::TickPoint TickNow() {
 // for times up to 2^40 ticks, minutes, from A).
 struct TickScale {
   TickScale(const Recorder::TickPoint& a, const Recorder::TickPoint& b) : origin(a) {
-    if (b.ticks != a.ticks)
-      mult = (static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks);
+    if (b.ticks > a.ticks)
+      mult = int64_t((static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks));
   }
   int64_t ToNs(int64_t t) const {
     return origin.ns + int64_t((static_cast<__int128>(t - origin.ticks) * mult) >> 40);
   }
   Recorder::TickPoint origin;
-  __int128 mult = static_cast<__int128>(1) << 40;
+  int64_t mult = int64_t(1) << 40;  // ns per tick << 40 (a TSC of 1 MHz to 10 GHz fits)
 };
 
 bool KernelKeepsTimeWithTsc() {
