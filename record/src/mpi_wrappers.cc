@@ -248,7 +248,10 @@ class MpiCall {
   DLTRACE_HOT explicit MpiCall(OpKind kind) {
     op_.kind = kind;
     // MPI_Init runs its `after` before the recorder exists: it starts it.
-    active_ = t_depth == 0 && (kind == OpKind::MpiInit || Recorder::Get().active());
+    // Get() first: it picks the clock (g_tsc_clock), which MPI_Init's record
+    // must read at its enter as at its exit.
+    Recorder& r = Recorder::Get();
+    active_ = t_depth == 0 && (kind == OpKind::MpiInit || r.active());
     if (active_) {
       ++t_depth;
       op_.flags = g_tsc_clock ? OpRecord::kTicks : 0;

@@ -1,7 +1,7 @@
 /* dltrace-mpi-clock: the program's own CLOCK_MONOTONIC around each of its MPI
  * calls, to check the recorder's times against a clock it does not read.
- * Prints one line per call, "<kind> <before_ns> <after_ns>", for ITERS
- * rounds of MPI_Barrier, MPI_Allreduce and an MPI_Isend/MPI_Irecv pair
+ * Prints one line per call, "<kind> <before_ns> <after_ns>", for MPI_Init and
+ * ITERS rounds of MPI_Barrier, MPI_Allreduce and an MPI_Isend/MPI_Irecv pair
  * completed by MPI_Waitall, with a pause of PAUSE_MS every 100 rounds (so
  * that the run spans several flushes).
  * usage: dltrace-mpi-clock [iters [pause_ms]]   (defaults 2000, 30); 2 ranks */
@@ -17,7 +17,9 @@ static long long Now(void) {
 }
 
 int main(int argc, char** argv) {
+  long long init0 = Now();
   MPI_Init(&argc, &argv);
+  long long init1 = Now();
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -25,6 +27,7 @@ int main(int argc, char** argv) {
   int pause_ms = argc > 2 ? atoi(argv[2]) : 30;
   int peer = rank ^ 1;
   double in = 1, out = 0;
+  if (rank == 0) printf("MPI_Init %lld %lld\n", init0, init1);
   for (int i = 0; i < iters; ++i) {
     long long t0 = Now();
     MPI_Barrier(MPI_COMM_WORLD);
