@@ -104,7 +104,7 @@ int RunRecord(RecordOptions o) {
   // Open MPI's mpirun passes these to ranks on every host.
   std::string forward = "LD_PRELOAD;DLTRACE_OUTPUT";
   for (const char* v : {"DLTRACE_SAMPLE_MS", "DLTRACE_FLUSH_MS", "DLTRACE_BUFFER_EVENTS",
-                        "DLTRACE_QUIET", "DLTRACE_GPU_TIMING"})
+                        "DLTRACE_QUIET", "DLTRACE_GPU_TIMING", "DLTRACE_CLOCK"})
     if (std::getenv(v)) forward += std::string(";") + v;
   AppendEnv("OMPI_MCA_mca_base_env_list", forward, ";");
 

@@ -27,7 +27,6 @@ namespace dltrace::record {
 namespace {
 
 using formats::DataType;
-using formats::OpEvent;
 using formats::OpKind;
 using formats::RedOp;
 
@@ -85,14 +84,21 @@ CommEntry* LookupComm(MPI_Comm comm) {
     uint64_t generation = 0;
   };
   thread_local std::array<Slot, 8> cache{};
+  thread_local Slot last{};  // most calls name the communicator of the call before
   uint64_t gen = g_comm_generation.load(std::memory_order_acquire);
+  if (__builtin_expect(last.comm == comm && last.generation == gen && last.entry != nullptr, 1))
+    return last.entry;
   Slot& s = cache[std::hash<MPI_Comm>()(comm) % cache.size()];
-  if (s.entry && s.generation == gen && s.comm == comm) return s.entry;
+  if (s.entry && s.generation == gen && s.comm == comm) {
+    last = s;
+    return s.entry;
+  }
   std::lock_guard<std::mutex> lock(g_comm_mu);
   auto it = g_comms.find(comm);
   // Communicators made by calls we do not wrap are registered on first use.
   CommEntry* e = it != g_comms.end() ? it->second : RegisterLocked(comm, "", -1, 0, 0);
   s = {comm, e, gen};
+  last = s;
   return e;
 }
 
@@ -116,8 +122,14 @@ struct TypeInfo {
 };
 thread_local TypeInfo t_last_type{MPI_DATATYPE_NULL, DataType::Unknown, 0};
 
-const TypeInfo& DescribeType(MPI_Datatype type) {
-  if (type == t_last_type.type && type != MPI_DATATYPE_NULL) return t_last_type;
+const TypeInfo& DescribeNewType(MPI_Datatype type);
+
+inline const TypeInfo& DescribeType(MPI_Datatype type) {
+  if (__builtin_expect(type == t_last_type.type && type != MPI_DATATYPE_NULL, 1)) return t_last_type;
+  return DescribeNewType(type);
+}
+
+const TypeInfo& DescribeNewType(MPI_Datatype type) {
   static thread_local TypeInfo fresh;
   fresh = {type, DataTypeOf(type), QueryTypeSize(type)};
   if (fresh.kind != DataType::Derived) t_last_type = fresh;
@@ -179,8 +191,23 @@ RedOp RedOpOf(MPI_Op op) {
 
 // ---- nonblocking requests ------------------------------------------------
 
+// One call as a wrapper fills it in: the buffered record, and the per-peer
+// byte counts of the v/w forms (empty, and free to carry, for the rest).
+struct MpiOp : OpRecord {
+  std::vector<uint64_t> peer_send_bytes, peer_recv_bytes;
+};
+
+// Hands OP to this thread's buffer.
+void Emit(MpiOp& op) {
+  if (__builtin_expect(op.peer_send_bytes.empty() && op.peer_recv_bytes.empty(), 1))
+    Recorder::Get().Append(op);
+  else
+    Recorder::Get().Append(op, new PeerBytes{std::move(op.peer_send_bytes),
+                                             std::move(op.peer_recv_bytes)});
+}
+
 struct PendingOp {
-  OpEvent op;
+  MpiOp op;
   MPI_Datatype datatype;  // to count received elements; null for collectives
   bool is_recv;
 };
@@ -206,6 +233,11 @@ RequestShard& ShardOf(MPI_Request r) { return g_requests[std::hash<MPI_Request>(
 // Persistent requests an MPI_Start/Startall of this thread is starting
 // (calls do not nest, so one list per thread serves; MpiCall stays small).
 thread_local std::vector<std::pair<MPI_Request, PendingOp>> t_started;
+// The same for the statuses an ignored-status call needs and the requests
+// a Wait/Test watches: per thread, so that no call constructs them.
+thread_local MPI_Status t_status;
+thread_local std::vector<MPI_Status> t_statuses;
+thread_local std::vector<MPI_Request> t_watched;
 
 // Constructed and destroyed in every C and Fortran wrapper: kept inline, as
 // they are the hot path (out of line they cost about 35 instructions a call).
@@ -216,30 +248,34 @@ class MpiCall {
   DLTRACE_HOT explicit MpiCall(OpKind kind) {
     op_.kind = kind;
     // MPI_Init runs its `after` before the recorder exists: it starts it.
-    active_ = t_depth == 0 && (kind == OpKind::MpiInit || Recorder::Get().active());
+    // Get() first: it picks the clock (g_tsc_clock), which MPI_Init's record
+    // must read at its enter as at its exit.
+    Recorder& r = Recorder::Get();
+    active_ = t_depth == 0 && (kind == OpKind::MpiInit || r.active());
     if (active_) {
       ++t_depth;
-      op_.enter_ns = NowNs();
+      op_.flags = g_tsc_clock ? OpRecord::kTicks : 0;
+      op_.enter_ns = NowTicks();
     }
   }
   DLTRACE_HOT ~MpiCall() { Finish(); }
   bool active() const { return active_; }
-  OpEvent& op() { return op_; }
+  MpiOp& op() { return op_; }
   void Discard() { record_ = false; }
   void SetComm(CommEntry* e) { comm_ = e; }
   CommEntry* comm() const { return comm_; }
 
-  MPI_Status* StatusFor(MPI_Status* s) { return s == MPI_STATUS_IGNORE ? &local_status_ : s; }
+  MPI_Status* StatusFor(MPI_Status* s) { return s == MPI_STATUS_IGNORE ? &t_status : s; }
   MPI_Status* StatusesFor(int n, MPI_Status* s) {
     if (s != MPI_STATUSES_IGNORE) return s;
-    local_statuses_.resize(size_t(n > 0 ? n : 0));
-    return local_statuses_.data();
+    t_statuses.resize(size_t(n > 0 ? n : 0));
+    return t_statuses.data();
   }
 
   // A nonblocking call: its op waits in the request table for completion.
   void Pend(MPI_Request* request, MPI_Datatype type, bool is_recv) {
     if (!request || *request == MPI_REQUEST_NULL || !record_) return;
-    op_.exit_ns = NowNs();
+    op_.exit_ns = NowTicks();
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
     shard.pending[*request] = {std::move(op_), type, is_recv};
@@ -247,12 +283,12 @@ class MpiCall {
   }
   // Wait/Test: remember the handles, which PMPI overwrites on completion.
   void Watch(int n, const MPI_Request* requests) {
-    watched_.assign(requests, requests + (n > 0 ? n : 0));
+    t_watched.assign(requests, requests + (n > 0 ? n : 0));
     op_.count = uint64_t(n > 0 ? n : 0);
   }
   void Completed(int i, const MPI_Status* status) {
-    if (i < 0 || size_t(i) >= watched_.size() || watched_[size_t(i)] == MPI_REQUEST_NULL) return;
-    MPI_Request r = watched_[size_t(i)];
+    if (i < 0 || size_t(i) >= t_watched.size() || t_watched[size_t(i)] == MPI_REQUEST_NULL) return;
+    MPI_Request r = t_watched[size_t(i)];
     RequestShard& shard = ShardOf(r);
     PendingOp p;
     {
@@ -262,7 +298,8 @@ class MpiCall {
       p = std::move(it->second);
       shard.pending.erase(it);
     }
-    p.op.completion_ns = NowNs();
+    p.op.completion_ns = NowTicks();
+    p.op.flags |= OpRecord::kCompletion;
     if (p.is_recv && status) {
       int count = 0;
       if (PMPI_Get_count(status, p.datatype, &count) == MPI_SUCCESS && count != MPI_UNDEFINED) {
@@ -272,7 +309,7 @@ class MpiCall {
       p.op.peer = status->MPI_SOURCE;
       p.op.tag = status->MPI_TAG;
     }
-    Recorder::Get().Append(std::move(p.op));
+    Emit(p.op);
   }
   // MPI_*_init: the op filled in by `before` becomes the request's template.
   void Persist(MPI_Request* request, MPI_Datatype type, bool is_recv) {
@@ -293,13 +330,13 @@ class MpiCall {
       auto it = shard.persistent.find(requests[i]);
       if (it == shard.persistent.end()) continue;
       t_started.push_back({requests[i], it->second.op});
-      OpEvent& op = t_started.back().second.op;
+      MpiOp& op = t_started.back().second.op;
       op.enter_ns = op_.enter_ns;
       op.seq = it->second.comm->p2p_seq.fetch_add(1, std::memory_order_relaxed);
     }
   }
   void Started() {
-    int64_t now = NowNs();
+    int64_t now = NowTicks();
     for (auto& [request, p] : t_started) {
       p.op.exit_ns = now;
       RequestShard& shard = ShardOf(request);
@@ -323,7 +360,7 @@ class MpiCall {
       p = std::move(it->second);
       shard.pending.erase(it);
     }
-    Recorder::Get().Append(std::move(p.op));  // outside the lock: it may wait for the flusher
+    Emit(p.op);  // outside the lock: it may wait for the flusher
   }
 
   void AllCompleted(int n, const MPI_Status* statuses) {
@@ -342,18 +379,15 @@ class MpiCall {
     active_ = false;
     --t_depth;
     if (!record_ || !Recorder::Get().active()) return;
-    op_.exit_ns = NowNs();
-    Recorder::Get().Append(std::move(op_));
+    op_.exit_ns = NowTicks();
+    Emit(op_);
   }
 
  private:
-  OpEvent op_;
+  MpiOp op_;
   bool active_ = false;
   bool record_ = true;
   CommEntry* comm_ = nullptr;
-  MPI_Status local_status_;
-  std::vector<MPI_Status> local_statuses_;
-  std::vector<MPI_Request> watched_;
 };
 
 // ---- what each call records (used by the table's before/after clauses) ----
@@ -366,7 +400,7 @@ void OnComm(MpiCall& c, MPI_Comm comm, bool collective) {
 }
 
 void DescribePointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag) {
-  OpEvent& op = c.op();
+  MpiOp& op = c.op();
   const TypeInfo& t = DescribeType(type);
   op.count = uint64_t(count > 0 ? count : 0);
   op.datatype = t.kind;
@@ -438,7 +472,7 @@ void ProbeDone(MpiCall& c, const MPI_Status* status) {
 void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype type, uint64_t ranks_factor,
                 int root) {
   OnComm(c, comm, true);
-  OpEvent& op = c.op();
+  MpiOp& op = c.op();
   op.count = uint64_t(count > 0 ? count : 0);
   if (type) {
     const TypeInfo& t = DescribeType(type);
@@ -459,7 +493,7 @@ void Rooted(MpiCall& c, MPI_Comm comm, int root, const void* own_buf, int own_co
   bool in_place = own_buf == MPI_IN_PLACE;
   int count = in_place ? other_count : own_count;
   MPI_Datatype type = in_place ? other_type : own_type;
-  OpEvent& op = c.op();
+  MpiOp& op = c.op();
   op.count = uint64_t(count > 0 ? count : 0);
   op.datatype = DataTypeOf(type);
   op.bytes = op.count * TypeSize(type) * uint64_t(c.comm()->size);
@@ -482,7 +516,7 @@ uint64_t Sum(const std::vector<uint64_t>& v) {
 void Gatherv(MpiCall& c, MPI_Comm comm, int root, const void* sendbuf, int scount,
              MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype) {
   OnComm(c, comm, true);
-  OpEvent& op = c.op();
+  MpiOp& op = c.op();
   const int rank = c.comm()->rank;
   op.peer = root;
   op.datatype = DataTypeOf(sendbuf == MPI_IN_PLACE ? rtype : stype);
@@ -499,7 +533,7 @@ void Gatherv(MpiCall& c, MPI_Comm comm, int root, const void* sendbuf, int scoun
 void Scatterv(MpiCall& c, MPI_Comm comm, int root, const int scounts[], MPI_Datatype stype,
               const void* recvbuf, int rcount, MPI_Datatype rtype) {
   OnComm(c, comm, true);
-  OpEvent& op = c.op();
+  MpiOp& op = c.op();
   const int rank = c.comm()->rank;
   op.peer = root;
   op.datatype = DataTypeOf(recvbuf == MPI_IN_PLACE ? stype : rtype);
@@ -516,7 +550,7 @@ void Alltoallv(MpiCall& c, MPI_Comm comm, const void* sendbuf, const int scounts
                const MPI_Datatype stypes[], const int rcounts[], const MPI_Datatype rtypes[],
                bool per_peer_types) {
   OnComm(c, comm, true);
-  OpEvent& op = c.op();
+  MpiOp& op = c.op();
   int n = c.comm()->size;
   op.peer_recv_bytes.resize(size_t(n));
   op.peer_send_bytes.resize(size_t(n));
@@ -538,7 +572,7 @@ void Alltoallv(MpiCall& c, MPI_Comm comm, const void* sendbuf, const int scounts
 void ReduceScatter(MpiCall& c, MPI_Comm comm, const int rcounts[], int block,
                    MPI_Datatype type) {
   OnComm(c, comm, true);
-  OpEvent& op = c.op();
+  MpiOp& op = c.op();
   int n = c.comm()->size;
   op.datatype = DataTypeOf(type);
   if (rcounts) {
@@ -589,7 +623,7 @@ void OnInit(MpiCall& c) {
 void FlushPendingRequests() {
   for (RequestShard& shard : g_requests) {
     std::lock_guard<std::mutex> lock(shard.mu);
-    for (auto& [request, p] : shard.pending) Recorder::Get().Append(std::move(p.op));
+    for (auto& [request, p] : shard.pending) Emit(p.op);
     shard.pending.clear();
   }
 }

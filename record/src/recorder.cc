@@ -5,12 +5,14 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstddef>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,6 +28,8 @@ namespace dltrace::record {
 
 using formats::OpEvent;
 
+bool g_tsc_clock = false;
+
 namespace {
 
 sem_t g_flush_request;   // posted by signal handlers and Stop()
@@ -33,7 +37,6 @@ sem_t g_flush_done;      // posted by the flusher after a signal-driven finish
 std::atomic<int> g_signal{0};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_drain_now{false};  // a thread's buffer is filling: flush before the timer
-constexpr size_t kEarlyFlushEvents = 1 << 16;
 const int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
 std::string ReadFile(const char* path) {
@@ -108,79 +111,122 @@ std::string Expand(const std::string& tmpl, int rank, const std::string& host, i
 
 }  // namespace
 
-int64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
-}
-
-// What a thread buffers per call: OpEvent without its vectors and optionals
-// (80 bytes instead of about 200), so the hot path streams less memory.
-struct CompactOp {
-  formats::OpKind kind;
-  formats::DataType datatype;
-  formats::RedOp red_op;
-  uint8_t flags;  // 1 gpu times, 2 completion, 4 captured in graph
-  uint32_t comm;
-  int32_t peer;
-  int32_t tag;
-  uint32_t group;
-  uint32_t extras;  // index + 1 into ThreadBuffer::extras, 0 = none
-  uint64_t count, bytes, seq, stream;
-  int64_t enter_ns, exit_ns, gpu_start_ns, gpu_end_ns, completion_ns;
+// What a block holds per call.
+struct BufferedOp {
+  OpRecord op;
+  PeerBytes* extras;  // or null
 };
+static_assert(sizeof(BufferedOp) == 104, "a buffered op should stay small");
 
-struct PeerBytes {
-  std::vector<uint64_t> send, recv;
-};
-
-// Guards one thread's buffer; only the flusher ever contends, briefly, so a
-// spin on one atomic is cheaper than a mutex on the hot path.
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
-
-class SpinLock {
- public:
-  void lock() {
-    while (locked_.exchange(true, std::memory_order_acquire))
-      while (locked_.load(std::memory_order_relaxed)) CpuRelax();
-  }
-  bool try_lock() { return !locked_.exchange(true, std::memory_order_acquire); }
-  void unlock() { locked_.store(false, std::memory_order_release); }
-
- private:
-  std::atomic<bool> locked_{false};
-};
-
-struct Recorder::ThreadBuffer {
-  SpinLock mu;
-  std::vector<CompactOp> events;
-  std::vector<PeerBytes> extras;  // per-peer byte counts of v/w-form calls
-  // Swapped with `events`/`extras` at each flush and drained by the flusher
-  // alone, so both keep their capacity: refilling fresh memory (page faults)
-  // was most of the hot-path cost.
-  std::vector<CompactOp> spare;
-  std::vector<PeerBytes> spare_extras;
-  uint64_t dropped = 0;
-  // Full, and the flusher did not make room within the wait: drop without
-  // waiting again until its flush (stuck on a stalled disk) has finished.
-  bool overflowing = false;
-  uint32_t index = 0;
+// A fixed run of events, written by one thread and read by the flusher: the
+// writer publishes each event with one release store of `count`; a full
+// block is linked to the next through `next`, and the flusher, once it has
+// read a block, hands it back to its thread (ThreadBuffer::returned).
+// Blocks are never freed, so a thread's steady state allocates nothing.
+struct alignas(64) Recorder::Block {
+  std::atomic<uint32_t> count{0};
+  std::atomic<Block*> next{nullptr};
+  Block* free_next = nullptr;  // in a free list
+  BufferedOp events[1];         // block_events_ of them (allocated past the end)
 };
 
 namespace {
 
-OpEvent Expand(const CompactOp& c, std::vector<PeerBytes>& extras, uint32_t thread) {
+constexpr uint32_t kBlockEvents = 4096;  // 416 KiB a block
+
+// How long a thread with a full buffer waits for the flusher before dropping.
+constexpr int kFullWaitSteps = 20000;  // x 100 us = 2 s
+
+size_t BlockBytes(uint32_t events) {
+  return offsetof(Recorder::Block, events) + size_t(events) * sizeof(BufferedOp);
+}
+
+// Drains finished, for threads that gave up waiting (ThreadBuffer::overflow_drain).
+std::atomic<uint64_t> g_drains{0};
+
+}  // namespace
+
+struct alignas(64) Recorder::ThreadBuffer {
+  // The owning thread's side (the hot path touches only this line, and
+  // the block it writes).
+  Block* write = nullptr;
+  uint32_t write_pos = 0;
+  // Full, and the flusher did not make room within the wait: drop without
+  // waiting again until a drain has finished (one stuck on a stalled disk).
+  bool overflowing = false;
+  uint64_t overflow_drain = 0;   // g_drains when it gave up
+  Block* free = nullptr;         // blocks taken back from `returned`
+  uint32_t filled = 0;           // blocks filled since the last drain it saw
+  uint64_t filled_drain = 0;     // g_drains then
+  uint32_t index = 0;
+
+  // Shared with the flusher.
+  alignas(64) std::atomic<Block*> returned{nullptr};  // read blocks, pushed by the flusher
+  std::atomic<uint32_t> blocks{0};                    // allocated, at most max_blocks_
+  std::atomic<uint64_t> dropped{0};
+
+  // The flusher's side: where it has read up to.
+  alignas(64) Block* read = nullptr;
+  uint32_t read_pos = 0;
+};
+
+namespace {
+
+// One reading of both clocks: the TSC taken on both sides of the
+// clock_gettime, the tightest of a few tries (a preemption between the
+// reads would otherwise put the pair microseconds apart), so the pair is
+// off by about half of one clock_gettime.
+Recorder::TickPoint TickNow() {
+  Recorder::TickPoint best;
+  int64_t best_window = INT64_MAX;
+  for (int i = 0; i < 5; ++i) {
+    int64_t t0 = NowTicks();
+    int64_t ns = NowNs();
+    int64_t t1 = NowTicks();
+    if (t1 - t0 < best_window) {
+      best_window = t1 - t0;
+      best = {t0 + (t1 - t0) / 2, ns};
+    }
+  }
+  return best;
+}
+
+// Ticks to ns on the line through two readings A and B, in fixed point
+// (ns per tick << 40: a multiply and a shift per time; off by under 1 ns
+// for times up to 2^40 ticks, minutes, from A).
+struct TickScale {
+  TickScale(const Recorder::TickPoint& a, const Recorder::TickPoint& b) : origin(a) {
+    if (b.ticks > a.ticks)
+      mult = int64_t((static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks));
+  }
+  int64_t ToNs(int64_t t) const {
+    return origin.ns + int64_t((static_cast<__int128>(t - origin.ticks) * mult) >> 40);
+  }
+  Recorder::TickPoint origin;
+  int64_t mult = int64_t(1) << 40;  // ns per tick << 40 (a TSC of 1 MHz to 10 GHz fits)
+};
+
+bool KernelKeepsTimeWithTsc() {
+#if defined(__x86_64__)
+  char buf[32] = {};
+  int fd = ::open("/sys/devices/system/clocksource/clocksource0/current_clocksource",
+                  O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t n = ::read(fd, buf, sizeof(buf) - 1);
+  ::close(fd);
+  return n >= 3 && std::strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
+#else
+  return false;
+#endif
+}
+
+OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
+  const OpRecord& c = e.op;
   OpEvent op;
   op.kind = c.kind;
   op.datatype = c.datatype;
   op.red_op = c.red_op;
-  op.captured_in_graph = c.flags & 4;
+  op.captured_in_graph = c.flags & OpRecord::kCapturedInGraph;
   op.comm = c.comm;
   op.peer = c.peer;
   op.tag = c.tag;
@@ -190,24 +236,63 @@ OpEvent Expand(const CompactOp& c, std::vector<PeerBytes>& extras, uint32_t thre
   op.seq = c.seq;
   op.stream = c.stream;
   op.thread = thread;
-  op.enter_ns = c.enter_ns;
-  op.exit_ns = c.exit_ns;
-  if (c.flags & 1) {
+  const bool ticks = c.flags & OpRecord::kTicks;
+  op.enter_ns = ticks ? scale.ToNs(c.enter_ns) : c.enter_ns;
+  op.exit_ns = ticks ? scale.ToNs(c.exit_ns) : c.exit_ns;
+  if (c.flags & OpRecord::kGpuTimes) {
     op.gpu_start_ns = c.gpu_start_ns;
     op.gpu_end_ns = c.gpu_end_ns;
   }
-  if (c.flags & 2) op.completion_ns = c.completion_ns;
-  if (c.extras) {
-    op.peer_send_bytes = std::move(extras[c.extras - 1].send);
-    op.peer_recv_bytes = std::move(extras[c.extras - 1].recv);
+  if (c.flags & OpRecord::kCompletion)
+    op.completion_ns = ticks ? scale.ToNs(c.completion_ns) : c.completion_ns;
+  if (e.extras) {
+    op.peer_send_bytes = std::move(e.extras->send);
+    op.peer_recv_bytes = std::move(e.extras->recv);
+    delete e.extras;
   }
   return op;
 }
 
 }  // namespace
 
+namespace {
+
+// A /proc file kept open and read again from its start at each sample:
+// no open/close and no stream objects per sample.
+class ProcFile {
+ public:
+  explicit ProcFile(const char* path) : fd_(::open(path, O_RDONLY | O_CLOEXEC)) {}
+  ~ProcFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  ProcFile(const ProcFile&) = delete;
+  ProcFile& operator=(const ProcFile&) = delete;
+  // The text now, NUL-terminated (empty if unreadable); valid until the next Read.
+  const char* Read() {
+    size_t n = 0;
+    while (fd_ >= 0) {
+      if (buf_.size() < n + 4096) buf_.resize(n + 4096);
+      ssize_t got = ::pread(fd_, &buf_[n], buf_.size() - n - 1, off_t(n));
+      if (got <= 0) break;
+      n += size_t(got);
+    }
+    if (buf_.empty()) buf_.resize(1);
+    buf_[n] = '\0';
+    return buf_.data();
+  }
+
+ private:
+  int fd_;
+  std::string buf_;
+};
+
+}  // namespace
+
 struct Recorder::WriterState {
   std::unique_ptr<formats::TraceWriter> writer;
+  // Resource samples (the flusher's alone).
+  ProcFile stat{"/proc/self/stat"}, statm{"/proc/self/statm"}, net{"/proc/self/net/dev"},
+      io{"/proc/self/io"};
   std::vector<formats::Communicator> pending_comms;
   std::thread flusher;
   int64_t last_sample_ns = 0;
@@ -215,18 +300,15 @@ struct Recorder::WriterState {
   int64_t last_cpu_ns = 0;
 };
 
-Recorder& Recorder::Get() {
-  static Recorder* recorder = new Recorder();  // leaked on purpose: used until the very end
-  return *recorder;
-}
-
 Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   if (!settings_.enabled) state_ = 3;
+  // At least two blocks a thread (one written, one read), together holding
+  // at least DLTRACE_BUFFER_EVENTS.
+  uint64_t events = uint64_t(std::max<int64_t>(settings_.buffer_events, 2));
+  block_events_ = uint32_t(std::min<uint64_t>(kBlockEvents, (events + 1) / 2));
+  max_blocks_ = uint32_t(std::max<uint64_t>(2, (events + block_events_ - 1) / block_events_));
+  g_tsc_clock = settings_.clock == "tsc" || (settings_.clock == "auto" && KernelKeepsTimeWithTsc());
 }
-
-// No getpid() here (a system call on the hot path): fork children are
-// switched off by the atfork handler instead.
-bool Recorder::active() const { return state_.load(std::memory_order_acquire) == 1; }
 
 void Recorder::Disable(const std::string& message) {
   int prev = state_.exchange(3);
@@ -244,62 +326,154 @@ std::string Recorder::DefaultOutputDir() {
 
 uint32_t Recorder::ThreadIndex() { return ThisThreadBuffer()->index; }
 
-Recorder::ThreadBuffer* Recorder::ThisThreadBuffer() {
-  thread_local ThreadBuffer* buffer = nullptr;
-  if (!buffer) {
-    buffer = new ThreadBuffer();  // kept after the thread ends, until flushed
-    buffer->index = next_thread_.fetch_add(1);
-    std::lock_guard<std::mutex> lock(buffers_mu_);
-    buffers_.push_back(buffer);
+namespace {
+thread_local Recorder::ThreadBuffer* t_buffer = nullptr;
+}  // namespace
+
+inline Recorder::ThreadBuffer* Recorder::ThisThreadBuffer() {
+  if (__builtin_expect(t_buffer != nullptr, 1)) return t_buffer;
+  return RegisterThread();
+}
+
+Recorder::ThreadBuffer* Recorder::RegisterThread() {
+  auto* b = new ThreadBuffer();  // kept after the thread ends, until flushed
+  b->index = next_thread_.fetch_add(1);
+  // The first block and a spare, allocated and touched now rather than
+  // by the calls that fill them.
+  b->write = b->read = NewBlock(b);
+  if (Block* spare = NewBlock(b)) b->free = spare;
+  if (!b->write) b->write_pos = block_events_;  // no memory: every op counted as dropped
+  std::lock_guard<std::mutex> lock(buffers_mu_);
+  buffers_.push_back(b);
+  t_buffer = b;
+  return b;
+}
+
+Recorder::Block* Recorder::NewBlock(ThreadBuffer* b) {
+  uint32_t n = b->blocks.load(std::memory_order_relaxed);
+  do {
+    if (n >= max_blocks_) return nullptr;
+  } while (!b->blocks.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  // Prefaulted: the calls that fill it take no page fault.
+  void* mem = ::mmap(nullptr, BlockBytes(block_events_), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (mem == MAP_FAILED) {
+    b->blocks.fetch_sub(1, std::memory_order_relaxed);
+    return nullptr;
   }
-  return buffer;
+  return new (mem) Block();
+}
+
+Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
+  if (!b->free) b->free = b->returned.exchange(nullptr, std::memory_order_acquire);
+  Block* n = b->free;
+  if (n) {
+    b->free = n->free_next;
+  } else if (!(n = NewBlock(b))) {
+    return nullptr;
+  }
+  n->free_next = nullptr;
+  n->count.store(0, std::memory_order_relaxed);
+  n->next.store(nullptr, std::memory_order_relaxed);
+  return n;
+}
+
+void Recorder::Append(const OpRecord& op) {
+  ThreadBuffer* b = ThisThreadBuffer();
+  uint32_t pos = b->write_pos;
+  if (__builtin_expect(pos == block_events_ || b->overflowing ||
+                           discard_.load(std::memory_order_relaxed),
+                       0)) {
+    AppendSlow(b, op, nullptr);
+    return;
+  }
+  Block* blk = b->write;
+  blk->events[pos].op = op;
+  blk->events[pos].extras = nullptr;
+  b->write_pos = pos + 1;
+  blk->count.store(pos + 1, std::memory_order_release);
+}
+
+void Recorder::Append(const OpRecord& op, PeerBytes* extras) {
+  AppendSlow(ThisThreadBuffer(), op, extras);
 }
 
 void Recorder::Append(OpEvent&& op) {
-  ThreadBuffer* b = ThisThreadBuffer();
-  b->mu.lock();  // only the flusher ever contends
+  OpRecord r;
+  r.kind = op.kind;
+  r.datatype = op.datatype;
+  r.red_op = op.red_op;
+  r.flags = uint8_t((op.gpu_start_ns && op.gpu_end_ns ? OpRecord::kGpuTimes : 0) |
+                    (op.completion_ns ? OpRecord::kCompletion : 0) |
+                    (op.captured_in_graph ? OpRecord::kCapturedInGraph : 0));
+  r.comm = op.comm;
+  r.peer = op.peer;
+  r.tag = op.tag;
+  r.group = op.group;
+  r.count = op.count;
+  r.bytes = op.bytes;
+  r.seq = op.seq;
+  r.stream = op.stream;
+  r.enter_ns = op.enter_ns;
+  r.exit_ns = op.exit_ns;
+  r.gpu_start_ns = op.gpu_start_ns.value_or(0);
+  r.gpu_end_ns = op.gpu_end_ns.value_or(0);
+  r.completion_ns = op.completion_ns.value_or(0);
+  if (op.peer_send_bytes.empty() && op.peer_recv_bytes.empty())
+    Append(r);
+  else
+    Append(r, new PeerBytes{std::move(op.peer_send_bytes), std::move(op.peer_recv_bytes)});
+}
+
+void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras) {
+  auto drop = [&] {
+    b->dropped.fetch_add(1, std::memory_order_relaxed);
+    delete extras;
+  };
   // After a failed write nothing more reaches the file: count, don't keep.
-  if (discard_.load(std::memory_order_relaxed) || b->overflowing) {
-    ++b->dropped;
-    b->mu.unlock();
-    return;
+  if (discard_.load(std::memory_order_relaxed)) return drop();
+  if (b->overflowing) {
+    if (g_drains.load(std::memory_order_acquire) == b->overflow_drain) return drop();
+    b->overflowing = false;  // the flush that kept it waiting is done: it may wait again
   }
-  if (int64_t(b->events.size()) >= settings_.buffer_events) {
-    // Full: the program outruns the flusher (more threads than cores, say).
-    // Wait for it rather than lose events; drop, counted, if it is stuck
-    // (a stalled file system), and keep dropping without waiting until it
-    // comes back: the program is held up once, not once per call.
-    b->mu.unlock();
-    if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
-    bool room = false;
-    for (int i = 0; i < 20000 && !room && state_.load(std::memory_order_relaxed) == 1; ++i) {
-      std::this_thread::sleep_for(std::chrono::microseconds(100));
-      b->mu.lock();
-      room = int64_t(b->events.size()) < settings_.buffer_events;
-      if (!room) b->mu.unlock();
+  if (!b->write) return drop();  // no memory for even one block when the thread began
+  if (b->write_pos == block_events_) {
+    Block* next = NextBlock(b);
+    if (!next) {
+      // Full: the program outruns the flusher (more threads than cores, say).
+      // Wait for it rather than lose events; drop, counted, if it is stuck
+      // (a stalled file system), and keep dropping without waiting until it
+      // comes back: the program is held up once, not once per call.
+      if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
+      for (int i = 0; i < kFullWaitSteps && !next && state_.load(std::memory_order_relaxed) == 1;
+           ++i) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        next = NextBlock(b);
+      }
+      if (!next) {
+        b->overflowing = true;
+        b->overflow_drain = g_drains.load(std::memory_order_acquire);
+        return drop();
+      }
     }
-    if (!room) {
-      b->mu.lock();
-      ++b->dropped;
-      b->overflowing = int64_t(b->events.size()) >= settings_.buffer_events;
-      b->mu.unlock();
-      return;
+    b->write->next.store(next, std::memory_order_release);
+    b->write = next;
+    b->write_pos = 0;
+    // Past half the bound since the last drain: drain before the timer.
+    uint64_t drains = g_drains.load(std::memory_order_relaxed);
+    if (drains != b->filled_drain) {
+      b->filled_drain = drains;
+      b->filled = 0;
     }
+    if (++b->filled >= (max_blocks_ + 1) / 2 && !g_drain_now.exchange(true))
+      sem_post(&g_flush_request);
   }
-  std::lock_guard<SpinLock> lock(b->mu, std::adopt_lock);
-  uint32_t extras = 0;
-  if (!op.peer_send_bytes.empty() || !op.peer_recv_bytes.empty()) {
-    b->extras.push_back({std::move(op.peer_send_bytes), std::move(op.peer_recv_bytes)});
-    extras = uint32_t(b->extras.size());
-  }
-  uint8_t flags = uint8_t((op.gpu_start_ns && op.gpu_end_ns ? 1 : 0) | (op.completion_ns ? 2 : 0) |
-                          (op.captured_in_graph ? 4 : 0));
-  b->events.push_back({op.kind, op.datatype, op.red_op, flags, op.comm, op.peer, op.tag, op.group,
-                       extras, op.count, op.bytes, op.seq, op.stream, op.enter_ns, op.exit_ns,
-                       op.gpu_start_ns.value_or(0), op.gpu_end_ns.value_or(0),
-                       op.completion_ns.value_or(0)});
-  if (b->events.size() == kEarlyFlushEvents && !g_drain_now.exchange(true))
-    sem_post(&g_flush_request);
+  Block* blk = b->write;
+  uint32_t pos = b->write_pos;
+  blk->events[pos].op = op;
+  blk->events[pos].extras = extras;
+  b->write_pos = pos + 1;
+  blk->count.store(pos + 1, std::memory_order_release);
 }
 
 void Recorder::AddCommunicator(formats::Communicator comm) {
@@ -387,6 +561,7 @@ bool Recorder::Start(const StartInfo& info) {
     // No room even for the footer: say so now; the header stays readable.
     if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
+  tick_anchor_ = tick_candidate_ = TickNow();
   sem_init(&g_flush_request, 0, 0);
   sem_init(&g_flush_done, 0, 0);
   InstallSignalHandlers();
@@ -472,7 +647,7 @@ void Recorder::FlusherLoop() {
 
 void Recorder::DrainBuffers(bool from_signal, bool final) {
   // From a signal, the interrupted thread may hold a lock: try, don't wait.
-  auto lock = [from_signal](auto& mu) {
+  auto lock = [from_signal](std::mutex& mu) {
     if (!from_signal) {
       mu.lock();
       return true;
@@ -483,50 +658,73 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     }
     return false;
   };
-  uint64_t dropped = 0;
+  if (!lock(drain_mu_)) return;
+  std::lock_guard<std::mutex> drain(drain_mu_, std::adopt_lock);
   if (!lock(buffers_mu_)) return;
   std::vector<ThreadBuffer*> buffers = buffers_;
   buffers_mu_.unlock();
-  std::vector<ThreadBuffer*> taken;
-  for (ThreadBuffer* b : buffers) {
-    if (!lock(b->mu)) continue;
-    b->events.swap(b->spare);
-    b->extras.swap(b->spare_extras);
-    dropped += b->dropped;
-    b->dropped = 0;
-    b->mu.unlock();
-    taken.push_back(b);
-  }
   // Deferred ops are taken outside every lock: the source may ask the GPU.
   std::vector<OpEvent> deferred;
   if (DeferredOps* source = deferred_.load()) source->TakeReady(final, &deferred);
-  // No sorting: each thread's events are in order and the format stores
-  // signed time deltas, so interleaving threads costs nothing but a sort.
   if (!lock(writer_mu_)) return;
   std::string err;
   bool ok = true;
-  if (writer_ && writer_->writer) {
-    formats::TraceWriter& w = *writer_->writer;
-    dropped_ += dropped;
-    for (auto& c : writer_->pending_comms) w.AddCommunicator(c);
+  formats::TraceWriter* w = writer_ && writer_->writer ? writer_->writer.get() : nullptr;
+  if (w) {
+    for (auto& c : writer_->pending_comms) w->AddCommunicator(c);
     writer_->pending_comms.clear();
-    // Once writing failed, the writer counts what it is given as lost.
-    for (ThreadBuffer* b : taken)
-      for (const auto& e : b->spare) w.AddOp(Expand(e, b->spare_extras, b->index));
-    for (const auto& op : deferred) w.AddOp(op);
-    ok = w.Flush(&err);
-    if (!ok && w.failed()) StopWriting(w.failure(), w.ops_written());
+  }
+  // Ticks to ns on the line from a reading 100 to 200 ms old (the start,
+  // early on) to one taken now: long enough that the readings' jitter does
+  // not matter, short enough to follow the kernel's (NTP-slewed) rate.
+  const TickPoint now = TickNow();
+  const TickScale scale(tick_anchor_, now);
+  if (now.ns - tick_candidate_.ns >= 100'000'000) {
+    tick_anchor_ = tick_candidate_;
+    tick_candidate_ = now;
+  }
+  // What each thread published since the last drain, block by block; a
+  // block read to its end goes back to its thread before the (possibly
+  // slow) write, so a stalled disk holds up no thread's buffer twice.
+  // No sorting: each thread's events are in order and the format stores
+  // signed time deltas, so interleaving threads costs nothing but a sort.
+  for (ThreadBuffer* b : buffers) {
+    dropped_ += b->dropped.exchange(0, std::memory_order_relaxed);
+    Block* blk = b->read;
+    if (!blk) continue;
+    uint32_t pos = b->read_pos;
+    while (true) {
+      uint32_t end = blk->count.load(std::memory_order_acquire);
+      for (; pos < end; ++pos) {
+        // Once writing failed, the writer counts what it is given as lost.
+        if (w) {
+          w->AddOp(Expand(blk->events[pos], b->index, scale));
+        } else {
+          ++dropped_;
+          delete blk->events[pos].extras;
+        }
+      }
+      if (end < block_events_) break;
+      Block* next = blk->next.load(std::memory_order_acquire);
+      if (!next) break;
+      blk->free_next = b->returned.load(std::memory_order_relaxed);
+      while (!b->returned.compare_exchange_weak(blk->free_next, blk, std::memory_order_release,
+                                                std::memory_order_relaxed)) {
+      }
+      blk = next;
+      pos = 0;
+    }
+    b->read = blk;
+    b->read_pos = pos;
+  }
+  if (w) {
+    for (auto& op : deferred) w->AddOp(std::move(op));
+    ok = w->Flush(&err);
+    if (!ok && w->failed()) StopWriting(w->failure(), w->ops_written());
   }
   writer_mu_.unlock();
-  for (ThreadBuffer* b : taken) {
-    b->spare.clear();
-    b->spare_extras.clear();
-    // The flush that kept a thread waiting is done: it may wait again.
-    if (lock(b->mu)) {
-      b->overflowing = false;
-      b->mu.unlock();
-    }
-  }
+  // The flush that kept a thread waiting is done: it may wait again.
+  g_drains.fetch_add(1, std::memory_order_release);
 }
 
 void Recorder::StopWriting(const std::string& error, uint64_t kept) {
@@ -539,54 +737,70 @@ void Recorder::StopWriting(const std::string& error, uint64_t kept) {
 }
 
 void Recorder::SampleResources() {
+  WriterState* ws;
+  {
+    std::lock_guard<std::mutex> lock(writer_mu_);
+    ws = writer_;
+  }
+  if (!ws) return;
   formats::ResourceSample s;
   int64_t now = NowNs();
   s.time_ns = uint64_t(now);
   // CPU: utime + stime (fields 14, 15 of /proc/self/stat) in clock ticks.
-  std::string stat = ReadFile("/proc/self/stat");
-  size_t close_paren = stat.rfind(')');
-  if (close_paren != std::string::npos) {
-    std::istringstream in(stat.substr(close_paren + 2));
-    std::string field;
+  const char* stat = ws->stat.Read();
+  if (const char* p = std::strrchr(stat, ')')) {
+    ++p;
     uint64_t utime = 0, stime = 0;
-    for (int i = 3; i <= 15 && in >> field; ++i) {
-      if (i == 14) utime = std::strtoull(field.c_str(), nullptr, 10);
-      if (i == 15) stime = std::strtoull(field.c_str(), nullptr, 10);
+    for (int i = 3; i <= 15 && *p; ++i) {
+      char* end = nullptr;
+      while (*p == ' ') ++p;
+      uint64_t v = std::strtoull(p, &end, 10);
+      if (i == 14) utime = v;
+      if (i == 15) stime = v;
+      p = end && end != p ? end : p + std::strcspn(p, " ");
     }
     uint64_t ticks = utime + stime;
-    std::lock_guard<std::mutex> lock(writer_mu_);
-    if (writer_ && writer_->last_cpu_ns > 0 && now > writer_->last_cpu_ns) {
-      double cpu_s = double(ticks - writer_->last_cpu_ticks) / double(sysconf(_SC_CLK_TCK));
-      s.cpu_percent = float(100.0 * cpu_s / (double(now - writer_->last_cpu_ns) * 1e-9));
+    if (ws->last_cpu_ns > 0 && now > ws->last_cpu_ns) {
+      double cpu_s = double(ticks - ws->last_cpu_ticks) / double(sysconf(_SC_CLK_TCK));
+      s.cpu_percent = float(100.0 * cpu_s / (double(now - ws->last_cpu_ns) * 1e-9));
     }
-    if (writer_) {
-      writer_->last_cpu_ticks = ticks;
-      writer_->last_cpu_ns = now;
-    }
+    ws->last_cpu_ticks = ticks;
+    ws->last_cpu_ns = now;
   }
-  std::istringstream statm(ReadFile("/proc/self/statm"));
-  uint64_t size_pages = 0, resident = 0;
-  statm >> size_pages >> resident;
-  s.rss_bytes = resident * uint64_t(sysconf(_SC_PAGESIZE));
+  {
+    const char* statm = ws->statm.Read();
+    char* end = nullptr;
+    std::strtoull(statm, &end, 10);  // size
+    s.rss_bytes = std::strtoull(end, nullptr, 10) * uint64_t(sysconf(_SC_PAGESIZE));
+  }
   // Network of this process's namespace, every interface but loopback.
-  std::istringstream net(ReadFile("/proc/self/net/dev"));
-  std::string line;
-  while (std::getline(net, line)) {
-    size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string name = line.substr(0, colon);
-    name.erase(0, name.find_first_not_of(' '));
-    if (name == "lo") continue;
-    std::istringstream f(line.substr(colon + 1));
-    uint64_t v[9] = {};
-    for (auto& x : v) f >> x;
-    s.net_rx_bytes += v[0];
-    s.net_tx_bytes += v[8];
+  for (const char* line = ws->net.Read(); *line;) {
+    const char* eol = std::strchr(line, '\n');
+    const char* colon = std::strchr(line, ':');
+    if (colon && (!eol || colon < eol)) {
+      const char* name = line;
+      while (*name == ' ') ++name;
+      if (!(colon - name == 2 && name[0] == 'l' && name[1] == 'o')) {
+        const char* p = colon + 1;
+        uint64_t v[9] = {};
+        for (auto& x : v) {
+          char* end = nullptr;
+          x = std::strtoull(p, &end, 10);
+          p = end;
+        }
+        s.net_rx_bytes += v[0];
+        s.net_tx_bytes += v[8];
+      }
+    }
+    if (!eol) break;
+    line = eol + 1;
   }
-  std::istringstream io(ReadFile("/proc/self/io"));
-  while (std::getline(io, line)) {
-    if (line.rfind("read_bytes:", 0) == 0) s.disk_read_bytes = std::strtoull(line.c_str() + 11, nullptr, 10);
-    if (line.rfind("write_bytes:", 0) == 0) s.disk_write_bytes = std::strtoull(line.c_str() + 12, nullptr, 10);
+  for (const char* line = ws->io.Read(); *line;) {
+    if (!std::strncmp(line, "read_bytes:", 11)) s.disk_read_bytes = std::strtoull(line + 11, nullptr, 10);
+    if (!std::strncmp(line, "write_bytes:", 12)) s.disk_write_bytes = std::strtoull(line + 12, nullptr, 10);
+    const char* eol = std::strchr(line, '\n');
+    if (!eol) break;
+    line = eol + 1;
   }
   std::lock_guard<std::mutex> lock(writer_mu_);
   if (writer_ && writer_->writer) writer_->writer->AddSample(s);

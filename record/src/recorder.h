@@ -4,6 +4,7 @@
 #pragma once
 
 #include <signal.h>
+#include <time.h>
 
 #include <atomic>
 #include <cstdint>
@@ -18,7 +19,25 @@
 
 namespace dltrace::record {
 
-int64_t NowNs();  // CLOCK_MONOTONIC
+// CLOCK_MONOTONIC (the vDSO: no system call).
+inline int64_t NowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
+}
+
+// The wrappers' clock: the CPU's time-stamp counter where the kernel keeps
+// CLOCK_MONOTONIC with it too (clocksource "tsc": invariant and synchronized
+// across cores), read in a third of clock_gettime's time; CLOCK_MONOTONIC
+// ns elsewhere. Records taken with it carry OpRecord::kTicks and the
+// flusher turns them into CLOCK_MONOTONIC ns (TickClock in recorder.cc).
+extern bool g_tsc_clock;  // set once, before recording starts
+inline int64_t NowTicks() {
+#if defined(__x86_64__)
+  if (__builtin_expect(g_tsc_clock, 1)) return int64_t(__builtin_ia32_rdtsc());
+#endif
+  return NowNs();
+}
 
 struct StartInfo {
   int rank = -1;          // from the API when it knows (MPI_Comm_rank); else detected
@@ -41,14 +60,42 @@ class DeferredOps {
   ~DeferredOps() = default;
 };
 
+// Per-peer byte counts of a v/w-form call (alltoallv, gatherv, ...).
+struct PeerBytes {
+  std::vector<uint64_t> send, recv;
+};
+
+// One operation as a thread buffers it: OpEvent without its vectors and
+// optionals (96 bytes instead of about 200); the flusher makes the OpEvent.
+struct OpRecord {
+  enum Flags : uint8_t { kGpuTimes = 1, kCompletion = 2, kCapturedInGraph = 4, kTicks = 8 };
+  formats::OpKind kind = formats::OpKind::Unknown;
+  formats::DataType datatype = formats::DataType::Unknown;
+  formats::RedOp red_op = formats::RedOp::None;
+  uint8_t flags = 0;  // which of the optional times below are set; kTicks: host times
+                      // (enter, exit, completion) are NowTicks(), not ns
+  uint32_t comm = formats::kNoCommunicator;
+  int32_t peer = -1;  // root or peer, in communicator ranks
+  int32_t tag = -1;
+  uint32_t group = 0;
+  uint64_t count = 0, bytes = 0, seq = 0, stream = 0;
+  int64_t enter_ns = 0, exit_ns = 0, gpu_start_ns = 0, gpu_end_ns = 0, completion_ns = 0;
+};
+
 class Recorder {
  public:
   // The process-wide recorder; never destroyed (exit paths may still use it).
-  static Recorder& Get();
+  // Inline: every wrapped call asks for it.
+  static Recorder& Get() {
+    static Recorder* const recorder = new Recorder();  // leaked on purpose: used until the very end
+    return *recorder;
+  }
 
   const Settings& settings() const { return settings_; }
-  // True while recording in the process that started it (not in fork children).
-  bool active() const;
+  // True while recording in the process that started it (not in fork
+  // children). No getpid() here (a system call on the hot path): fork
+  // children are switched off by the atfork handler instead.
+  bool active() const { return state_.load(std::memory_order_acquire) == 1; }
   // True until recording stopped or was switched off (NCCL communicator
   // creation starts the recorder from here).
   bool startable() const { return state_.load(std::memory_order_acquire) <= 1; }
@@ -59,7 +106,13 @@ class Recorder {
   // except inside a signal handler (signals go through the flusher).
   void Stop(const char* reason);
 
-  // Hot path: appends to the calling thread's buffer (no global lock).
+  // Hot path: a store into the calling thread's current block and one
+  // release store that publishes it; no lock, allocation, system call or
+  // wake-up unless the block is full (AppendSlow).
+  void Append(const OpRecord& op);
+  // With per-peer byte counts (the flusher frees EXTRAS).
+  void Append(const OpRecord& op, PeerBytes* extras);
+  // The same from a whole OpEvent (NCCL).
   void Append(formats::OpEvent&& op);
   // Communicators go into the next chunk.
   void AddCommunicator(formats::Communicator comm);
@@ -75,9 +128,24 @@ class Recorder {
   static std::string DefaultOutputDir();
   const std::string& trace_path() const { return trace_path_; }
 
- private:
+  // Per-thread event buffers (recorder.cc): blocks of events that one thread
+  // writes and the flusher reads.
   struct ThreadBuffer;
+  struct Block;
+  // A reading of NowTicks() and NowNs() at (about) the same instant.
+  struct TickPoint {
+    int64_t ticks = 0, ns = 0;
+  };
+
+ private:
   Recorder();
+  // Append's rare path: a full block, a full buffer, or nothing to keep.
+  void AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras);
+  ThreadBuffer* RegisterThread();
+  // A fresh block for B's producer: recycled, or allocated within the bound.
+  Block* NextBlock(ThreadBuffer* b);
+  // Allocates (prefaulted) one more block for B if it has fewer than its bound.
+  Block* NewBlock(ThreadBuffer* b);
   void FlusherLoop();
   void DrainBuffers(bool from_signal, bool final);
   // Says once that the trace file could not be written and stops writing;
@@ -100,6 +168,11 @@ class Recorder {
 
   std::mutex buffers_mu_;  // guards buffers_ (registration and flush only)
   std::vector<ThreadBuffer*> buffers_;
+  // One consumer of the thread buffers at a time (flusher, Stop, signal).
+  std::mutex drain_mu_;
+  uint32_t block_events_ = 0;  // events per block
+  uint32_t max_blocks_ = 0;    // blocks per thread: DLTRACE_BUFFER_EVENTS, rounded up
+  TickPoint tick_anchor_, tick_candidate_;  // the drain's, under drain_mu_
 
   std::mutex writer_mu_;  // guards the writer and pending communicators
   struct WriterState;

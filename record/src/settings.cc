@@ -22,6 +22,10 @@ const std::vector<SettingInfo>& AllSettings() {
       {"DLTRACE_ENABLE", "1", "0 turns the recorder off (the program runs untouched)"},
       {"DLTRACE_QUIET", "0", "1 silences the recorder's one-line notices on stderr"},
       {"DLTRACE_GPU_TIMING", "1", "NCCL: time operations on the GPU with CUDA events"},
+      {"DLTRACE_CLOCK", "auto",
+       "MPI calls' host clock: tsc (the CPU's time-stamp counter, a third of clock_gettime's "
+       "cost, turned into CLOCK_MONOTONIC ns at each flush), monotonic (clock_gettime), or "
+       "auto: tsc where the kernel's clocksource is tsc, else monotonic"},
       {"DLTRACE_RANK", "", "global rank, overriding RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ..."},
       {"DLTRACE_LOCAL_RANK", "", "local rank, overriding LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ..."},
   };
@@ -68,6 +72,15 @@ Settings Settings::FromEnvironment() {
   s.enabled = BoolSetting("DLTRACE_ENABLE", s.enabled);
   s.quiet = BoolSetting("DLTRACE_QUIET", s.quiet);
   s.gpu_timing = BoolSetting("DLTRACE_GPU_TIMING", s.gpu_timing);
+  if (const char* v = Env("DLTRACE_CLOCK")) {
+    if (!std::strcmp(v, "auto") || !std::strcmp(v, "tsc") || !std::strcmp(v, "monotonic"))
+      s.clock = v;
+    else
+      std::fprintf(stderr, "dltrace: ignoring DLTRACE_CLOCK=%s (want auto, tsc or monotonic)\n", v);
+  }
+#if !defined(__x86_64__)
+  if (s.clock == "tsc") s.clock = "monotonic";
+#endif
   return s;
 }
 
@@ -80,6 +93,7 @@ std::string Settings::Describe() const {
   out += std::string("DLTRACE_ENABLE=") + (enabled ? "1" : "0") + "\n";
   out += std::string("DLTRACE_QUIET=") + (quiet ? "1" : "0") + "\n";
   out += std::string("DLTRACE_GPU_TIMING=") + (gpu_timing ? "1" : "0") + "\n";
+  out += "DLTRACE_CLOCK=" + clock + "\n";
   return out;
 }
 

@@ -25,6 +25,7 @@ struct Settings {
   bool enabled = true;       // DLTRACE_ENABLE
   bool quiet = false;        // DLTRACE_QUIET
   bool gpu_timing = true;    // DLTRACE_GPU_TIMING (NCCL)
+  std::string clock = "auto";  // DLTRACE_CLOCK: auto, tsc or monotonic
 
   static Settings FromEnvironment();
   // "NAME=value" lines of the effective settings.

@@ -121,14 +121,11 @@ class RecorderTest(unittest.TestCase):
         self.assertNotIn("no matching", p.stderr)
         self.assertNotIn("not recorded on rank", p.stderr)
 
-    def test_thread_multiple_and_fork(self):
-        out = os.path.join(self.tmp, "thr")
-        threads, iters = 4, 300
-        # A tiny buffer: threads outrun the flusher and must wait, not drop.
+    def _run_threads(self, out, threads, iters, **env):
         p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-threads"), str(threads),
-                                                str(iters)], out, DLTRACE_BUFFER_EVENTS=16),
-                           env=preload_env(out, DLTRACE_BUFFER_EVENTS=16), capture_output=True,
-                           text=True, timeout=120)
+                                                str(iters)], out, **env),
+                           env=preload_env(out, **env), capture_output=True,
+                           text=True, timeout=600)
         self.assertEqual(p.returncode, 0, p.stderr)
         if "SKIP" in p.stdout:
             self.skipTest("MPI_THREAD_MULTIPLE not provided by this Open MPI")
@@ -145,8 +142,11 @@ class RecorderTest(unittest.TestCase):
                 on = [o for o in ops if o["comm"] == c["id"]]
                 self.assertEqual(len(on), 2 * iters)
                 self.assertEqual({o["kind"] for o in on}, {"MPI_Sendrecv", "MPI_Allreduce"})
-                # One thread per communicator, every op of it from that thread.
+                # One thread per communicator, every op of it from that thread,
+                # in the file in the order the thread made them.
                 self.assertEqual(len({o["thread"] for o in on}), 1)
+                enters = [o["enter_ns"] for o in on]
+                self.assertEqual(enters, sorted(enters))
                 sr = [o for o in on if o["kind"] == "MPI_Sendrecv"]
                 self.assertEqual(len({o["tag"] for o in sr}), 1)
                 # Collectives and point-to-point count separately per communicator.
@@ -158,6 +158,60 @@ class RecorderTest(unittest.TestCase):
             footer = [r for r in recs if r["type"] == "footer"][0]
             self.assertEqual(footer["reason"], "finalize")
             self.assertEqual(footer["events_dropped"], 0)
+
+    def test_thread_multiple_and_fork(self):
+        # A tiny buffer: threads outrun the flusher and must wait, not drop.
+        self._run_threads(os.path.join(self.tmp, "thr"), 4, 300, DLTRACE_BUFFER_EVENTS=16)
+
+    def test_many_threads_lose_no_event_across_block_handoffs(self):
+        """Eight threads a rank, each filling its buffer's two blocks (300
+        events each) over and over while the flusher drains every
+        millisecond and takes blocks back: every call of every thread is in
+        the trace exactly once, in order, and none is dropped."""
+        self._run_threads(os.path.join(self.tmp, "many"), 8, 3000, DLTRACE_BUFFER_EVENTS=600,
+                          DLTRACE_FLUSH_MS=1)
+
+    def test_recorded_times_lie_within_the_programs_own_clock_readings(self):
+        """Every recorded time of rank 0 (enter, exit, and the completion of
+        nonblocking calls) lies between the program's own CLOCK_MONOTONIC
+        readings around the call, over 20 pauses and many flushes: exactly
+        with clock_gettime, and within 1 us with the recorder's default
+        clock (the TSC where the kernel keeps time with it, turned into ns
+        at each flush on the line between two readings of both clocks; a
+        wrong rate or offset would be off by tens of microseconds)."""
+        iters = 2000
+        for clock, slack in (("auto", 1000), ("monotonic", 0)):
+            out = os.path.join(self.tmp, "clock-" + clock)
+            env = dict(DLTRACE_CLOCK=clock, DLTRACE_FLUSH_MS=50)
+            p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-clock"), str(iters), "20"],
+                                                out, **env),
+                               env=preload_env(out, **env), capture_output=True, text=True,
+                               timeout=300)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(os.path.join(out, "dltrace-settings.txt")) as f:
+                self.assertIn("DLTRACE_CLOCK=" + clock, f.read())
+            seen = {}
+            for line in p.stdout.splitlines():
+                kind, t0, t1 = line.split()
+                seen.setdefault(kind, []).append((int(t0), int(t1)))
+            rc, recs, err = dump(out, 0)
+            self.assertEqual(rc, 0, err)
+            ops = sorted((r for r in recs if r["type"] == "op"), key=lambda r: r["enter_ns"])
+            of = lambda kind: [o for o in ops if o["kind"] == kind]
+            for kind in ("MPI_Init", "MPI_Barrier", "MPI_Allreduce"):
+                # The recorder's reads come after the program's first and
+                # before its second.
+                self.assertEqual(len(of(kind)), 1 if kind == "MPI_Init" else iters)
+                for o, (t0, t1) in zip(of(kind), seen[kind]):
+                    self.assertTrue(t0 - slack <= o["enter_ns"] <= o["exit_ns"] <= t1 + slack,
+                                    (clock, o, t0, t1))
+            for kind in ("MPI_Irecv", "MPI_Isend"):
+                self.assertEqual(len(of(kind)), iters)
+                for o, (t2, t3), (_, t4) in zip(of(kind), seen["issue"], seen["wait"]):
+                    self.assertTrue(t2 - slack <= o["enter_ns"] <= o["exit_ns"] <= t3 + slack,
+                                    (clock, o, t2, t3))
+                    self.assertTrue(t3 - slack <= o["completion_ns"] <= t4 + slack,
+                                    (clock, o, t3, t4))
 
     def test_output_and_exit_status_unchanged(self):
         argv = [prog("dltrace-mpi-train"), "--steps", "20"]
@@ -288,6 +342,7 @@ class RecorderTest(unittest.TestCase):
                                 capture_output=True, text=True)
             ranks = [int(x) for x in ps.stdout.split() if int(x) != proc.pid]
         time.sleep(1.5)  # let it record a while
+        self.kill_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the recorder's clock
         for pid in ranks:
             os.kill(pid, sig)
         _, stderr = proc.communicate(timeout=60)
@@ -343,7 +398,15 @@ class RecorderTest(unittest.TestCase):
         self.assertIn("no footer", err + json.dumps(j["warnings"]))
         for r in j["ranks"]:
             self.assertIn(r["status"], ("no footer", "truncated"))
-            self.assertGreater(r["ops"], 50)  # ~1.5 s of steps at 5 ms, flushed every 100 ms
+            # Steps before the kill (about 50 on a quiet machine, 30 under a load of 12).
+            self.assertGreater(r["ops"], 10)
+        # What is lost is the last flush interval (100 ms), plus what a
+        # loaded machine delays the flusher by: not the whole run.
+        rc, recs, err = dump(out)
+        self.assertEqual(rc, 3, err)  # every record read, the set incomplete
+        for rank in (0, 1):
+            last = max(o["exit_ns"] for o in recs if o["type"] == "op" and o["rank"] == rank)
+            self.assertLess(self.kill_ns - last, 600_000_000, rank)
 
     def test_sigterm_to_dltrace_record_reaches_every_rank(self):
         out = os.path.join(self.tmp, "rec-term")
