@@ -118,4 +118,4 @@ class Ns3BuildTest(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main()
+    unittest.main(verbosity=2)
