@@ -97,6 +97,18 @@ int RunFlow(const SimulateOptions& options, const std::vector<models::JobPlaceme
 }
 #endif
 
+}  // namespace
+
+std::string Ns3BuildDescription() {
+#ifdef DLTRACE_HAVE_NS3
+  return ns3::DltraceNs3Build();
+#else
+  return "not built (ns-3 not found)";
+#endif
+}
+
+namespace {
+
 // Adds the --job specs and the topology of a plan `dltrace place -o` wrote.
 bool ReadPlan(SimulateOptions* options, std::string* error) {
   std::ifstream in(options->plan);

@@ -5,11 +5,19 @@
 # engine alone on a large data-parallel job (ResNet-50, ring and tree, fat-tree;
 # wall time, messages per wall second, peak RSS).
 #
+# With a second build named by DLTRACE_BENCH_NS3_VS, the ns-3 case also runs
+# on that build's ns-3, and the two wall times are compared: e.g. build/ on a
+# release-profile ns-3 tree (DLTRACE_NS3_TREE) against build-debian/ on
+# Debian's libns3-dev (-DDLTRACE_NS3_TREE=OFF); the simulated iteration
+# times must agree (same sources, same scenario).
+#
 # usage: scripts/bench-sim.sh [build_dir]          (default build/, or $DLTRACE_BUILD_DIR)
 # env:   DLTRACE_BENCH_RANKS   ranks of the large job        (default 1024)
 #        DLTRACE_BENCH_TOPO    topology of the large job     (default fat-tree:k=16)
 #        DLTRACE_BENCH_ALGOS   algorithms of the large job   (default "ring tree")
 #        DLTRACE_BENCH_NS3     0 skips the ns-3 comparison   (default 1)
+#        DLTRACE_BENCH_NS3_VS  a second build dir for the ns-3 case (default none)
+#        DLTRACE_BENCH_LARGE   0 skips the large flow-level job (default 1)
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,19 +31,27 @@ algos=${DLTRACE_BENCH_ALGOS:-"ring tree"}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# run NAME ARGS...: times one dltrace simulate, prints "wall_s rss_mb" into $work/NAME.time.
+vs=${DLTRACE_BENCH_NS3_VS:-}
+if [[ -n $vs ]]; then
+  [[ -x $vs/cli/dltrace ]] || { echo "bench-sim: $vs/cli/dltrace not found; build it first" >&2; exit 1; }
+fi
+
+# run NAME ARGS...: times one dltrace simulate ($program, default $dltrace),
+# prints "wall_s rss_mb" into $work/NAME.time.
 run() {
   local name=$1
   shift
-  /usr/bin/time -f "%e %M" -o "$work/$name.time" "$dltrace" simulate "$@" -o "$work/$name" \
+  /usr/bin/time -f "%e %M" -o "$work/$name.time" "${program:-$dltrace}" simulate "$@" -o "$work/$name" \
     >"$work/$name.log" 2>&1 || { echo "bench-sim: $name failed:" >&2; tail -3 "$work/$name.log" >&2; exit 1; }
 }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
 iteration_ms() {  # mean iteration time (ms) of a results directory
   "$dltrace" compare "$1" "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["mean_iteration_ms"])'
 }
 
 if [[ ${DLTRACE_BENCH_NS3:-1} != 0 ]]; then
   "$dltrace" synth --model resnet50 --ranks 8 --ranks-per-host 1 --iterations 1 -o "$work/r50" >/dev/null
+  echo "load average before: $(load)"
   run ns3 "$work/r50" --engine ns3 --topo leaf-spine --algo ring
   run flow "$work/r50" --engine flow --topo leaf-spine --algo ring
   read -r ns3_wall ns3_rss <"$work/ns3.time"
@@ -52,7 +68,28 @@ print("  %-6s %10.2f %14.3f %10.0f" % ("flow", flow_wall, flow_ms, flow_rss / 10
 print("  flow is %.0fx faster (whole processes); iteration time differs by %+.2f%%"
       % (ns3_wall / max(flow_wall, 1e-3), (flow_ms - ns3_ms) / ns3_ms * 100))
 PY
+  echo "  ns-3 engine: $("$dltrace" --version | sed -n 's/^ns-3 engine: //p')"
+  if [[ -n $vs ]]; then
+    program=$vs/cli/dltrace run ns3-vs "$work/r50" --engine ns3 --topo leaf-spine --algo ring
+    read -r vs_wall vs_rss <"$work/ns3-vs.time"
+    vs_ms=$(iteration_ms "$work/ns3-vs")
+    echo "The ns-3 case on two builds of ns-3 ($build against $vs):"
+    printf "  %-12s %10s %14s  %s\n" build wall_s iteration_ms ns-3
+    printf "  %-12s %10.2f %14.3f  %s\n" "$build" "$ns3_wall" "$ns3_ms" \
+      "$("$dltrace" --version | sed -n 's/^ns-3 engine: //p')"
+    printf "  %-12s %10.2f %14.3f  %s\n" "$vs" "$vs_wall" "$vs_ms" \
+      "$("$vs/cli/dltrace" --version | sed -n 's/^ns-3 engine: //p')"
+    python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print('  %s takes %.2fx the wall time of %s' % (sys.argv[3], a / b, sys.argv[4]))" \
+      "$ns3_wall" "$vs_wall" "$build" "$vs"
+    if [[ $ns3_ms == "$vs_ms" ]]; then
+      echo "  same simulated iteration time"
+    else
+      echo "  the simulated iteration times differ ($ns3_ms vs $vs_ms ms)"
+    fi
+  fi
+  echo "load average after: $(load)"
 fi
+[[ ${DLTRACE_BENCH_LARGE:-1} != 0 ]] || exit 0
 
 "$dltrace" synth --model resnet50 --ranks "$ranks" --ranks-per-host 1 --iterations 1 -o "$work/big" >/dev/null
 echo "ResNet-50 data parallel, $ranks ranks, $topo, one iteration, flow engine:"

@@ -108,4 +108,9 @@ fi
 
 say "./test.py --no-build --suite dltrace"
 ./test.py --no-build --suite dltrace
+# dltrace's own build can run `dltrace simulate` on this (release-profile) ns-3.
+case "$TREE" in
+  "$ROOT"/build-ns3-tree/*) say "dltrace's build in $ROOT uses this ns-3 from its next configure (./scripts/build.sh; -DDLTRACE_NS3_TREE=OFF keeps Debian's)" ;;
+  *) say "to build dltrace against this ns-3: ./scripts/build.sh -DDLTRACE_NS3_TREE=$TREE" ;;
+esac
 say "ok"

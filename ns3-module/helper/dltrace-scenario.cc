@@ -29,6 +29,16 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("DltraceScenario");
 
+std::string
+DltraceNs3Build()
+{
+#ifdef DLTRACE_NS3_BUILD
+    return DLTRACE_NS3_BUILD;
+#else
+    return "ns-3 (built without a description)";
+#endif
+}
+
 DltraceScenario::DltraceScenario()
     : m_wallSeconds(0),
       m_simSeconds(0),
@@ -376,6 +386,7 @@ DltraceScenario::PrintSummary(std::ostream& os) const
 {
     char line[256];
     os << "# ns-3 simulation: " << m_topo.Describe() << "\n";
+    os << "# on " << DltraceNs3Build() << "\n";
     const std::string cc = m_network ? m_network->GetCongestionControl().GetName() : "ns3::";
     os << "# " << cc.substr(5) << ", switch queues " << GetQueueDiscDescription() << ", scheduler " << m_config.scheduler << "\n";
     for (size_t j = 0; j < m_jobs.size(); ++j)

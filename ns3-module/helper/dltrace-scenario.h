@@ -24,6 +24,15 @@ namespace ns3
 
 /**
  * \ingroup dltrace
+ * \brief Which ns-3 this module was built against, in one line: e.g.
+ * "installed ns-3 3.37 at /usr/lib/x86_64-linux-gnu (Debian package
+ * libns3-dev, NS_LOG compiled in)" or "ns-3 3.37 tree at PATH (profile
+ * release, NS_LOG compiled out)". Set by the build (DLTRACE_NS3_TREE).
+ */
+std::string DltraceNs3Build();
+
+/**
+ * \ingroup dltrace
  * \brief Everything a scenario run is configured by.
  *
  * A struct because it carries the list of jobs; the network and link fields
