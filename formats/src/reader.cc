@@ -260,7 +260,8 @@ std::string DecodeChunkV2(const fb::v2::Chunk& c, uint64_t start_ns, ChunkFrame*
   const char* kBad = "malformed packed columns";
   uint64_t index = r.U(), events_before = r.U(), back = r.U(), shapes_base = r.U(), n = r.U();
   const uint64_t nshapes = c.shapes() ? c.shapes()->size() : 0;
-  if (!r.ok() || index > UINT32_MAX || back > index || shapes_base + nshapes > UINT32_MAX)
+  if (!r.ok() || index > UINT32_MAX || back > index || shapes_base > UINT32_MAX ||
+      shapes_base + nshapes > UINT32_MAX)
     return kBad;
   // Every op takes at least two bytes (shape id, duration): a count past
   // that is damage, not a reason to allocate.
