@@ -371,13 +371,10 @@ flatbuffers::Offset<fbv::Footer> EncodeFooter(flatbuffers::FlatBufferBuilder& b,
 
 // Version 1: the whole shape dictionary and FlatBuffers columns in every chunk.
 void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
-  const auto& comms_ = in.comms;
-  const auto& ops_ = in.ops;
-  const auto& samples_ = in.samples;
   const Footer* footer = in.footer;
 
   std::vector<flatbuffers::Offset<fbv::Communicator>> comms;
-  for (const auto& c : comms_) comms.push_back(EncodeCommunicator(b, c));
+  for (const auto& c : in.comms) comms.push_back(EncodeCommunicator(b, c));
 
   // Shape dictionary and per-event columns.
   std::unordered_map<const OpEvent*, uint16_t, ShapeHash, ShapeEqual> shape_index;
@@ -390,11 +387,11 @@ void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
   Column<int32_t, int64_t> gpu_start;
   Column<uint32_t, uint64_t> gpu_duration;
   Column<uint32_t, uint64_t> completion;
-  const int64_t base_ns = ops_.empty() ? 0 : ops_.front().enter_ns;
+  const int64_t base_ns = in.ops.empty() ? 0 : in.ops.front().enter_ns;
   int64_t prev_enter = base_ns;
   const OpEvent* prev = nullptr;
   uint16_t prev_shape = 0;
-  for (const auto& op : ops_) {
+  for (const auto& op : in.ops) {
     // Training loops repeat: most ops share the previous op's shape.
     if (prev && ShapeEqual()(prev, &op)) {
       shape_col.push_back(prev_shape);
@@ -424,13 +421,13 @@ void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
   }
   // A negative duration cannot be stored as unsigned without the wide form.
   auto duration_fits = [&] {
-    for (const auto& op : ops_)
+    for (const auto& op : in.ops)
       if (op.exit_ns < op.enter_ns || uint64_t(op.exit_ns - op.enter_ns) > UINT32_MAX) return false;
     return true;
   };
 
   flatbuffers::Offset<fbv::OpColumns> columns = 0;
-  if (!ops_.empty()) {
+  if (!in.ops.empty()) {
     auto shape_off = b.CreateVector(shape_col);
     flatbuffers::Offset<flatbuffers::Vector<uint32_t>> seq_n = 0, group_n = 0, dur_n = 0,
                                                       gdur_n = 0, comp_n = 0;
@@ -454,7 +451,7 @@ void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
     if (gpu_start.any_set) {
       // INT32_MIN is the narrow "unknown", so a real offset of INT32_MIN goes wide.
       bool fits = true;
-      for (size_t i = 0; i < ops_.size(); ++i) {
+      for (size_t i = 0; i < in.ops.size(); ++i) {
         int64_t v = gpu_start.values[i];
         if (v != INT64_MIN && (v <= INT32_MIN || v > INT32_MAX)) fits = false;
         if (gpu_duration.values[i] > UINT32_MAX) fits = false;
@@ -481,9 +478,9 @@ void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
   }
 
   flatbuffers::Offset<flatbuffers::Vector<const fbv::ResourceSample*>> samples = 0;
-  if (!samples_.empty()) {
+  if (!in.samples.empty()) {
     std::vector<fbv::ResourceSample> s;
-    for (const auto& r : samples_)
+    for (const auto& r : in.samples)
       s.emplace_back(r.time_ns, r.cpu_percent, r.rss_bytes, r.net_rx_bytes, r.net_tx_bytes,
                      r.disk_read_bytes, r.disk_write_bytes);
     samples = b.CreateVectorOfStructs(s);
