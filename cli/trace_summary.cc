@@ -250,10 +250,14 @@ std::string SummaryJson(const TraceSummary& s) {
     auto known = [](int64_t v) { return v >= 0 ? Json(v) : Json(nullptr); };
     if (!r.skipped.empty()) {
       Json skipped = Json::array();
-      for (const auto& k : r.skipped)
-        skipped.push_back({{"begin", k.begin}, {"end", k.end}, {"first_chunk", k.first_chunk},
-                           {"chunks_lost", known(k.chunks_lost)}, {"events_lost", known(k.events_lost)},
-                           {"why", k.why}});
+      for (const auto& k : r.skipped) {
+        Json one = {{"begin", k.begin}, {"end", k.end}, {"first_chunk", k.first_chunk},
+                    {"chunks_lost", known(k.chunks_lost)}, {"events_lost", known(k.events_lost)},
+                    {"why", k.why}};
+        // Later events dropped because their shapes went with these bytes.
+        if (k.events_unresolved > 0) one["events_unresolved"] = k.events_unresolved;
+        skipped.push_back(std::move(one));
+      }
       rank["skipped"] = std::move(skipped);
     }
     if (!r.write_error.empty()) rank["write_error"] = r.write_error;

@@ -1,5 +1,6 @@
-// TraceWriter: builds chunk FlatBuffers (a shape dictionary plus per-event
-// columns) and appends them as length + CRC-32C framed records.
+// TraceWriter: builds chunk FlatBuffers (new shape-dictionary entries plus
+// packed per-event columns; version 1: a whole dictionary and FlatBuffers
+// columns per chunk) and appends them as length + CRC-32C framed records.
 #include "dltrace/formats/writer.h"
 
 #include <fcntl.h>
@@ -11,12 +12,15 @@
 #include <climits>
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <unordered_map>
 
 #include "chunk_generated.h"
+#include "chunk_v2_generated.h"
 #include "dltrace/formats/crc32c.h"
 #include "header_generated.h"
+#include "packed.h"
 
 namespace dltrace::formats {
 namespace fbv = fb::v1;
@@ -102,20 +106,44 @@ std::vector<uint8_t> EncodeHeader(const Header& h) {
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
 
-TraceWriter::TraceWriter(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+// Version 2: the shapes written since the chunk that started the current
+// dictionary, and what decides when the next chunk starts a new one.
+struct WriterDictionary {
+  std::deque<OpEvent> shapes;  // id = position; stable addresses for `ids`
+  std::unordered_map<const OpEvent*, uint32_t, ShapeHash, ShapeEqual> ids;
+  std::vector<Communicator> comms;  // every communicator of the file, repeated by a new dictionary
+  // Entries new in the previous chunk, which the next chunk repeats: losing
+  // one chunk then never costs the shapes it defined.
+  uint32_t last_base = 0;  // ids last_base ... shapes.size() - 1
+  std::vector<Communicator> last_comms;
+  uint32_t first_chunk = 0;         // the chunk that started it
+  uint64_t bytes = 0;               // file bytes since it started
+  uint64_t entry_bytes = 0;         // of which shape and communicator entries
+};
+
+TraceWriter::TraceWriter(int fd, std::string path, uint32_t schema_version, uint64_t start_ns)
+    : fd_(fd),
+      path_(std::move(path)),
+      schema_version_(schema_version),
+      start_ns_(start_ns),
+      dict_(std::make_unique<WriterDictionary>()) {}
 
 TraceWriter::~TraceWriter() {
   if (fd_ >= 0) ::close(fd_);
 }
 
 std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const Header& header,
-                                                 std::string* error) {
+                                                 std::string* error, uint32_t schema_version) {
+  if (schema_version != 1 && schema_version != kSchemaVersion) {
+    *error = path + ": cannot write trace schema version " + std::to_string(schema_version);
+    return nullptr;
+  }
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) {
     *error = Errno("cannot create trace file", path);
     return nullptr;
   }
-  auto w = FromFd(fd, path, header, error);
+  auto w = FromFd(fd, path, header, error, schema_version);
   // A file without a whole header is no trace: leave nothing that a reader
   // of the directory would have to refuse.
   if (!w) ::unlink(path.c_str());
@@ -123,9 +151,18 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
 }
 
 std::unique_ptr<TraceWriter> TraceWriter::FromFd(int fd, const std::string& path,
-                                                 const Header& header, std::string* error) {
-  std::unique_ptr<TraceWriter> w(new TraceWriter(fd, path));
-  std::vector<uint8_t> payload = EncodeHeader(header);
+                                                 const Header& header, std::string* error,
+                                                 uint32_t schema_version) {
+  if (schema_version != 1 && schema_version != kSchemaVersion) {
+    ::close(fd);
+    *error = path + ": cannot write trace schema version " + std::to_string(schema_version);
+    return nullptr;
+  }
+  std::unique_ptr<TraceWriter> w(
+      new TraceWriter(fd, path, schema_version, header.start_monotonic_ns));
+  Header h = header;
+  h.schema_version = schema_version;
+  std::vector<uint8_t> payload = EncodeHeader(h);
   if (!w->WriteAll(kFileMagic, sizeof(kFileMagic), error) ||
       !w->WriteFrame(payload.data(), payload.size(), error))
     return nullptr;
@@ -299,16 +336,45 @@ bool TraceWriter::Close(const Footer& footer, std::string* error) {
   return ok;
 }
 
-bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
-  flatbuffers::FlatBufferBuilder b(64 * 1024);
+namespace {
+
+// What one chunk holds, for either layout.
+struct ChunkInput {
+  uint32_t index;
+  uint64_t events_before;
+  const std::vector<Communicator>& comms;
+  const std::vector<OpEvent>& ops;
+  const std::vector<ResourceSample>& samples;
+  const Footer* footer;
+};
+
+flatbuffers::Offset<fbv::Communicator> EncodeCommunicator(flatbuffers::FlatBufferBuilder& b,
+                                                          const Communicator& c) {
+  return fbv::CreateCommunicator(b, c.id, c.api, b.CreateString(c.name), c.size, c.rank,
+                                 b.CreateVector(c.members), c.parent, c.color, c.key,
+                                 c.nccl_unique_id_hash, c.cuda_device, b.CreateString(c.bus_id),
+                                 c.created_ns);
+}
+
+flatbuffers::Offset<fbv::OpShape> EncodeShape(flatbuffers::FlatBufferBuilder& b, const OpEvent& op) {
+  return fbv::CreateOpShape(b, op.kind, op.comm, op.count, op.datatype, op.bytes, op.red_op, op.peer,
+                            op.tag, op.stream, op.thread, op.captured_in_graph,
+                            op.peer_send_bytes.empty() ? 0 : b.CreateVector(op.peer_send_bytes),
+                            op.peer_recv_bytes.empty() ? 0 : b.CreateVector(op.peer_recv_bytes));
+}
+
+flatbuffers::Offset<fbv::Footer> EncodeFooter(flatbuffers::FlatBufferBuilder& b, const Footer& f) {
+  return fbv::CreateFooter(b, f.events_written, f.events_dropped, f.samples_written,
+                           f.end_monotonic_ns, f.end_realtime_ns, b.CreateString(f.reason),
+                           f.write_error.empty() ? 0 : b.CreateString(f.write_error));
+}
+
+// Version 1: the whole shape dictionary and FlatBuffers columns in every chunk.
+void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
+  const Footer* footer = in.footer;
 
   std::vector<flatbuffers::Offset<fbv::Communicator>> comms;
-  for (const auto& c : comms_) {
-    comms.push_back(fbv::CreateCommunicator(
-        b, c.id, c.api, b.CreateString(c.name), c.size, c.rank, b.CreateVector(c.members),
-        c.parent, c.color, c.key, c.nccl_unique_id_hash, c.cuda_device, b.CreateString(c.bus_id),
-        c.created_ns));
-  }
+  for (const auto& c : in.comms) comms.push_back(EncodeCommunicator(b, c));
 
   // Shape dictionary and per-event columns.
   std::unordered_map<const OpEvent*, uint16_t, ShapeHash, ShapeEqual> shape_index;
@@ -321,11 +387,11 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   Column<int32_t, int64_t> gpu_start;
   Column<uint32_t, uint64_t> gpu_duration;
   Column<uint32_t, uint64_t> completion;
-  const int64_t base_ns = ops_.empty() ? 0 : ops_.front().enter_ns;
+  const int64_t base_ns = in.ops.empty() ? 0 : in.ops.front().enter_ns;
   int64_t prev_enter = base_ns;
   const OpEvent* prev = nullptr;
   uint16_t prev_shape = 0;
-  for (const auto& op : ops_) {
+  for (const auto& op : in.ops) {
     // Training loops repeat: most ops share the previous op's shape.
     if (prev && ShapeEqual()(prev, &op)) {
       shape_col.push_back(prev_shape);
@@ -333,11 +399,7 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
       auto it = shape_index.find(&op);
       if (it == shape_index.end()) {
         it = shape_index.emplace(&op, uint16_t(shapes.size())).first;
-        shapes.push_back(fbv::CreateOpShape(
-            b, op.kind, op.comm, op.count, op.datatype, op.bytes, op.red_op, op.peer, op.tag,
-            op.stream, op.thread, op.captured_in_graph,
-            op.peer_send_bytes.empty() ? 0 : b.CreateVector(op.peer_send_bytes),
-            op.peer_recv_bytes.empty() ? 0 : b.CreateVector(op.peer_recv_bytes)));
+        shapes.push_back(EncodeShape(b, op));
       }
       prev_shape = it->second;
       shape_col.push_back(prev_shape);
@@ -359,13 +421,13 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   }
   // A negative duration cannot be stored as unsigned without the wide form.
   auto duration_fits = [&] {
-    for (const auto& op : ops_)
+    for (const auto& op : in.ops)
       if (op.exit_ns < op.enter_ns || uint64_t(op.exit_ns - op.enter_ns) > UINT32_MAX) return false;
     return true;
   };
 
   flatbuffers::Offset<fbv::OpColumns> columns = 0;
-  if (!ops_.empty()) {
+  if (!in.ops.empty()) {
     auto shape_off = b.CreateVector(shape_col);
     flatbuffers::Offset<flatbuffers::Vector<uint32_t>> seq_n = 0, group_n = 0, dur_n = 0,
                                                       gdur_n = 0, comp_n = 0;
@@ -389,7 +451,7 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
     if (gpu_start.any_set) {
       // INT32_MIN is the narrow "unknown", so a real offset of INT32_MIN goes wide.
       bool fits = true;
-      for (size_t i = 0; i < ops_.size(); ++i) {
+      for (size_t i = 0; i < in.ops.size(); ++i) {
         int64_t v = gpu_start.values[i];
         if (v != INT64_MIN && (v <= INT32_MIN || v > INT32_MAX)) fits = false;
         if (gpu_duration.values[i] > UINT32_MAX) fits = false;
@@ -416,26 +478,190 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   }
 
   flatbuffers::Offset<flatbuffers::Vector<const fbv::ResourceSample*>> samples = 0;
-  if (!samples_.empty()) {
+  if (!in.samples.empty()) {
     std::vector<fbv::ResourceSample> s;
-    for (const auto& r : samples_)
+    for (const auto& r : in.samples)
       s.emplace_back(r.time_ns, r.cpu_percent, r.rss_bytes, r.net_rx_bytes, r.net_tx_bytes,
                      r.disk_read_bytes, r.disk_write_bytes);
     samples = b.CreateVectorOfStructs(s);
   }
-  flatbuffers::Offset<fbv::Footer> footer_off = 0;
-  if (footer) {
-    footer_off = fbv::CreateFooter(b, footer->events_written, footer->events_dropped,
-                                   footer->samples_written, footer->end_monotonic_ns,
-                                   footer->end_realtime_ns, b.CreateString(footer->reason),
-                                   footer->write_error.empty()
-                                       ? 0
-                                       : b.CreateString(footer->write_error));
-  }
-  auto root = fbv::CreateChunk(b, next_chunk_, base_ns, comms.empty() ? 0 : b.CreateVector(comms),
+  flatbuffers::Offset<fbv::Footer> footer_off = footer ? EncodeFooter(b, *footer) : 0;
+  auto root = fbv::CreateChunk(b, in.index, base_ns, comms.empty() ? 0 : b.CreateVector(comms),
                                shapes.empty() ? 0 : b.CreateVector(shapes), columns, samples,
-                               footer_off, ops_written_);
+                               footer_off, in.events_before);
   fbv::FinishChunkBuffer(b, root);
+}
+
+// Version 2 (formats/README.md, "Chunk data"). A chunk starts a new
+// dictionary (shape ids from 0, every communicator repeated) when it is the
+// first, when the dictionary holds kMaxDictionaryShapes shapes, or once the
+// file has grown by kDictionaryRefresh times the dictionary bytes written
+// since the last new one: a reader that lost a chunk with entries in it has
+// every shape again within that many bytes, at a cost of 1/kDictionaryRefresh.
+constexpr uint64_t kDictionaryRefresh = 32;
+constexpr size_t kMaxDictionaryShapes = 1u << 16;
+
+// Column modes of an optional per-event value.
+enum : uint64_t { kNone = 0, kAll = 1, kSome = 2 };  // kSome: a presence bitmap first
+
+template <typename Has>
+uint64_t ModeOf(const std::vector<OpEvent>& ops, Has has) {
+  size_t n = 0;
+  for (const auto& op : ops) n += has(op) ? 1 : 0;
+  return n == 0 ? kNone : n == ops.size() ? kAll : kSome;
+}
+
+template <typename Has>
+void PutBitmap(std::vector<uint8_t>* out, const std::vector<OpEvent>& ops, Has has) {
+  for (size_t i = 0; i < ops.size(); i += 8) {
+    uint8_t byte = 0;
+    for (size_t j = 0; j < 8 && i + j < ops.size(); ++j)
+      if (has(ops[i + j])) byte |= uint8_t(1u << j);
+    out->push_back(byte);
+  }
+}
+
+struct ChunkV2Result {
+  bool new_dictionary = false;
+  uint64_t entry_bytes = 0;  // of shapes and communicators
+};
+
+ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in,
+                            uint64_t start_ns, WriterDictionary& d) {
+  using namespace packed;
+  ChunkV2Result r;
+  // Only chunks with operations start a dictionary or repeat entries: the
+  // footer chunk stays small enough for the space reserved for it.
+  const bool has_ops = !in.ops.empty();
+  r.new_dictionary = in.index == 0 || (has_ops && (d.ids.size() >= kMaxDictionaryShapes ||
+                                                   d.bytes >= kDictionaryRefresh * d.entry_bytes));
+  if (r.new_dictionary) {  // every communicator again; shape ids from 0
+    d.ids.clear();
+    d.shapes.clear();
+    d.last_base = 0;
+    d.last_comms = d.comms;
+  }
+  const size_t before = b.GetSize();
+  // Communicators: the ones new in the previous chunk again, then this chunk's.
+  std::vector<flatbuffers::Offset<fbv::Communicator>> comms;
+  if (has_ops) {
+    for (const auto& c : d.last_comms) comms.push_back(EncodeCommunicator(b, c));
+    d.last_comms.clear();
+  }
+  for (const auto& c : in.comms) {
+    comms.push_back(EncodeCommunicator(b, c));
+    d.comms.push_back(c);
+    d.last_comms.push_back(c);
+  }
+  // Shapes: the ones new in the previous chunk again, then this chunk's,
+  // ids continuing the dictionary's.
+  const uint32_t shapes_base = has_ops ? d.last_base : uint32_t(d.shapes.size());
+  std::vector<flatbuffers::Offset<fbv::OpShape>> shapes;
+  if (has_ops) {
+    for (size_t id = shapes_base; id < d.shapes.size(); ++id)
+      shapes.push_back(EncodeShape(b, d.shapes[id]));
+    d.last_base = uint32_t(d.shapes.size());
+  }
+  std::vector<uint32_t> ids;
+  ids.reserve(in.ops.size());
+  const OpEvent* prev = nullptr;
+  for (const auto& op : in.ops) {
+    // Training loops repeat: most ops share the previous op's shape.
+    if (prev && ShapeEqual()(prev, &op)) {
+      ids.push_back(ids.back());
+    } else {
+      auto it = d.ids.find(&op);
+      if (it == d.ids.end()) {
+        OpEvent& shape = d.shapes.emplace_back(op);
+        it = d.ids.emplace(&shape, uint32_t(d.shapes.size() - 1)).first;
+        shapes.push_back(EncodeShape(b, op));
+      }
+      ids.push_back(it->second);
+    }
+    prev = &op;
+  }
+  auto shapes_off = shapes.empty() ? 0 : b.CreateVector(shapes);
+  auto comms_off = comms.empty() ? 0 : b.CreateVector(comms);
+  r.entry_bytes = b.GetSize() - before;
+
+  std::vector<uint8_t> out;
+  out.reserve(32 + in.ops.size() * 16 + in.samples.size() * 24);
+  PutU(&out, in.index);
+  PutU(&out, in.events_before);
+  PutU(&out, r.new_dictionary ? 0 : in.index - d.first_chunk);
+  PutU(&out, shapes_base);
+  PutU(&out, in.ops.size());
+  if (!in.ops.empty()) {
+    const auto& ops = in.ops;
+    auto has_gpu = [](const OpEvent& op) { return op.gpu_start_ns && op.gpu_end_ns; };
+    auto has_completion = [](const OpEvent& op) { return bool(op.completion_ns); };
+    bool consecutive = true, grouped = false;
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (i > 0 && ops[i].seq != ops[i - 1].seq + 1) consecutive = false;
+      grouped |= ops[i].group != 0;
+    }
+    const uint64_t gpu = ModeOf(ops, has_gpu), completion = ModeOf(ops, has_completion);
+    PutU(&out, uint64_t(consecutive) | uint64_t(grouped) << 1 | gpu << 2 | completion << 4);
+    PutS(&out, Diff(uint64_t(ops[0].enter_ns), start_ns));
+    PutU(&out, ops[0].seq);
+    for (uint32_t id : ids) PutU(&out, id);
+    if (!consecutive)
+      for (size_t i = 1; i < ops.size(); ++i) PutS(&out, Diff(ops[i].seq, ops[i - 1].seq + 1));
+    for (size_t i = 1; i < ops.size(); ++i)
+      PutS(&out, Diff(uint64_t(ops[i].enter_ns), uint64_t(ops[i - 1].enter_ns)));
+    for (const auto& op : ops) PutS(&out, Diff(uint64_t(op.exit_ns), uint64_t(op.enter_ns)));
+    if (grouped)
+      for (const auto& op : ops) PutU(&out, op.group);
+    if (gpu == kSome) PutBitmap(&out, ops, has_gpu);
+    if (gpu != kNone)
+      for (const auto& op : ops)
+        if (has_gpu(op)) {
+          PutS(&out, Diff(uint64_t(*op.gpu_start_ns), uint64_t(op.enter_ns)));
+          PutS(&out, Diff(uint64_t(*op.gpu_end_ns), uint64_t(*op.gpu_start_ns)));
+        }
+    if (completion == kSome) PutBitmap(&out, ops, has_completion);
+    if (completion != kNone)
+      for (const auto& op : ops)
+        if (has_completion(op)) PutS(&out, Diff(uint64_t(*op.completion_ns), uint64_t(op.enter_ns)));
+  }
+  // Resource samples: the first one's time from the header's start and its
+  // counters whole, the later ones as differences from the one before.
+  PutU(&out, in.samples.size());
+  const ResourceSample* last = nullptr;
+  for (const auto& s : in.samples) {
+    PutS(&out, Diff(s.time_ns, last ? last->time_ns : start_ns));
+    uint32_t cpu;
+    std::memcpy(&cpu, &s.cpu_percent, 4);
+    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(cpu >> (8 * i)));
+    const uint64_t now[] = {s.rss_bytes, s.net_rx_bytes, s.net_tx_bytes, s.disk_read_bytes,
+                            s.disk_write_bytes};
+    const uint64_t was[] = {last ? last->rss_bytes : 0, last ? last->net_rx_bytes : 0,
+                            last ? last->net_tx_bytes : 0, last ? last->disk_read_bytes : 0,
+                            last ? last->disk_write_bytes : 0};
+    for (int i = 0; i < 5; ++i) {
+      if (last)
+        PutS(&out, Diff(now[i], was[i]));
+      else
+        PutU(&out, now[i]);
+    }
+    last = &s;
+  }
+  auto data_off = b.CreateVector(out);
+  auto footer_off = in.footer ? EncodeFooter(b, *in.footer) : 0;
+  fb::v2::FinishChunkBuffer(b, fb::v2::CreateChunk(b, data_off, shapes_off, comms_off, footer_off));
+  return r;
+}
+
+}  // namespace
+
+bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
+  flatbuffers::FlatBufferBuilder b(64 * 1024);
+  const ChunkInput in{next_chunk_, ops_written_, comms_, ops_, samples_, footer};
+  ChunkV2Result v2;
+  if (schema_version_ == 1)
+    EncodeChunkV1(b, in);
+  else
+    v2 = EncodeChunkV2(b, in, start_ns_, *dict_);
   // The footer goes into the reserve; every other chunk first makes sure
   // that it and the reserve after it are allocated, so a full disk is seen
   // before a torn frame is written.
@@ -446,6 +672,12 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
     return false;
   }
   bytes_written_ += 8 + b.GetSize();
+  if (v2.new_dictionary) {
+    dict_->first_chunk = next_chunk_;
+    dict_->bytes = dict_->entry_bytes = 0;
+  }
+  dict_->bytes += 8 + b.GetSize();
+  dict_->entry_bytes += v2.entry_bytes;
   ++next_chunk_;
   ops_written_ += ops_.size();
   samples_written_ += samples_.size();

@@ -37,6 +37,11 @@ struct SkippedBytes {
   int64_t chunks_lost = -1;  // -1: unknown (no valid chunk after the loss)
   int64_t events_lost = -1;  // -1: unknown
   std::string why;           // the first check that failed, e.g. "checksum mismatch"
+  // Version 2: events in later chunks that were dropped because their
+  // operation shape was defined in these bytes (until a chunk starts a new
+  // shape dictionary). Not part of events_lost, which counts the events
+  // the skipped bytes held.
+  int64_t events_unresolved = 0;
 };
 
 struct RankTrace {

@@ -18,7 +18,7 @@ using DataType = fb::v1::DataType;
 using RedOp = fb::v1::RedOp;
 
 // The schema version this code writes and the newest it reads.
-constexpr uint32_t kSchemaVersion = 1;
+constexpr uint32_t kSchemaVersion = 2;
 constexpr uint32_t kNoCommunicator = 0xFFFFFFFFu;
 constexpr char kTraceFileSuffix[] = ".dltrace";
 

@@ -1,5 +1,8 @@
 // Writes one rank's .dltrace file: a header frame, then one checksummed
 // chunk frame per Flush(), and a footer in the last chunk on Close().
+// Chunks share one operation-shape dictionary per file: each carries only
+// the shapes new in it, and now and then one starts the dictionary afresh
+// so that a reader who lost a chunk soon has every shape again.
 // A write that fails (disk full, I/O error, file removed) leaves the file a
 // whole number of frames, stops the writer, and Close() still writes the
 // footer into space reserved for it beforehand.
@@ -14,6 +17,8 @@
 
 namespace dltrace::formats {
 
+struct WriterDictionary;  // version 2: the file's shapes so far (writer.cc)
+
 // Bytes at the start of every trace file.
 constexpr char kFileMagic[8] = {'\x89', 'D', 'L', 'T', '\r', '\n', '\x1a', '\n'};
 // Upper bound on one frame's payload; readers treat larger lengths as corrupt.
@@ -23,11 +28,16 @@ class TraceWriter {
  public:
   // Creates PATH (failing if it exists: a run never overwrites another) and
   // writes the header. Returns null and sets *error on failure.
+  // `schema_version` picks the layout: kSchemaVersion, or 1 for the older,
+  // larger one (benchmarks and compatibility tests); the header says which,
+  // whatever header.schema_version holds.
   static std::unique_ptr<TraceWriter> Create(const std::string& path, const Header& header,
-                                             std::string* error);
+                                             std::string* error,
+                                             uint32_t schema_version = kSchemaVersion);
   // Same, on a file descriptor the caller opened; the writer owns it.
   static std::unique_ptr<TraceWriter> FromFd(int fd, const std::string& path,
-                                             const Header& header, std::string* error);
+                                             const Header& header, std::string* error,
+                                             uint32_t schema_version = kSchemaVersion);
   ~TraceWriter();
 
   TraceWriter(const TraceWriter&) = delete;
@@ -71,12 +81,13 @@ class TraceWriter {
   static constexpr uint32_t kFooterReserve = 1024;
 
   // Largest number of events or distinct shapes in one chunk; AddOp
-  // flushes by itself when either is reached.
+  // flushes by itself when either is reached (version 1 indexes shapes
+  // with 16 bits).
   static constexpr size_t kMaxOpsPerChunk = 1u << 16;
   static constexpr size_t kMaxShapesPerChunk = 0xFFFF;
 
  private:
-  TraceWriter(int fd, std::string path);
+  TraceWriter(int fd, std::string path, uint32_t schema_version, uint64_t start_ns);
   bool WriteFrame(const uint8_t* payload, size_t size, std::string* error);
   bool WriteChunk(const Footer* footer, std::string* error);
   bool WriteAll(const void* data, size_t size, std::string* error);
@@ -99,6 +110,9 @@ class TraceWriter {
   std::vector<Communicator> comms_;
   std::vector<OpEvent> ops_;
   std::vector<ResourceSample> samples_;
+  uint32_t schema_version_;
+  uint64_t start_ns_;  // header.start_monotonic_ns: version 2 times are relative to it
+  std::unique_ptr<WriterDictionary> dict_;
 };
 
 // Serialises a header frame payload (exposed for tests that craft files).

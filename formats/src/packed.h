@@ -1,0 +1,68 @@
+// Variable-length integers for the packed columns of a version-2 chunk
+// (formats/README.md, "Chunk data"): LEB128 for unsigned values, zigzag
+// then LEB128 for signed ones. The reader's side checks every byte against
+// the end of the buffer, so a damaged or crafted chunk fails cleanly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace dltrace::formats::packed {
+
+inline void PutU(std::vector<uint8_t>* out, uint64_t v) {
+  while (v >= 0x80) {
+    out->push_back(uint8_t(v) | 0x80);
+    v >>= 7;
+  }
+  out->push_back(uint8_t(v));
+}
+
+inline uint64_t Zigzag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
+inline int64_t Unzigzag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
+
+inline void PutS(std::vector<uint8_t>* out, int64_t v) { PutU(out, Zigzag(v)); }
+
+// a - b without signed overflow (times are int64 or uint64 nanoseconds).
+inline int64_t Diff(uint64_t a, uint64_t b) { return int64_t(a - b); }
+
+class Reader {
+ public:
+  Reader(const uint8_t* data, size_t size) : p_(data), end_(data + size) {}
+  bool ok() const { return ok_; }
+  bool done() const { return p_ == end_; }
+  size_t left() const { return size_t(end_ - p_); }
+  uint64_t U() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p_ == end_) return Fail();
+      uint8_t b = *p_++;
+      if (shift == 63 && b > 1) return Fail();  // more than 64 bits
+      v |= uint64_t(b & 0x7F) << shift;
+      if (!(b & 0x80)) return v;
+    }
+    return Fail();
+  }
+  int64_t S() { return Unzigzag(U()); }
+  const uint8_t* Bytes(size_t n) {
+    if (left() < n) {
+      Fail();
+      return nullptr;
+    }
+    const uint8_t* at = p_;
+    p_ += n;
+    return at;
+  }
+
+ private:
+  uint64_t Fail() {
+    ok_ = false;
+    p_ = end_;
+    return 0;
+  }
+  const uint8_t* p_;
+  const uint8_t* end_;
+  bool ok_ = true;
+};
+
+}  // namespace dltrace::formats::packed
