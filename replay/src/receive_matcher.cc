@@ -15,8 +15,8 @@ std::string Describe(int32_t peer, uint64_t tag) {
 
 bool ReceiveMatcher::Post(int32_t peer, uint64_t tag, uint64_t bytes, uint32_t id,
                           std::string* error) {
-  Key key{peer, tag};
-  Entry& e = entries_[key];
+  auto it = entries_.try_emplace(Key{peer, tag}).first;
+  Entry& e = it->second;
   if (e.posted) {
     *error = "receive from " + Describe(peer, tag) + " posted twice";
     return false;
@@ -29,13 +29,13 @@ bool ReceiveMatcher::Post(int32_t peer, uint64_t tag, uint64_t bytes, uint32_t i
   e.posted = true;
   e.expected = bytes;
   e.id = id;
-  MaybeComplete(key, e);
+  MaybeComplete(it);
   return true;
 }
 
 bool ReceiveMatcher::Arrive(int32_t peer, uint64_t tag, uint64_t bytes, std::string* error) {
-  Key key{peer, tag};
-  Entry& e = entries_[key];
+  auto it = entries_.try_emplace(Key{peer, tag}).first;
+  Entry& e = it->second;
   if (!e.arrived && e.posted && on_first_arrival_) on_first_arrival_(e.id);
   e.arrived = true;
   e.received += bytes;
@@ -44,14 +44,15 @@ bool ReceiveMatcher::Arrive(int32_t peer, uint64_t tag, uint64_t bytes, std::str
              ", expected " + std::to_string(e.expected);
     return false;
   }
-  MaybeComplete(key, e);
+  MaybeComplete(it);
   return true;
 }
 
-bool ReceiveMatcher::MaybeComplete(const Key& key, Entry& e) {
+bool ReceiveMatcher::MaybeComplete(std::unordered_map<Key, Entry, KeyHash>::iterator it) {
+  const Entry& e = it->second;
   if (!e.posted || !e.arrived || e.received < e.expected) return false;
   uint32_t id = e.id;
-  entries_.erase(key);  // before the callback, which may post again
+  entries_.erase(it);  // before the callback, which may post again (no second lookup)
   on_complete_(id);
   return true;
 }

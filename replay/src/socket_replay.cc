@@ -246,6 +246,8 @@ class SocketTransport : public Transport {
     known_ready_.assign((schedule.ranks.size() + 7) / 8, 0);
     last_heard_.assign(schedule.ranks.size(), 0);
     last_wrote_.assign(schedule.ranks.size(), 0);
+    heard_.assign(schedule.ranks.size(), 0);
+    wrote_.assign(schedule.ranks.size(), 0);
   }
 
   // Starts listening and connecting; READY runs once every connection of
@@ -266,10 +268,10 @@ class SocketTransport : public Transport {
   void StartWatchdog(std::function<std::vector<int32_t>()> awaited,
                      std::function<void(const std::string&)> stalled);
   void Heard(Session* s) {
-    if (s->peer >= 0 && size_t(s->peer) < last_heard_.size()) last_heard_[size_t(s->peer)] = MonotonicNs();
+    if (s->peer >= 0 && size_t(s->peer) < heard_.size()) heard_[size_t(s->peer)] = 1;
   }
   void Wrote(Session* s) {
-    if (s->peer >= 0 && size_t(s->peer) < last_wrote_.size()) last_wrote_[size_t(s->peer)] = MonotonicNs();
+    if (s->peer >= 0 && size_t(s->peer) < wrote_.size()) wrote_[size_t(s->peer)] = 1;
   }
 
   // Session callbacks.
@@ -351,7 +353,11 @@ class SocketTransport : public Transport {
   std::function<std::vector<int32_t>()> awaited_;
   std::function<void(const std::string&)> stalled_;
   uint64_t timeout_ns_ = 0, period_ns_ = 0;
-  std::vector<uint64_t> last_heard_, last_wrote_;  // per endpoint, monotonic ns
+  std::vector<uint64_t> last_heard_, last_wrote_;  // per endpoint, monotonic ns, as of the last tick
+  // Per endpoint: traffic since the last tick. Flags, not clock reads, on
+  // every read and write: the watchdog's resolution is its period anyway.
+  std::vector<uint8_t> heard_, wrote_;
+  uint64_t last_tick_ns_ = 0;
   bool is_ready_ = false, finishing_ = false, setup_failed_ = false;
   std::vector<int32_t> barrier_members_;  // ascending, self included
   std::vector<uint8_t> known_ready_, sent_ready_;  // bitmaps by endpoint
@@ -925,6 +931,7 @@ void SocketTransport::StartWatchdog(std::function<std::vector<int32_t>()> awaite
     last_heard_[size_t(kv.first)] = start;
     last_wrote_[size_t(kv.first)] = start;
   }
+  last_tick_ns_ = start;
   WatchdogTick();
 }
 
@@ -933,6 +940,14 @@ void SocketTransport::WatchdogTick() {
   watchdog_.async_wait([this](const error_code& ec) {
     if (ec || finishing_) return;
     const uint64_t now = MonotonicNs();
+    // Traffic since the last tick: heard as of now (never blames a peer
+    // early), wrote as of the last tick (never skips a heartbeat that is due).
+    for (size_t p = 0; p < heard_.size(); ++p) {
+      if (heard_[p]) last_heard_[p] = now;
+      if (wrote_[p]) last_wrote_[p] = last_tick_ns_;
+      heard_[p] = wrote_[p] = 0;
+    }
+    last_tick_ns_ = now;
     std::set<int32_t> waiting;
     for (int32_t p : awaited_()) waiting.insert(p);
     for (auto& kv : peers_) {

@@ -45,6 +45,10 @@ struct Options {
   std::string only;  // "large" or "small": run that part alone (profiling)
 };
 
+double CpuSeconds(const rusage& ru) {
+  return double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+}
+
 double Seconds(std::chrono::steady_clock::time_point since) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - since).count();
 }
@@ -156,7 +160,7 @@ bool RunReplay(const models::Schedule& schedule, const Options& o, EndpointRepor
       rep.bytes_received = r.bytes_received;
       rusage ru{};
       ::getrusage(RUSAGE_SELF, &ru);
-      rep.cpu_s = double(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+      rep.cpu_s = CpuSeconds(ru);
       std::snprintf(rep.error, sizeof rep.error, "%s", r.error.c_str());
       ssize_t w = ::write(pipes[e][1], &rep, sizeof rep);
       _exit(w == ssize_t(sizeof rep) ? 0 : 1);
@@ -272,8 +276,9 @@ void NoDelay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-// Plain blocking TCP ping-pong between two processes, TCP_NODELAY; us per round trip.
-double PlainPingPong(int n, uint64_t bytes) {
+// Plain blocking TCP ping-pong between two processes, TCP_NODELAY; us per
+// round trip, and in *CPU_US the CPU microseconds of both ends per round trip.
+double PlainPingPong(int n, uint64_t bytes, double* cpu_us) {
   uint16_t port = 0;
   int listener = ListenLoopback(&port);
   std::fflush(stdout);
@@ -296,14 +301,20 @@ double PlainPingPong(int n, uint64_t bytes) {
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
     NoDelay(fd);
     std::vector<uint8_t> buf(bytes, 0);
+    rusage before{}, after{};
+    ::getrusage(RUSAGE_THREAD, &before);
     auto t = std::chrono::steady_clock::now();
     bool ok = true;
     for (int k = 0; k < n && ok; ++k) ok = IoAll(fd, buf.data(), bytes, true) && IoAll(fd, buf.data(), bytes, false);
     if (ok) us = Seconds(t) * 1e6 / n;
+    ::getrusage(RUSAGE_THREAD, &after);
+    *cpu_us = (CpuSeconds(after) - CpuSeconds(before)) * 1e6 / n;
   }
   ::close(fd);
   int status = 0;
-  ::waitpid(echo, &status, 0);
+  rusage echo_ru{};
+  ::wait4(echo, &status, 0, &echo_ru);
+  *cpu_us += CpuSeconds(echo_ru) * 1e6 / n;
   return us;
 }
 
@@ -398,13 +409,17 @@ int main(int argc, char** argv) {
       EndpointReport rep[2];
       if (!RunReplay(PingPong(o.messages, o.message_bytes), o, rep)) return 1;
       double replay_us = rep[0].op_ns / 1e3 / o.messages;
-      double plain_us = PlainPingPong(o.messages, o.message_bytes);
+      double replay_cpu_us = (rep[0].cpu_s + rep[1].cpu_s) * 1e6 / o.messages;
+      double plain_cpu_us = 0;
+      double plain_us = PlainPingPong(o.messages, o.message_bytes, &plain_cpu_us);
       if (plain_us <= 0) {
         std::fprintf(stderr, "dltrace-replay-bench: plain ping-pong failed\n");
         return 1;
       }
-      std::printf("run %d: %d round trips of %llu B: replay %.2f us, plain TCP %.2f us per round trip\n", i + 1,
-                  o.messages, static_cast<unsigned long long>(o.message_bytes), replay_us, plain_us);
+      std::printf("run %d: %d round trips of %llu B: replay %.2f us (%.2f CPU us), plain TCP %.2f us (%.2f CPU us) "
+                  "per round trip\n",
+                  i + 1, o.messages, static_cast<unsigned long long>(o.message_bytes), replay_us, replay_cpu_us,
+                  plain_us, plain_cpu_us);
       std::fflush(stdout);
       best_replay = i ? std::min(best_replay, replay_us) : replay_us;
       best_plain = i ? std::min(best_plain, plain_us) : plain_us;

@@ -52,7 +52,7 @@ class ReceiveMatcher {
     uint64_t received = 0;
     uint32_t id = 0;
   };
-  bool MaybeComplete(const Key& key, Entry& entry);
+  bool MaybeComplete(std::unordered_map<Key, Entry, KeyHash>::iterator it);
 
   CompleteFn on_complete_;
   CompleteFn on_first_arrival_;
