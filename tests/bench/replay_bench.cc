@@ -1,12 +1,16 @@
 // dltrace-replay-bench: the socket replayer's data path over 127.0.0.1, printed
 // against baselines measured in the same run: one large transfer against
 // iperf3 (throughput, one TCP stream each), and small messages against a plain
-// blocking TCP ping-pong (microseconds per round trip). Asserts nothing.
+// blocking TCP ping-pong (microseconds per round trip; the goal's baseline) and
+// the same ping-pong through epoll (what any event loop pays). CPU seconds of
+// both ends beside each, and the load average: on a shared machine the rate
+// moves with the load, the CPU per byte or per message much less. Asserts nothing.
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -257,12 +261,19 @@ double Iperf3(int seconds, double* cpu_s) {
   return JsonNumber(json, "bits_per_second", at);
 }
 
-bool IoAll(int fd, void* buf, size_t n, bool write) {
+// Sends or receives N bytes. With EPOLL (>= 0, FD registered edge-triggered)
+// a receive is an event loop's: try at once, else wait in epoll_wait and retry.
+bool IoAll(int fd, void* buf, size_t n, bool write, int epoll = -1) {
   auto* p = static_cast<uint8_t*>(buf);
   while (n > 0) {
-    ssize_t k = write ? ::send(fd, p, n, MSG_NOSIGNAL) : ::recv(fd, p, n, 0);
+    ssize_t k = write ? ::send(fd, p, n, MSG_NOSIGNAL) : ::recv(fd, p, n, epoll >= 0 ? MSG_DONTWAIT : 0);
     if (k <= 0) {
       if (k < 0 && errno == EINTR) continue;
+      if (k < 0 && epoll >= 0 && !write && errno == EAGAIN) {
+        epoll_event ev;
+        if (::epoll_wait(epoll, &ev, 1, -1) < 0 && errno != EINTR) return false;
+        continue;
+      }
       return false;
     }
     p += k;
@@ -276,9 +287,21 @@ void NoDelay(int fd) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
 }
 
-// Plain blocking TCP ping-pong between two processes, TCP_NODELAY; us per
-// round trip, and in *CPU_US the CPU microseconds of both ends per round trip.
-double PlainPingPong(int n, uint64_t bytes, double* cpu_us) {
+// Edge-triggered epoll set of FD alone; -1 when not EVENT_LOOP.
+int EpollOf(int fd, bool event_loop) {
+  if (!event_loop) return -1;
+  int e = ::epoll_create1(EPOLL_CLOEXEC);
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLET;
+  ::epoll_ctl(e, EPOLL_CTL_ADD, fd, &ev);
+  return e;
+}
+
+// Plain TCP ping-pong between two processes, TCP_NODELAY: blocking calls, or
+// with EVENT_LOOP the syscalls an event loop makes (a receive tried at once,
+// then epoll_wait, then the receive). Us per round trip, and in *CPU_US the
+// CPU microseconds of both ends per round trip.
+double PlainPingPong(int n, uint64_t bytes, bool event_loop, double* cpu_us) {
   uint16_t port = 0;
   int listener = ListenLoopback(&port);
   std::fflush(stdout);
@@ -286,9 +309,10 @@ double PlainPingPong(int n, uint64_t bytes, double* cpu_us) {
   if (echo == 0) {
     int fd = ::accept(listener, nullptr, nullptr);
     NoDelay(fd);
+    const int epoll = EpollOf(fd, event_loop);
     std::vector<uint8_t> buf(bytes);
     for (int k = 0; k < n; ++k)
-      if (!IoAll(fd, buf.data(), bytes, false) || !IoAll(fd, buf.data(), bytes, true)) _exit(1);
+      if (!IoAll(fd, buf.data(), bytes, false, epoll) || !IoAll(fd, buf.data(), bytes, true)) _exit(1);
     _exit(0);
   }
   ::close(listener);
@@ -300,14 +324,17 @@ double PlainPingPong(int n, uint64_t bytes, double* cpu_us) {
   double us = 0;
   if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
     NoDelay(fd);
+    const int epoll = EpollOf(fd, event_loop);
     std::vector<uint8_t> buf(bytes, 0);
     rusage before{}, after{};
     ::getrusage(RUSAGE_THREAD, &before);
     auto t = std::chrono::steady_clock::now();
     bool ok = true;
-    for (int k = 0; k < n && ok; ++k) ok = IoAll(fd, buf.data(), bytes, true) && IoAll(fd, buf.data(), bytes, false);
+    for (int k = 0; k < n && ok; ++k)
+      ok = IoAll(fd, buf.data(), bytes, true) && IoAll(fd, buf.data(), bytes, false, epoll);
     if (ok) us = Seconds(t) * 1e6 / n;
     ::getrusage(RUSAGE_THREAD, &after);
+    if (epoll >= 0) ::close(epoll);
     *cpu_us = (CpuSeconds(after) - CpuSeconds(before)) * 1e6 / n;
   }
   ::close(fd);
@@ -404,30 +431,33 @@ int main(int argc, char** argv) {
   // (b) Small messages: round trips through the replayer against a plain
   // ping-pong, alternating; the fastest of each is compared.
   if (o.only != "large") {
-    double best_replay = 0, best_plain = 0;
+    double best_replay = 0, best_plain = 0, best_loop = 0;
     for (int i = 0; i < o.repeat; ++i) {
       EndpointReport rep[2];
       if (!RunReplay(PingPong(o.messages, o.message_bytes), o, rep)) return 1;
       double replay_us = rep[0].op_ns / 1e3 / o.messages;
       double replay_cpu_us = (rep[0].cpu_s + rep[1].cpu_s) * 1e6 / o.messages;
-      double plain_cpu_us = 0;
-      double plain_us = PlainPingPong(o.messages, o.message_bytes, &plain_cpu_us);
-      if (plain_us <= 0) {
+      double plain_cpu_us = 0, loop_cpu_us = 0;
+      double plain_us = PlainPingPong(o.messages, o.message_bytes, false, &plain_cpu_us);
+      double loop_us = PlainPingPong(o.messages, o.message_bytes, true, &loop_cpu_us);
+      if (plain_us <= 0 || loop_us <= 0) {
         std::fprintf(stderr, "dltrace-replay-bench: plain ping-pong failed\n");
         return 1;
       }
-      std::printf("run %d: %d round trips of %llu B: replay %.2f us (%.2f CPU us), plain TCP %.2f us (%.2f CPU us) "
-                  "per round trip\n",
+      std::printf("run %d: %d round trips of %llu B: replay %.2f us (%.2f CPU us), plain TCP %.2f us (%.2f CPU us), "
+                  "plain TCP through epoll %.2f us (%.2f CPU us) per round trip\n",
                   i + 1, o.messages, static_cast<unsigned long long>(o.message_bytes), replay_us, replay_cpu_us,
-                  plain_us, plain_cpu_us);
+                  plain_us, plain_cpu_us, loop_us, loop_cpu_us);
       std::fflush(stdout);
       best_replay = i ? std::min(best_replay, replay_us) : replay_us;
       best_plain = i ? std::min(best_plain, plain_us) : plain_us;
+      best_loop = i ? std::min(best_loop, loop_us) : loop_us;
     }
     overhead_us = (best_replay - best_plain) / 2;
     small_done = true;
-    std::printf("small messages: replay %.2f us, plain TCP %.2f us per round trip (best runs)\n", best_replay,
-                best_plain);
+    std::printf("small messages: replay %.2f us, plain TCP %.2f us, plain TCP through epoll %.2f us per round trip "
+                "(best runs); replay - epoll %+.2f us per message\n",
+                best_replay, best_plain, best_loop, (best_replay - best_loop) / 2);
   }
 
   std::printf("# load average at the end: %s\n", LoadAverage().c_str());
