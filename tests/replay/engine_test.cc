@@ -16,6 +16,7 @@
 #include "dltrace/replay/schedule_tools.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
+#include "sound_run.h"
 
 namespace dltrace::replay {
 namespace {
@@ -32,28 +33,6 @@ using runs::ResultsFileName;
 using runs::ResultsFromJson;
 using runs::ResultsToJson;
 using runs::WriteResultsFile;
-
-void ExpectSoundRun(const Schedule& s, const std::vector<RankResult>& results,
-                    const std::string& what) {
-  ASSERT_EQ(results.size(), s.ranks.size()) << what;
-  auto totals = models::ComputeTotals(s);
-  for (size_t e = 0; e < results.size(); ++e) {
-    const RankResult& r = results[e];
-    EXPECT_TRUE(r.complete) << what << " endpoint " << e << ": " << r.error;
-    EXPECT_EQ(r.steps_done, s.ranks[e].steps.size()) << what << " endpoint " << e;
-    EXPECT_EQ(r.bytes_received, totals[e].recv_bytes) << what << " endpoint " << e;
-    EXPECT_EQ(r.bytes_sent, totals[e].sent_bytes) << what << " endpoint " << e;
-    EXPECT_EQ(r.bytes_scheduled_recv, totals[e].recv_bytes) << what;
-    const auto& rank = s.ranks[e];
-    for (size_t i = 0; i < rank.steps.size(); ++i) {
-      ASSERT_TRUE(r.steps[i].valid) << what << " endpoint " << e << " step " << i;
-      EXPECT_LE(r.steps[i].start_ns, r.steps[i].end_ns);
-      for (const uint32_t* d = rank.deps_begin(rank.steps[i]); d != rank.deps_end(rank.steps[i]); ++d)
-        EXPECT_GE(r.steps[i].start_ns, r.steps[*d].end_ns)
-            << what << " endpoint " << e << " step " << i << " started before dependency " << *d;
-    }
-  }
-}
 
 Schedule Single(const std::string& algo, Collective c, int n, uint64_t bytes,
                 models::LowerOptions o = {}) {

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace dltrace::replay {
@@ -35,28 +34,31 @@ class ReceiveMatcher {
   std::vector<int32_t> waiting_peers() const;
 
  private:
-  struct Key {
-    int32_t peer;
-    uint64_t tag;
-    bool operator==(const Key& o) const { return peer == o.peer && tag == o.tag; }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<uint64_t>()(k.tag * 0x9E3779B97F4A7C15ull ^ uint32_t(k.peer));
-    }
-  };
   struct Entry {
+    int32_t peer = 0;
+    uint64_t tag = 0;
+    bool used = false;     // the slot holds a message
     bool posted = false;
     bool arrived = false;  // some chunk (maybe of zero bytes) came
     uint64_t expected = 0;
     uint64_t received = 0;
     uint32_t id = 0;
   };
-  bool MaybeComplete(const Key& key, Entry& entry);
+  // Open addressing with linear probing in one array (a message's lookup
+  // touches one or two cache lines, not a bucket and a heap node each; the
+  // matcher is on every message's path), backward-shift erase, no tombstones.
+  size_t Home(int32_t peer, uint64_t tag) const {
+    return size_t(((tag ^ uint64_t(uint32_t(peer)) * 0xC2B2AE3D27D4EB4Full) * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  size_t FindOrAdd(int32_t peer, uint64_t tag);
+  void Erase(size_t slot);
+  bool MaybeComplete(size_t slot);
 
   CompleteFn on_complete_;
   CompleteFn on_first_arrival_;
-  std::unordered_map<Key, Entry, KeyHash> entries_;
+  std::vector<Entry> slots_ = std::vector<Entry>(64);
+  int shift_ = 64 - 6;  // 64 - log2(slots_.size())
+  size_t used_ = 0;
 };
 
 }  // namespace dltrace::replay

@@ -33,9 +33,12 @@ struct SocketOptions {
   std::string token;        // DLTRACE_REPLAY_TOKEN; peers must present the same one
   std::string congestion;   // TCP_CONGESTION per socket; empty: the system default
   // SO_SNDBUF / SO_RCVBUF (the kernel caps them at net.core.wmem_max/rmem_max);
-  // 0 leaves the kernel's autotuning. 4 MiB measured 0.73 -> 1.04 of iperf3 on
-  // loopback (dltrace-replay-bench).
-  int send_buffer = 4 << 20, receive_buffer = 4 << 20;
+  // 0 leaves the kernel's autotuning, which grows the receive buffer to
+  // tcp_rmem's maximum (32 MiB here) as iperf3's does. With the zero-copy
+  // payload path fixed 4 MiB buffers measured 0.33-0.88 of iperf3 on a loaded
+  // loopback, autotuning 1.18-1.21 in the same runs (dltrace-replay-bench
+  // --sndbuf/--rcvbuf; README "Benchmarks", "Replay").
+  int send_buffer = 0, receive_buffer = 0;
   double connect_timeout_s = 30;  // how long to retry while peers start
   double linger_s = 5;            // after finishing, how long to wait for peers to close
   // Stall watchdog: while this endpoint waits on a peer (a posted receive, or
