@@ -14,8 +14,11 @@
 
 #include "dltrace/models/placement.h"
 #include "dltrace/runs/json.h"
+#include "dltrace/models/mltcp.h"
 #ifdef DLTRACE_HAVE_NS3
+#include "ns3/config.h"
 #include "ns3/dltrace-scenario.h"
+#include "ns3/double.h"
 #endif
 #ifdef DLTRACE_HAVE_FLOW
 #include "dltrace/flow/flow_simulation.h"
@@ -43,6 +46,8 @@ struct SimulateOptions {
   double util_ms = 1;
   std::string out_dir;
   std::vector<std::string> simgrid_cfg;
+  std::string cc;                  // --cc: an ns-3 congestion control, or mltcp for the flow engine
+  models::MltcpFunction mltcp;     // --mltcp-slope, --mltcp-intercept
 #ifdef DLTRACE_HAVE_NS3
   ns3::DltraceScenarioConfig config;
   bool pcap = false;
@@ -52,6 +57,11 @@ struct SimulateOptions {
 #ifdef DLTRACE_HAVE_NS3
 int RunNs3(SimulateOptions& options, const std::vector<models::JobPlacement>& jobs) {
   ns3::DltraceScenarioConfig& config = options.config;
+  if (!options.cc.empty()) config.congestionControl = options.cc;
+  for (const char* type : {"ns3::TcpMltcpNewReno", "ns3::TcpMltcpDctcp"}) {
+    ns3::Config::SetDefault(std::string(type) + "::Slope", ns3::DoubleValue(options.mltcp.slope));
+    ns3::Config::SetDefault(std::string(type) + "::Intercept", ns3::DoubleValue(options.mltcp.intercept));
+  }
   config.topology = options.topology;
   config.utilInterval = ns3::NanoSeconds(int64_t(options.util_ms * 1e6));
   for (const auto& job : jobs) config.jobs.push_back(ns3::DltraceJobSpec::FromPlacement(job));
@@ -82,6 +92,8 @@ int RunFlow(const SimulateOptions& options, const std::vector<models::JobPlaceme
   config.jobs = jobs;
   config.simgrid_cfg = options.simgrid_cfg;
   config.util_interval_ns = uint64_t(options.util_ms * 1e6);
+  config.mltcp = !options.cc.empty();  // checked by FlowSharing: mltcp or nothing
+  config.mltcp_function = options.mltcp;
   std::string error;
   flow::FlowSimulation simulation;
   if (!simulation.Setup(config, &error)) return Fail(error);
@@ -133,6 +145,12 @@ bool ReadPlan(SimulateOptions* options, std::string* error) {
   return true;
 }
 
+// The flow engine has no TCP windows: --cc there takes only MLTCP (as
+// mltcp, mltcp-newreno or mltcp-dctcp: bandwidth shares weighted by F).
+bool FlowSharingKnown(const std::string& cc) {
+  return cc.empty() || cc == "mltcp" || cc == "mltcp-newreno" || cc == "mltcp-dctcp";
+}
+
 int RunSimulate(SimulateOptions options) {
   const char* self = "simulate";
 #ifndef DLTRACE_HAVE_FLOW
@@ -159,6 +177,10 @@ int RunSimulate(SimulateOptions options) {
   if (options.out_dir.empty()) options.out_dir = FreshDirName("dltrace-simulate-");
   if (HoldsResults(options.out_dir))
     return Fail(options.out_dir + " holds results of an earlier run: they are never overwritten");
+  if (options.engine == "flow" && !FlowSharingKnown(options.cc))
+    return UsageError(self, "--cc " + options.cc +
+                                ": the flow engine shares bandwidth max-min; its only --cc is mltcp "
+                                "(also spelt mltcp-newreno, mltcp-dctcp)");
 #ifdef DLTRACE_HAVE_FLOW
   if (options.engine == "flow") return RunFlow(options, jobs);
 #endif
@@ -213,12 +235,19 @@ Command AddSimulateCommand(CLI::App& dltrace) {
                   "overrides dltrace's calibrated defaults)")
       ->type_name("KEY:VALUE")
       ->allow_extra_args(false);
+  cmd->add_option("--cc", o->cc,
+                  "ns-3: TCP congestion control (TcpNewReno default, TcpDctcp, TcpBbr, TcpLinuxReno, ..., short "
+                  "names dctcp, bbr, and MLTCP's mltcp-newreno, mltcp-dctcp); flow engine: mltcp (bandwidth shares "
+                  "weighted by MLTCP's F; default max-min)");
+  cmd->add_option("--mltcp-slope", o->mltcp.slope, "MLTCP: S of F(bytes_ratio) = S * bytes_ratio + I")
+      ->check(NonNegative())
+      ->capture_default_str();
+  cmd->add_option("--mltcp-intercept", o->mltcp.intercept, "MLTCP: I of F(bytes_ratio) = S * bytes_ratio + I")
+      ->check(Positive())
+      ->capture_default_str();
 #ifdef DLTRACE_HAVE_NS3
   ns3::DltraceScenarioConfig& config = o->config;
   CLI::App* packet = cmd->add_option_group("ns-3 engine");
-  packet->add_option("--cc", config.congestionControl,
-                  "ns-3 TCP congestion control: TcpNewReno, TcpDctcp, TcpBbr, TcpBic, TcpLinuxReno, ... or short "
-                  "names (dctcp, bbr)");
   packet->add_option("--queue", config.queueDisc,
                   "switch queues: auto (red-ecn for DCTCP, else fifo), fifo, red, red-ecn, codel, fq-codel, pie, "
                   "pfifo-fast");

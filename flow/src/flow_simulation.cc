@@ -46,6 +46,8 @@ const std::vector<std::string>& DefaultSimGridConfig() {
   return config;
 }
 
+int MltcpStreams(double f) { return std::max(1, int(std::lround(f * kMltcpStreamsPerF))); }
+
 namespace {
 
 uint64_t NowNs() { return uint64_t(std::llround(s4u::Engine::get_clock() * 1e9)); }
@@ -60,6 +62,7 @@ struct JobState {
   models::Schedule schedule;
   std::vector<std::unique_ptr<FlowTransport>> transports;
   std::vector<std::unique_ptr<replay::ScheduleEngine>> engines;
+  std::unique_ptr<models::JobProgress> progress;  // MLTCP's bytes ratio (null without --cc mltcp)
   std::vector<replay::RankResult> results;
   std::vector<bool> done;
   uint32_t done_count = 0;
@@ -121,6 +124,8 @@ struct FlowSimulation::State {
   }
   void Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice,
                 std::function<void()> on_sent);
+  // Sends message M from FROM to TO: one SimGrid communication, or MLTCP's weighted pieces.
+  void Send(size_t m, s4u::Host* from, s4u::Host* to);
   // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
@@ -177,11 +182,35 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = std::move(c.queue.front());
       c.queue.pop_front();
-      s4u::Comm::sendto(from, to, messages[message].bytes);
+      Send(message, from, to);
       Delivered(message, sent);
     }
     c.active = false;
   });
+}
+
+void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to) {
+  const Message msg = messages[m];  // a copy: other actors add messages while this one waits
+  models::JobProgress* progress = jobs[msg.job]->progress.get();
+  if (!progress || msg.bytes == 0) {
+    s4u::Comm::sendto(from, to, msg.bytes);
+    return;
+  }
+  const uint32_t op = models::TagOp(msg.tag);
+  progress->Begin(msg.src, op);
+  const uint64_t chunks = std::max<uint32_t>(1, config.mltcp_chunks);
+  const uint64_t piece = std::max(kMltcpMinChunk, (msg.bytes + chunks - 1) / chunks);
+  std::vector<s4u::CommPtr> comms;
+  for (uint64_t left = msg.bytes; left > 0;) {
+    const uint64_t n = std::min(left, piece);
+    const double f = config.mltcp_function(progress->Ratio(msg.src, models::MltcpScope::kEndpoint));
+    const uint64_t k = std::min<uint64_t>(uint64_t(MltcpStreams(f)), n);
+    comms.clear();
+    for (uint64_t i = 0; i < k; ++i) comms.push_back(s4u::Comm::sendto_async(from, to, n / k + (i < n % k ? 1 : 0)));
+    s4u::Comm::wait_all(comms);
+    progress->Sent(msg.src, op, n);  // delivered: what an ACK tells MLTCP
+    left -= n;
+  }
 }
 
 void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_sent) {
@@ -236,6 +265,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       *error = "job " + std::to_string(j) + " has no endpoints to simulate";
       return false;
     }
+    if (config.mltcp) job->progress = std::make_unique<models::JobProgress>(job->schedule);
     endpoints.push_back(uint32_t(job->schedule.ranks.size()));
     s.jobs.push_back(std::move(job));
   }
@@ -482,7 +512,10 @@ std::string FlowSimulation::Summary() const {
   const State& s = *state_;
   std::ostringstream os;
   os << "# flow-level simulation (SimGrid " << SIMGRID_VERSION_MAJOR << "." << SIMGRID_VERSION_MINOR
-     << "): " << s.spec.Describe() << "\n";
+     << "): " << s.spec.Describe();
+  if (s.config.mltcp)
+    os << "; MLTCP shares, F(r) = " << s.config.mltcp_function.slope << " r + " << s.config.mltcp_function.intercept;
+  os << "\n";
   char line[512];
   for (size_t j = 0; j < s.jobs.size(); ++j) {
     const JobState& job = *s.jobs[j];

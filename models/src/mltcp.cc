@@ -39,14 +39,20 @@ size_t JobProgress::Index(int32_t iteration) const {
   return size_t(slot);
 }
 
-void JobProgress::Sent(int32_t endpoint, uint32_t op, uint64_t bytes) {
+void JobProgress::Begin(int32_t endpoint, uint32_t op) {
   if (endpoint < 0 || size_t(endpoint) >= current_.size() || op >= schedule_->ops.size()) return;
   const int32_t iteration = schedule_->ops[op].iteration;
-  const size_t slot = Index(iteration);
+  if (Index(iteration) == SIZE_MAX) return;
+  current_[size_t(endpoint)] = std::max(current_[size_t(endpoint)], iteration);
+}
+
+void JobProgress::Sent(int32_t endpoint, uint32_t op, uint64_t bytes) {
+  if (endpoint < 0 || size_t(endpoint) >= current_.size() || op >= schedule_->ops.size()) return;
+  const size_t slot = Index(schedule_->ops[op].iteration);
   if (slot == SIZE_MAX) return;
   sent_[size_t(endpoint) * iterations_ + slot] += bytes;
   job_sent_[slot] += bytes;
-  current_[size_t(endpoint)] = iteration;
+  Begin(endpoint, op);
 }
 
 int32_t JobProgress::CurrentIteration(int32_t endpoint) const {

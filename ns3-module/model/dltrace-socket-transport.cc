@@ -9,6 +9,7 @@
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/tcp-socket-factory.h"
+#include "ns3/uinteger.h"
 
 #include <algorithm>
 #include <cstring>
@@ -292,6 +293,7 @@ DltraceSocketTransport::Pump(Connection& c)
             PutLe(header + 8, m.tag, 8);
             PutLe(header + 16, m.bytes, 8);
             c.socket->Send(Create<Packet>(header, kFrameBytes));
+            Handed(c, kFraming, kFrameBytes);
             m.headerSent = true;
             room -= kFrameBytes;
         }
@@ -307,10 +309,7 @@ DltraceSocketTransport::Pump(Connection& c)
                 break;
             }
             m.payloadLeft -= n;
-            if (m_progress)
-            {
-                m_progress->Sent(m_self, dltrace::models::TagOp(m.tag), n);
-            }
+            Handed(c, dltrace::models::TagOp(m.tag), n);
             continue;
         }
         std::function<void()> done = std::move(m.onSent);
@@ -324,6 +323,63 @@ DltraceSocketTransport::Pump(Connection& c)
 }
 
 void
+DltraceSocketTransport::Handed(Connection& c, uint32_t op, uint64_t bytes)
+{
+    if (!m_progress)
+    {
+        return;
+    }
+    if (op != kFraming)
+    {
+        m_progress->Begin(m_self, op); // its iteration starts at ratio 0
+    }
+    if (c.sndBuf == 0)
+    {
+        UintegerValue size;
+        c.socket->GetAttribute("SndBufSize", size);
+        c.sndBuf = uint32_t(size.Get());
+    }
+    c.unackedBytes += bytes;
+    if (!c.unacked.empty() && c.unacked.back().first == op)
+    {
+        c.unacked.back().second += bytes;
+    }
+    else
+    {
+        c.unacked.emplace_back(op, bytes);
+    }
+}
+
+void
+DltraceSocketTransport::Acknowledge(Connection& c)
+{
+    if (!m_progress || !c.socket || c.unackedBytes == 0)
+    {
+        return;
+    }
+    // The socket's buffer holds what is not acknowledged yet; the rest of
+    // what was handed to it has been, in order.
+    const uint64_t buffered = c.sndBuf - std::min<uint64_t>(c.sndBuf, c.socket->GetTxAvailable());
+    uint64_t acked = c.unackedBytes > buffered ? c.unackedBytes - buffered : 0;
+    c.unackedBytes -= acked;
+    while (acked > 0 && !c.unacked.empty())
+    {
+        auto& [op, bytes] = c.unacked.front();
+        const uint64_t n = std::min(acked, bytes);
+        if (op != kFraming)
+        {
+            m_progress->Sent(m_self, op, n);
+        }
+        acked -= n;
+        bytes -= n;
+        if (bytes == 0)
+        {
+            c.unacked.pop_front();
+        }
+    }
+}
+
+void
 DltraceSocketTransport::Writable(Ptr<Socket> socket, uint32_t /* available */)
 {
     auto it = m_bySocket.find(PeekPointer(socket));
@@ -331,6 +387,7 @@ DltraceSocketTransport::Writable(Ptr<Socket> socket, uint32_t /* available */)
     {
         return;
     }
+    Acknowledge(*it->second);
     Pump(*it->second);
 }
 

@@ -37,6 +37,7 @@ class DltraceSocketTransport : public dltrace::replay::Transport
 {
   public:
     static constexpr uint32_t kFrameBytes = 24;
+    static constexpr uint32_t kFraming = UINT32_MAX; //!< "op" of frame headers in the ACK count
 
     /// A peer endpoint and the channels this endpoint shares with it.
     struct PeerChannels
@@ -107,6 +108,11 @@ class DltraceSocketTransport : public dltrace::replay::Transport
         bool ready = false;  // connected and (on the accepting side) identified
         bool pumping = false;
         std::deque<Message> out;
+        // MLTCP counts acknowledged bytes: what was handed to the socket and
+        // is not acknowledged yet, per op (kFraming: frame headers).
+        uint32_t sndBuf = 0;
+        uint64_t unackedBytes = 0;
+        std::deque<std::pair<uint32_t, uint64_t>> unacked;
         // Receive side: the frame being parsed.
         uint8_t rxHeader[kFrameBytes] = {};
         uint32_t rxHeaderHave = 0;
@@ -119,6 +125,9 @@ class DltraceSocketTransport : public dltrace::replay::Transport
     Connection& GetConnection(int32_t peer, uint16_t channel);
     void Enqueue(int32_t peer, uint16_t channel, Message message);
     void Pump(Connection& c);
+    /// Tells the job's progress the bytes of C's socket acknowledged since last time.
+    void Acknowledge(Connection& c);
+    void Handed(Connection& c, uint32_t op, uint64_t bytes);
     void Watch(Ptr<Socket> socket, Connection* c);
 
     void ConnectSucceeded(Ptr<Socket> socket);

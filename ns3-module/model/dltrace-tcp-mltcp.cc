@@ -111,8 +111,9 @@ DltraceBindMltcp(Ptr<Socket> socket, std::shared_ptr<dltrace::models::JobProgres
                       MakeDoubleAccessor(&Class::SetIntercept, &Class::GetIntercept),              \
                       MakeDoubleChecker<double>(0.0))                                              \
         .AddAttribute("PerEndpoint",                                                               \
-                      "r counts the sending endpoint's bytes only (false: the whole job's).",      \
-                      BooleanValue(false),                                                         \
+                      "r counts the sending endpoint's bytes (as the paper's per-flow count; "    \
+                      "false: the whole job's).",                                                  \
+                      BooleanValue(true),                                                          \
                       MakeBooleanAccessor(&Class::SetPerEndpoint, &Class::GetPerEndpoint),         \
                       MakeBooleanChecker())
 

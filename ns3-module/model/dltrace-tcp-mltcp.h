@@ -40,7 +40,7 @@ class DltraceMltcp
 
   private:
     dltrace::models::MltcpFunction m_function;
-    bool m_perEndpoint = false;
+    bool m_perEndpoint = true;
     std::shared_ptr<dltrace::models::JobProgress> m_progress;
     int32_t m_endpoint = -1;
 };

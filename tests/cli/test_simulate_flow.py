@@ -134,6 +134,27 @@ class FlowSimulateTest(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         r = run("simulate", self.trace, "--cfg", "network/latency-factor:1", "-o", self.out("bad2"))
         self.assertEqual(r.returncode, 2, "--cfg goes with --engine flow")
+        r = run("simulate", self.trace, "--engine", "flow", "--cc", "TcpBbr", "-o", self.out("bad3"))
+        self.assertEqual(r.returncode, 2, "the flow engine's only --cc is mltcp")
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+        self.assertIn("only --cc is mltcp", r.stderr)
+        self.assertFalse(os.path.exists(self.out("bad3")))
+
+    def test_mltcp_weights_the_shares_and_says_so(self):
+        # Two jobs at once on one bottleneck (no compute): under MLTCP the job
+        # whose endpoint has sent more of its iteration gets more of the link;
+        # the run completes with every byte and the summary names F.
+        topo = "dumbbell:hosts=16,rate=10Gbps"
+        out = self.out("mltcp")
+        r = run("simulate", "--engine", "flow", "--cc", "mltcp", "--mltcp-slope", "2", "--job",
+                self.trace + ":hosts=0-3,8-11", "--job", self.trace + ":hosts=4-7,12-15:start=1ms", "--topo", topo,
+                "--time-scale", "0", "--algo", "ring", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("MLTCP shares, F(r) = 2 r + 0.5", r.stdout)
+        for j in (0, 1):
+            res = load(os.path.join(out, "job%d" % j, "rank0.results.json"))
+            self.assertTrue(res["complete"])
+            self.assertEqual(res["bytes_sent"], res["bytes_scheduled_send"])
 
 
 if __name__ == "__main__":

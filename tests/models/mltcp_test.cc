@@ -52,6 +52,20 @@ TEST(Mltcp, RatioCountsTheCurrentIterationOnly) {
   EXPECT_EQ(p.SentBytes(0), 2000u);
 }
 
+TEST(Mltcp, BeginStartsTheIterationAndLateBytesOfAnEarlierOneDoNotGoBack) {
+  const Schedule s = PeriodicExchange(2, 3, 500, 1000);
+  JobProgress p(s);
+  p.Sent(0, 1, 900);  // iteration 0: 90 %
+  p.Begin(0, 3);      // iteration 1's exchange starts before the rest of 0 is acknowledged
+  EXPECT_EQ(p.CurrentIteration(0), 1);
+  EXPECT_DOUBLE_EQ(p.Ratio(0, MltcpScope::kEndpoint), 0.0);
+  p.Sent(0, 1, 100);  // the last of iteration 0 acknowledged: still in iteration 1
+  EXPECT_EQ(p.CurrentIteration(0), 1);
+  EXPECT_EQ(p.SentBytes(0, 0), 1000u);
+  p.Sent(0, 3, 300);
+  EXPECT_DOUBLE_EQ(p.Ratio(0, MltcpScope::kEndpoint), 0.3);
+}
+
 TEST(Mltcp, UnknownEndpointsAndOpsAreIgnored) {
   const Schedule s = PeriodicExchange(2, 1, 500, 1000);
   JobProgress p(s);

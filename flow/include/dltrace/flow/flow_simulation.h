@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dltrace/models/job.h"
+#include "dltrace/models/mltcp.h"
 #include "dltrace/models/placement.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/models/topology.h"
@@ -28,7 +29,22 @@ struct FlowConfig {
   std::vector<std::string> simgrid_cfg;  // "network/latency-factor:1", ... (as --cfg= takes them)
   uint64_t util_interval_ns = 1000000;   // links.csv sample period (0: off)
   bool progress = true;                  // progress lines on stderr for long runs
+  // MLTCP (README "MLTCP"): instead of plain max-min sharing, each message's
+  // share of the links it crosses is weighted by F(bytes_ratio), the fraction
+  // of its sender's current-iteration bytes delivered so far. Each message
+  // goes in mltcp_chunks pieces (at least kMltcpMinChunk bytes); each piece is
+  // weighted by F at its start, as round(kMltcpStreamsPerF * F) parallel
+  // SimGrid communications (max-min gives each the same share).
+  bool mltcp = false;
+  models::MltcpFunction mltcp_function;
+  uint32_t mltcp_chunks = 16;
 };
+
+constexpr int kMltcpStreamsPerF = 4;         // weight resolution: F in steps of 1/4
+constexpr uint64_t kMltcpMinChunk = 1 << 16;  // bytes
+
+// The number of parallel communications that carry a piece of weight F.
+int MltcpStreams(double f);
 
 // One message as flows.csv lists it.
 struct FlowRecord {

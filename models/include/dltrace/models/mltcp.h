@@ -34,13 +34,18 @@ enum class MltcpScope : uint8_t {
 
 // Per iteration of one job, the network bytes each endpoint sends (from the
 // schedule: its non-local send steps, by their op's iteration), and how many
-// of them were sent so far. An endpoint's current iteration is that of the
-// last bytes it sent; Ratio() is measured in that iteration.
+// of them were sent so far. An endpoint's current iteration is the latest
+// one it began sending; Ratio() is measured in that iteration.
 class JobProgress {
  public:
   explicit JobProgress(const Schedule& schedule);
 
-  // ENDPOINT handed BYTES of schedule op OP to the network.
+  // ENDPOINT starts sending schedule op OP: its current iteration becomes
+  // OP's (never an earlier one), so the first bytes of a new iteration are
+  // weighted at ratio 0 before any of them is acknowledged.
+  void Begin(int32_t endpoint, uint32_t op);
+  // BYTES of ENDPOINT's schedule op OP reached the receiver (MLTCP counts
+  // acknowledged bytes); also Begin(ENDPOINT, OP).
   void Sent(int32_t endpoint, uint32_t op, uint64_t bytes);
   // bytes_ratio of ENDPOINT's current iteration in [0, 1]; 0 before it sent anything.
   double Ratio(int32_t endpoint, MltcpScope scope) const;
