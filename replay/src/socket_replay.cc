@@ -16,6 +16,7 @@
 #include <array>
 #include <boost/asio.hpp>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <deque>
@@ -1019,6 +1020,9 @@ void SocketTransport::CloseAll() {
 
 RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions& options,
                            const EngineOptions& engine_options, ProgressFn progress) {
+  // sendfile() has no MSG_NOSIGNAL: a peer that went away must give EPIPE (and
+  // the error naming it), not a SIGPIPE that ends this rank without a word.
+  std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   SocketTransport transport(io, schedule, options);
   ScheduleEngine engine(schedule, options.self, transport, engine_options);

@@ -19,7 +19,9 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from test_mpi_record import DLTRACE, MPIRUN, dump, info, prog  # noqa: E402
 
-TRAIN = ["--steps", "200"]
+# Enough events that every rank's trace outgrows its share of the 24 KiB disk
+# (about 3 events a step; version-2 chunks hold one in about 30 bytes).
+TRAIN = ["--steps", "1000"]
 
 
 def footers(path):
