@@ -1,6 +1,8 @@
 // The ns-3 module behind the one simulator interface: `dltrace simulate
 // --simulator ns3`. Turns a SimulationConfig (and the ns-3 settings declared
 // below) into a DltraceScenarioConfig, runs the scenario, hands back its records.
+#include "dltrace-simulator-backend.h"
+
 #include "dltrace-scenario.h"
 
 #include "ns3/config.h"

@@ -61,13 +61,6 @@ std::vector<std::string> SimulatorBuildLines() {
   return lines;
 }
 
-std::string SettingOr(const SimulationConfig& config, const std::string& name, const std::string& fallback) {
-  std::string value = fallback;
-  for (const auto& [k, v] : config.settings)
-    if (k == name) value = v;
-  return value;
-}
-
 std::vector<std::string> SettingValues(const SimulationConfig& config, const std::string& name) {
   std::vector<std::string> values;
   for (const auto& [k, v] : config.settings)

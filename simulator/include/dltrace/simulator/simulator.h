@@ -98,8 +98,6 @@ std::vector<std::string> SimulatorNames();
 // "TITLE engine: BUILD" lines for dltrace --version, built or not.
 std::vector<std::string> SimulatorBuildLines();
 
-// The value of setting NAME in CONFIG (the last one given), or FALLBACK.
-std::string SettingOr(const SimulationConfig& config, const std::string& name, const std::string& fallback);
 // Every value of a repeatable setting NAME, in order.
 std::vector<std::string> SettingValues(const SimulationConfig& config, const std::string& name);
 
