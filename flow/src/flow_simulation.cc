@@ -23,7 +23,6 @@
 #include <xbt/log.h>
 
 #include "dltrace/executor/schedule_executor.h"
-#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/models/job.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/models/topology.h"
@@ -245,39 +244,27 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     *error = "no job to simulate";
     return false;
   }
-  std::vector<uint32_t> endpoints;
-  for (size_t j = 0; j < config.jobs.size(); ++j) {
+  // Load, lower, cut and place every job (models::PrepareJobs, as every executor does).
+  std::vector<models::JobPlacement> placements = config.jobs;
+  std::vector<models::PreparedJob> prepared;
+  uint32_t needed = 0;
+  if (!models::PrepareJobs(&placements, &prepared, &needed, error)) return false;
+  for (size_t j = 0; j < prepared.size(); ++j) {
     auto job = std::make_unique<JobState>();
-    job->placement = config.jobs[j];
-    if (job->placement.schedule) {
-      job->schedule = *job->placement.schedule;
-    } else {
-      models::JobOptions options;
-      options.lower = job->placement.lower;
-      options.runnable = true;
-      job->loaded = models::LoadJob(job->placement.trace, options, error);
-      if (!job->loaded) return false;
-      // Incomplete input (a truncated or damaged file, a missing rank) is
-      // simulated as far as it goes, and said as replay and schedule say it.
+    job->placement = placements[j];
+    job->loaded = std::move(prepared[j].loaded);
+    job->schedule = std::move(prepared[j].schedule);
+    // Incomplete input (a truncated or damaged file, a missing rank) is
+    // simulated as far as it goes, and said as replay and schedule say it.
+    if (job->loaded)
       for (const auto& n : job->loaded->notes) std::fprintf(stderr, "dltrace: warning: %s\n", n.c_str());
-      // One copy of the steps (a large job's biggest part); the loaded job keeps its ops for the summary.
-      job->schedule = std::move(job->loaded->schedule);
-      job->loaded->schedule.ops = job->schedule.ops;
-    }
-    if (job->placement.iterations > 0) executor::KeepIterations(&job->schedule, job->placement.iterations);
     if (job->schedule.ranks.empty()) {
       *error = "job " + std::to_string(j) + " has no endpoints to simulate";
       return false;
     }
     if (config.mltcp) job->progress = std::make_unique<models::JobProgress>(job->schedule);
-    endpoints.push_back(uint32_t(job->schedule.ranks.size()));
     s.jobs.push_back(std::move(job));
   }
-  std::vector<models::JobPlacement> placements;
-  for (const auto& j : s.jobs) placements.push_back(j->placement);
-  uint32_t needed = 0;
-  if (!models::PlaceJobs(&placements, endpoints, &needed, error)) return false;
-  for (size_t j = 0; j < s.jobs.size(); ++j) s.jobs[j]->placement.hosts = placements[j].hosts;
   if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
   s.graph = models::BuildTopology(s.spec);
 
