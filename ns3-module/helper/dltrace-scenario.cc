@@ -318,18 +318,6 @@ DltraceScenario::AllJobsComplete() const
     return !m_jobs.empty();
 }
 
-const DltraceTopologyHelper&
-DltraceScenario::GetTopology() const
-{
-    return m_topology;
-}
-
-const DltraceTopologyConfig&
-DltraceScenario::GetTopologyConfig() const
-{
-    return m_topo;
-}
-
 
 uint64_t
 DltraceScenario::GetLinkPackets() const
@@ -347,18 +335,6 @@ uint64_t
 DltraceScenario::GetQueueDrops() const
 {
     return m_network ? m_network->GetSwitchQueueDrops() : 0;
-}
-
-double
-DltraceScenario::GetSimulatedSeconds() const
-{
-    return m_simSeconds;
-}
-
-double
-DltraceScenario::GetWallSeconds() const
-{
-    return m_wallSeconds;
 }
 
 std::string

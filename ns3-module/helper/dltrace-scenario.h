@@ -109,14 +109,10 @@ class DltraceScenario
     /// Simulated time from the job's start to its last endpoint's end.
     Time GetJobDuration(uint32_t j) const;
     bool AllJobsComplete() const;
-    const DltraceTopologyHelper& GetTopology() const;
-    const DltraceTopologyConfig& GetTopologyConfig() const;
     /// Packets put on links, ECN marks and drops at the queue discs.
     uint64_t GetLinkPackets() const;
     uint64_t GetEcnMarks() const;
     uint64_t GetQueueDrops() const;
-    double GetSimulatedSeconds() const;
-    double GetWallSeconds() const;
     std::string GetQueueDiscDescription() const;
 
   private:
