@@ -485,6 +485,14 @@ TEST_F(TraceSetTest, SameHostLinkFollowsTheJobsLibrary) {
   EXPECT_DOUBLE_EQ(slow.local_link.latency_ns, 500.0);
 }
 
+// The ids of RS's steps of TYPE, in order.
+std::vector<uint32_t> StepsOf(const RankSchedule& rs, StepType type) {
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < rs.steps.size(); ++i)
+    if (rs.steps[i].type == type) ids.push_back(i);
+  return ids;
+}
+
 // Isend to the right, then a blocking Recv from the left, then Wait: every
 // rank's file says Recv first (the Isend is written when the Wait completes
 // it), which read as program order is a cycle around the ring.
@@ -529,11 +537,7 @@ TEST_F(TraceSetTest, BlockingCallAfterIsendDoesNotWaitForIt) {
   ASSERT_TRUE(CheckSchedule(s).empty());
   for (int r = 0; r < kRanks; ++r) {
     const RankSchedule& rs = s.ranks[size_t(r)];
-    std::vector<uint32_t> sends, recvs;
-    for (uint32_t i = 0; i < rs.steps.size(); ++i) {
-      if (rs.steps[i].type == StepType::kSend) sends.push_back(i);
-      if (rs.steps[i].type == StepType::kRecv) recvs.push_back(i);
-    }
+    std::vector<uint32_t> sends = StepsOf(rs, StepType::kSend), recvs = StepsOf(rs, StepType::kRecv);
     ASSERT_EQ(sends.size(), size_t(kIterations));
     ASSERT_EQ(recvs.size(), size_t(kIterations));
     for (int it = 0; it < kIterations; ++it) {
@@ -585,11 +589,7 @@ TEST_F(TraceSetTest, EagerSendsPostedBeforeTheirReceivesAreNotForced) {
   ASSERT_TRUE(CheckSchedule(s).empty());
   for (int r = 0; r < kRanks; ++r) {  // each rank: its send, then its receive, in order
     const RankSchedule& rs = s.ranks[size_t(r)];
-    std::vector<uint32_t> sends, recvs;
-    for (uint32_t i = 0; i < rs.steps.size(); ++i) {
-      if (rs.steps[i].type == StepType::kSend) sends.push_back(i);
-      if (rs.steps[i].type == StepType::kRecv) recvs.push_back(i);
-    }
+    std::vector<uint32_t> sends = StepsOf(rs, StepType::kSend), recvs = StepsOf(rs, StepType::kRecv);
     ASSERT_EQ(sends.size(), size_t(kIterations));
     ASSERT_EQ(recvs.size(), size_t(kIterations));
     for (int it = 0; it < kIterations; ++it)
