@@ -24,18 +24,18 @@ RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const mode
   auto end_of = [](const formats::OpEvent& e) {
     return e.gpu_start_ns && e.gpu_end_ns ? *e.gpu_end_ns : e.exit_ns;
   };
-  // Per world rank and iteration: the last end of an op, and the rank's first start.
+  // The job starts with its earliest rank (its first op, or its origin when
+  // earlier); each iteration is done when its last op ends on any rank.
   const size_t iters = t.iteration_ns.size();
-  std::vector<std::vector<int64_t>> last_end(size_t(merged.world_size), std::vector<int64_t>(iters, INT64_MIN));
-  std::vector<int64_t> first_start(size_t(merged.world_size), INT64_MAX);
+  models::IterationClock clock(iters);
+  int64_t job_start = INT64_MAX;
   auto note = [&](int32_t rank, int64_t op_index, int32_t iteration, double* longest) {
     const formats::RankTrace* rt = merged.rank(rank);
     if (!rt || op_index < 0 || size_t(op_index) >= rt->ops.size()) return;
     const formats::OpEvent& e = rt->ops[size_t(op_index)];
     *longest = std::max(*longest, double(end_of(e) - start_of(e)));
-    first_start[size_t(rank)] = std::min(first_start[size_t(rank)], start_of(e));
-    if (iteration >= 0 && size_t(iteration) < iters)
-      last_end[size_t(rank)][size_t(iteration)] = std::max(last_end[size_t(rank)][size_t(iteration)], end_of(e));
+    job_start = std::min(job_start, start_of(e));
+    if (iteration >= 0 && size_t(iteration) < iters) clock.NoteEnd(iteration, double(end_of(e)));
   };
   for (size_t i = 0; i < schedule.ops.size(); ++i) {
     const auto& op = schedule.ops[i];
@@ -50,16 +50,10 @@ RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const mode
       note(x.dst, x.recv_op, op.iteration, &t.op_ns[i]);
     }
   }
-  for (size_t r = 0; r < last_end.size(); ++r) {
-    const formats::RankTrace* rt = merged.rank(int32_t(r));
-    int64_t prev = first_start[r];
-    if (rt) prev = std::min(prev, models::RankOriginNs(*rt));
-    for (size_t i = 0; i < iters; ++i) {
-      if (last_end[r][i] == INT64_MIN) continue;
-      t.iteration_ns[i] = std::max(t.iteration_ns[i], double(last_end[r][i] - prev));
-      prev = last_end[r][i];
-    }
-  }
+  for (int32_t r = 0; r < merged.world_size; ++r)
+    if (const formats::RankTrace* rt = merged.rank(r))
+      if (int64_t origin = models::RankOriginNs(*rt); origin > 0) job_start = std::min(job_start, origin);
+  if (job_start != INT64_MAX) t.iteration_ns = clock.TimesNs(double(job_start));
   return t;
 }
 
@@ -129,13 +123,11 @@ bool AddResults(const ResultsFile& f, const std::string& where, RunTimes* run, s
     o.seen = true;
     if (row.end_ns >= row.start_ns) o.ns = std::max(o.ns, double(row.end_ns - row.start_ns));
   }
-  for (const auto& row : f.iterations) {
-    if (row.iteration < 0) continue;
-    auto& it = run->iteration_ns;
-    if (size_t(row.iteration) >= it.size()) it.resize(size_t(row.iteration) + 1, 0);
-    if (row.end_ns >= row.start_ns)
-      it[size_t(row.iteration)] = std::max(it[size_t(row.iteration)], double(row.end_ns - row.start_ns));
-  }
+  // Every endpoint's times count from its own start (the job's start: the
+  // replay's start barrier, a simulation's time 0 for the job).
+  for (const auto& row : f.iterations)
+    if (row.end_ns >= row.start_ns) run->iteration_clock.NoteEnd(row.iteration, double(row.end_ns));
+  run->iteration_ns = run->iteration_clock.TimesNs(0);
   return true;
 }
 

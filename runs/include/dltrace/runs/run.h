@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dltrace/models/iteration_time.h"
 #include "dltrace/models/job.h"
 #include "dltrace/models/merge.h"
 #include "dltrace/models/schedule.h"
@@ -33,7 +34,10 @@ struct RunTimes {
   bool complete = true;
   std::string error;      // when not complete: what a results file said
   std::vector<OpTime> ops;  // index = schedule op
+  // Per iteration, as models/iteration_time.h defines it: they add up to the
+  // job's time up to the last iteration's end.
   std::vector<double> iteration_ns;
+  models::IterationClock iteration_clock;  // executed runs: every endpoint's iteration ends
   // Totals over the endpoints' results files (executed runs only).
   uint64_t bytes_sent = 0, bytes_received = 0, bytes_scheduled_recv = 0, bytes_local_received = 0;
   // Flow completion times from DIR/flows.csv (ns-3 runs), when it has fct_ns.
@@ -42,8 +46,9 @@ struct RunTimes {
 };
 
 // Recorded duration of each schedule op (the longest member's, on the GPU
-// when timed there), and of each iteration (the longest rank's, from the end
-// of the previous iteration's last op, so compute gaps count as executors count them).
+// when timed there), and of each iteration (models/iteration_time.h: from the
+// previous iteration's last op ending on any rank, the first from the
+// earliest rank's start, so compute gaps count as executors count them).
 struct RecordedTimes {
   std::vector<double> op_ns;         // per schedule op; 0 when unknown
   std::vector<double> iteration_ns;  // per iteration
