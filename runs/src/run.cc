@@ -6,13 +6,92 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "dltrace/formats/op_kind.h"
 
 namespace dltrace::runs {
+
+namespace {
+
+// An op's own time in the recording: from its last member entering to its last leaving.
+double OwnNs(const models::MergedTrace& merged, const models::ScheduleOp& op) {
+  int64_t last_enter = INT64_MIN, last_exit = INT64_MIN;
+  auto note = [&](int32_t rank, int64_t index) {
+    const formats::RankTrace* rt = merged.rank(rank);
+    if (!rt || index < 0 || size_t(index) >= rt->ops.size()) return;
+    last_enter = std::max(last_enter, rt->ops[size_t(index)].enter_ns);
+    last_exit = std::max(last_exit, rt->ops[size_t(index)].exit_ns);
+  };
+  if (op.source == models::ScheduleOp::Source::kCollective && op.recorded < merged.calls.size()) {
+    const auto& call = merged.calls[op.recorded];
+    const auto& members = merged.comms[call.comm].members;
+    for (size_t m = 0; m < call.parts.size() && m < members.size(); ++m) note(members[m], call.parts[m]);
+  } else if (op.source == models::ScheduleOp::Source::kTransfer && op.recorded < merged.transfers.size()) {
+    const auto& x = merged.transfers[op.recorded];
+    note(x.src, x.send_op);
+    note(x.dst, x.recv_op);
+  }
+  return last_exit > last_enter && last_enter != INT64_MIN ? double(last_exit - last_enter) : 0;
+}
+
+}  // namespace
+
+double RecordedSetupNs(const models::MergedTrace& merged, const models::Schedule& schedule, int32_t* ops) {
+  *ops = 0;
+  // Ops whose steps first use a peer pair, in each endpoint's order.
+  std::vector<bool> first_use(schedule.ops.size(), false);
+  std::set<std::pair<int32_t, int32_t>> used;
+  for (size_t e = 0; e < schedule.ranks.size(); ++e)
+    for (const models::Step& st : schedule.ranks[e].steps) {
+      if (st.type == models::StepType::kCompute || st.peer < 0 || st.op >= schedule.ops.size()) continue;
+      auto pair = std::minmax(int32_t(e), st.peer);
+      if (used.insert({pair.first, pair.second}).second) first_use[st.op] = true;
+    }
+  // Own times of the other ops, by (call, communicator, size).
+  using Key = std::tuple<int, int32_t, uint64_t>;
+  std::map<Key, std::vector<double>> others;
+  std::vector<double> own(schedule.ops.size(), 0);
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const models::ScheduleOp& op = schedule.ops[i];
+    if (op.source == models::ScheduleOp::Source::kCompute) continue;
+    own[i] = OwnNs(merged, op);
+    if (!first_use[i] && own[i] > 0) others[{int(op.kind), op.comm, op.bytes}].push_back(own[i]);
+  }
+  double setup = 0;
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const models::ScheduleOp& op = schedule.ops[i];
+    if (!first_use[i] || op.iteration != 0 || own[i] <= 0) continue;
+    ++*ops;
+    double reference = 0;
+    auto same = others.find({int(op.kind), op.comm, op.bytes});
+    if (same != others.end()) {
+      std::vector<double> v = same->second;
+      std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+      reference = v[v.size() / 2];
+    } else {
+      // The nearest size of the same call on the same communicator, scaled by bytes.
+      double best = -1;
+      for (auto it = others.lower_bound({int(op.kind), op.comm, 0});
+           it != others.end() && std::get<0>(it->first) == int(op.kind) && std::get<1>(it->first) == op.comm; ++it) {
+        const uint64_t b = std::get<2>(it->first);
+        const double distance = std::fabs(std::log(double(std::max<uint64_t>(b, 1)) / double(std::max<uint64_t>(op.bytes, 1))));
+        if (best < 0 || distance < best) {
+          best = distance;
+          reference = *std::min_element(it->second.begin(), it->second.end()) * double(op.bytes) / double(std::max<uint64_t>(b, 1));
+        }
+      }
+    }
+    setup += std::max(0.0, own[i] - reference);
+  }
+  return setup;
+}
 
 RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const models::Schedule& schedule) {
   RecordedTimes t;
@@ -54,6 +133,9 @@ RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const mode
     if (const formats::RankTrace* rt = merged.rank(r))
       if (int64_t origin = models::RankOriginNs(*rt); origin > 0) job_start = std::min(job_start, origin);
   if (job_start != INT64_MAX) t.iteration_ns = clock.TimesNs(double(job_start));
+  // Set-up comes before iteration 0 proper: the job's time is set-up plus the iterations.
+  t.setup_ns = std::min(RecordedSetupNs(merged, schedule, &t.setup_ops), t.iteration_ns.empty() ? 0.0 : t.iteration_ns[0]);
+  if (!t.iteration_ns.empty()) t.iteration_ns[0] -= t.setup_ns;
   return t;
 }
 
@@ -78,6 +160,8 @@ RunTimes RecordedRun(const models::Schedule& schedule, const models::MergedTrace
     o.seen = op.source != models::ScheduleOp::Source::kCompute;
   }
   run.iteration_ns = t.iteration_ns;
+  run.setup_ns = t.setup_ns;
+  run.setup_ops = t.setup_ops;
   run.fct_note = "a recorded run has no flow-level view";
   return run;
 }
