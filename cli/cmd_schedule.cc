@@ -135,8 +135,8 @@ int RunSchedule(const ScheduleOptions& options) {
                 op.algorithm.c_str(), est.ops[i].duration_ns() / 1e6);
   }
   std::printf("\n%-9s %12s\n", "iteration", "time_ms");
-  for (size_t i = 0; i < est.iterations.size(); ++i)
-    std::printf("%-9zu %12.3f\n", i, est.iterations[i].duration_ns() / 1e6);
+  for (size_t i = 0; i < est.iteration_ns.size(); ++i)
+    std::printf("%-9zu %12.3f\n", i, est.iteration_ns[i] / 1e6);
   std::printf("total_ms %.3f\n", est.total_ns / 1e6);
   std::fflush(stdout);
 
