@@ -70,7 +70,7 @@ Command AddConvertCommand(CLI::App& dltrace) {
   auto o = std::make_shared<ConvertOptions>();
   CLI::App* cmd = dltrace.add_subcommand(
       "convert", "export a trace for Perfetto, ASTRA-sim (Chakra), LogGOPSim (GOAL) or as CSV");
-  cmd->add_option("PATH", o->path, "a trace set")->required();
+  AddTraceArgument(cmd, &o->path);
   cmd->add_option("--to", o->to, "the format (see below)")
       ->check(CLI::IsMember({"chrome", "chakra", "goal", "csv"}))
       ->required();

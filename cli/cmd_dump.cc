@@ -97,7 +97,7 @@ int RunDump(const DumpOptions& options) {
 Command AddDumpCommand(CLI::App& dltrace) {
   auto o = std::make_shared<DumpOptions>();
   CLI::App* cmd = dltrace.add_subcommand("dump", "print every record of a trace as JSON lines");
-  cmd->add_option("PATH", o->path, "a .dltrace file or a trace-set directory")->required();
+  AddTraceArgument(cmd, &o->path, "PATH", "a .dltrace file or a trace-set directory");
   cmd->add_option("--rank", o->rank, "only this rank's records")->check(NonNegative())->default_str("");
   return {cmd, [o](const Args&) { return RunDump(*o); }};
 }

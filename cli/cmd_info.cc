@@ -32,7 +32,7 @@ int RunInfo(const InfoOptions& options) {
 Command AddInfoCommand(CLI::App& dltrace) {
   auto o = std::make_shared<InfoOptions>();
   CLI::App* cmd = dltrace.add_subcommand("info", "summarise a trace file or trace set");
-  cmd->add_option("PATH", o->path, "a .dltrace file or a trace-set directory")->required();
+  AddTraceArgument(cmd, &o->path, "PATH", "a .dltrace file or a trace-set directory");
   cmd->add_flag("--json", o->json, "print the same facts as JSON");
   cmd->footer("Exit status: 0 complete, 1 error, 3 printed but the trace is incomplete.");
   return {cmd, [o](const Args&) { return RunInfo(*o); }};

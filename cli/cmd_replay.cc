@@ -317,7 +317,7 @@ Command AddReplayCommand(CLI::App& dltrace) {
   auto o = std::make_shared<ReplayOptions>();
   CLI::App* cmd = dltrace.add_subcommand("replay", "replay a trace set's traffic over real TCP sockets");
   ReplayRun& run = o->run;
-  cmd->add_option("TRACE", run.trace, "a trace set")->required();
+  AddTraceArgument(cmd, &run.trace, "TRACE");
   cmd->add_flag("--local", o->local, "every endpoint as a process on this host, over 127.0.0.1");
   cmd->add_option("--rank", o->rank, "this host's endpoint (with --hosts)")
       ->check(NonNegative())

@@ -158,7 +158,7 @@ Command AddReportCommand(CLI::App& dltrace) {
   auto o = std::make_shared<ReportOptions>();
   CLI::App* cmd = dltrace.add_subcommand(
       "report", "write a self-contained HTML report (traffic matrix, timeline, resources, runs)");
-  cmd->add_option("PATH", o->path, "a trace set")->required();
+  AddTraceArgument(cmd, &o->path);
   cmd->add_option("-o,--output", o->out, "the report: one HTML file, no network needed to open it")
       ->type_name("FILE")
       ->required();

@@ -29,7 +29,7 @@ Command AddScaleCommand(CLI::App& dltrace) {
   auto o = std::make_shared<ScaleCommandOptions>();
   CLI::App* cmd = dltrace.add_subcommand(
       "scale", "grow a data-parallel or synth-made hybrid trace set to more (or fewer) ranks");
-  cmd->add_option("TRACE", o->path, "a trace set")->required();
+  AddTraceArgument(cmd, &o->path, "TRACE");
   cmd->add_option("--ranks", o->scale.ranks, "ranks of the new trace set")->check(Positive())->required();
   cmd->add_option("--ranks-per-host", o->scale.ranks_per_host,
                   "ranks sharing a host (default: as in TRACE)")

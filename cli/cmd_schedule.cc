@@ -152,7 +152,7 @@ Command AddScheduleCommand(CLI::App& dltrace) {
   auto o = std::make_shared<ScheduleOptions>();
   CLI::App* cmd =
       dltrace.add_subcommand("schedule", "lower a trace set to per-rank steps for an algorithm, with an estimate");
-  cmd->add_option("PATH", o->path, "a trace set")->required();
+  AddTraceArgument(cmd, &o->path);
   o->lower.algorithm.clear();  // no default: --algo is required
   AddLowerOptions(cmd, &o->lower);
   cmd->get_option("--algo")->required();

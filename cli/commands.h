@@ -53,6 +53,9 @@ Command AddReportCommand(CLI::App& dltrace);
 // --colocated, --async, --gossip-peers, --iteration-ops, --local-gbps,
 // --local-latency-us), bound to *O; their defaults are *O's.
 void AddLowerOptions(CLI::App* command, models::LowerOptions* o);
+// The positional trace argument NAME (PATH or TRACE), required: WHAT it takes.
+CLI::Option* AddTraceArgument(CLI::App* command, std::string* path, const std::string& name = "PATH",
+                              const std::string& what = "a trace set");
 // -o/--output DIR: where a run's files go; empty (the default) means a fresh
 // directory FRESH_PREFIX<time> (FreshDirName). WHAT says which files.
 CLI::Option* AddOutputDirOption(CLI::App* command, std::string* dir, const std::string& what,

@@ -84,6 +84,11 @@ void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
       ->group(group);
 }
 
+CLI::Option* AddTraceArgument(CLI::App* command, std::string* path, const std::string& name,
+                              const std::string& what) {
+  return command->add_option(name, *path, what)->required();
+}
+
 CLI::Option* AddOutputDirOption(CLI::App* command, std::string* dir, const std::string& what,
                                 const std::string& fresh_prefix) {
   return command->add_option("-o,--output", *dir, what + " (default: a fresh " + fresh_prefix + "<time>)")
