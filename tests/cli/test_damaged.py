@@ -8,8 +8,9 @@ import os
 import shutil
 import struct
 import subprocess
-import tempfile
 import unittest
+
+from cli_common import synth_set
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 
@@ -31,11 +32,8 @@ def frames(data):
 class DamagedChunkTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="dltrace-damaged-")
-        cls.set = os.path.join(cls.tmp, "set")
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                "--iterations", "3", "--bucket-mb", "4", "-o", cls.set)
-        assert p.returncode == 0, p.stderr
+        cls.tmp, cls.set = synth_set("dltrace-damaged-", "set", "--model", "resnet50", "--ranks", "4",
+                                     "--ranks-per-host", "1", "--iterations", "3", "--bucket-mb", "4")
         ok = run("info", cls.set, "--json")
         assert ok.returncode == 0, ok.stderr
         cls.whole = {r["rank"]: r["ops"] for r in json.loads(ok.stdout)["ranks"]}

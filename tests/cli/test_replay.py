@@ -13,9 +13,10 @@ import shutil
 import signal
 import socket
 import subprocess
-import tempfile
 import time
 import unittest
+
+from cli_common import synth_set
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 # Wall-clock bounds (how soon ranks start together or stop after a fault,
@@ -42,12 +43,10 @@ def free_ports(n):
 class ReplayTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="dltrace-replay-")
-        cls.set = os.path.join(cls.tmp, "set")
         # ResNet-50 in bf16 (51 MB of gradients per iteration), one rank per host.
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                "--iterations", "2", "--dtype", "bf16", "--compute-ms", "20", "-o", cls.set)
-        assert p.returncode == 0, p.stderr
+        cls.tmp, cls.set = synth_set("dltrace-replay-", "set", "--model", "resnet50", "--ranks", "4",
+                                     "--ranks-per-host", "1", "--iterations", "2", "--dtype", "bf16",
+                                     "--compute-ms", "20")
         cls.pair = os.path.join(cls.tmp, "pair")
         p = run("synth", "--model", "resnet50", "--ranks", "2", "--ranks-per-host", "1",
                 "--iterations", "1", "--dtype", "bf16", "--compute-ms", "5", "-o", cls.pair)

@@ -7,10 +7,11 @@ import json
 import os
 import shutil
 import subprocess
-import tempfile
 import unittest
 
 from test_schedule import totals
+
+from cli_common import synth_set
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
@@ -37,11 +38,8 @@ def ring_totals(path):
 class ScaleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="dltrace-scale-")
-        cls.ddp = os.path.join(cls.tmp, "ddp4")
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "2",
-                "--iterations", "1", "--bucket-mb", "200", "-o", cls.ddp)
-        assert p.returncode == 0, p.stderr
+        cls.tmp, cls.ddp = synth_set("dltrace-scale-", "ddp4", "--model", "resnet50", "--ranks", "4",
+                                     "--ranks-per-host", "2", "--iterations", "1", "--bucket-mb", "200")
 
     @classmethod
     def tearDownClass(cls):

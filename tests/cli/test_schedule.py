@@ -5,8 +5,9 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 import unittest
+
+from cli_common import synth_set
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
@@ -31,11 +32,8 @@ def totals(stdout):
 class ScheduleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="dltrace-schedule-")
-        cls.synth = os.path.join(cls.tmp, "synth")
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "2",
-                "--iterations", "2", "-o", cls.synth)
-        assert p.returncode == 0, p.stderr
+        cls.tmp, cls.synth = synth_set("dltrace-schedule-", "synth", "--model", "resnet50", "--ranks", "4",
+                                       "--ranks-per-host", "2", "--iterations", "2")
         cls.sample = os.path.join(cls.tmp, "sample")
         subprocess.run([SAMPLE, "-o", cls.sample, "--ranks", "4", "--hosts", "2",
                         "--iterations", "3"], check=True, capture_output=True)
