@@ -7,16 +7,10 @@ import json
 import os
 import shutil
 import struct
-import subprocess
+import tempfile
 import unittest
 
-from cli_common import synth_set
-
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
+from views_fixtures import run, synth_with
 
 
 def frames(data):
@@ -32,8 +26,9 @@ def frames(data):
 class DamagedChunkTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.tmp, cls.set = synth_set("dltrace-damaged-", "set", "--model", "resnet50", "--ranks", "4",
-                                     "--ranks-per-host", "1", "--iterations", "3", "--bucket-mb", "4")
+        cls.tmp = tempfile.mkdtemp(prefix="dltrace-damaged-")
+        cls.set = synth_with(os.path.join(cls.tmp, "set"), "--model", "resnet50", "--ranks", "4",
+                             "--ranks-per-host", "1", "--iterations", "3", "--bucket-mb", "4")
         ok = run("info", cls.set, "--json")
         assert ok.returncode == 0, ok.stderr
         cls.whole = {r["rank"]: r["ops"] for r in json.loads(ok.stdout)["ranks"]}

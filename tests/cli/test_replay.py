@@ -13,10 +13,11 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 import unittest
 
-from cli_common import synth_set
+import views_fixtures
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 # Wall-clock bounds (how soon ranks start together or stop after a fault,
@@ -27,7 +28,7 @@ ALGORITHMS = ["recorded", "ring", "tree", "hd", "ps", "stepwise", "gossip", "pai
 
 
 def run(*args, timeout=60, env=None):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return views_fixtures.run(*args, timeout=timeout, env=env)
 
 
 def free_ports(n):
@@ -43,14 +44,13 @@ def free_ports(n):
 class ReplayTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="dltrace-replay-")
+        synth = views_fixtures.synth_with
         # ResNet-50 in bf16 (51 MB of gradients per iteration), one rank per host.
-        cls.tmp, cls.set = synth_set("dltrace-replay-", "set", "--model", "resnet50", "--ranks", "4",
-                                     "--ranks-per-host", "1", "--iterations", "2", "--dtype", "bf16",
-                                     "--compute-ms", "20")
-        cls.pair = os.path.join(cls.tmp, "pair")
-        p = run("synth", "--model", "resnet50", "--ranks", "2", "--ranks-per-host", "1",
-                "--iterations", "1", "--dtype", "bf16", "--compute-ms", "5", "-o", cls.pair)
-        assert p.returncode == 0, p.stderr
+        cls.set = synth(os.path.join(cls.tmp, "set"), "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
+                        "--iterations", "2", "--dtype", "bf16", "--compute-ms", "20")
+        cls.pair = synth(os.path.join(cls.tmp, "pair"), "--model", "resnet50", "--ranks", "2",
+                         "--ranks-per-host", "1", "--iterations", "1", "--dtype", "bf16", "--compute-ms", "5")
 
     @classmethod
     def tearDownClass(cls):
