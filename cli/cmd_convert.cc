@@ -61,7 +61,7 @@ int RunConvert(ConvertOptions options) {
     std::printf("wrote %zu Chakra traces %s.<rank>.et (%" PRIu64 " nodes) and %s.comm_groups.json\n",
                 stats.files.size() - 1, out.c_str(), stats.records, out.c_str());
   }
-  return job->set.warnings.empty() ? kExitOk : kExitIncomplete;
+  return StatusOf(job->set.warnings);
 }
 
 }  // namespace

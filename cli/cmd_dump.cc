@@ -88,8 +88,7 @@ int RunDump(const DumpOptions& options) {
     }
   }
   std::fflush(stdout);
-  for (const auto& w : set.warnings) Warn(w);
-  return set.warnings.empty() ? kExitOk : kExitIncomplete;
+  return WarnAll(set.warnings);
 }
 
 }  // namespace

@@ -23,8 +23,7 @@ int RunInfo(const InfoOptions& options) {
   TraceSummary summary = Summarize(set);
   std::fputs(json ? SummaryJson(summary).c_str() : SummaryText(summary).c_str(), stdout);
   std::fflush(stdout);
-  for (const auto& w : set.warnings) Warn(w);
-  return set.warnings.empty() ? kExitOk : kExitIncomplete;
+  return WarnAll(set.warnings);
 }
 
 }  // namespace

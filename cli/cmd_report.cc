@@ -149,7 +149,7 @@ int RunReport(ReportOptions o) {
     std::printf("wrote %zu charts as PNG into %s\n", ids.size(), png_dir.c_str());
   }
   std::printf("report: %s\n", out.c_str());
-  return job->set.warnings.empty() ? kExitOk : kExitIncomplete;
+  return StatusOf(job->set.warnings);
 }
 
 }  // namespace

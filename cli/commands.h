@@ -70,6 +70,10 @@ CLI::Validator AlgorithmName();
 int Fail(const std::string& message);
 // Prints "dltrace: warning: MESSAGE" on stderr.
 void Warn(const std::string& message);
+// The exit status of a command that read input with these WARNINGS:
+// kExitOk without any, kExitIncomplete with some. WarnAll also prints them.
+int StatusOf(const std::vector<std::string>& warnings);
+int WarnAll(const std::vector<std::string>& warnings);
 // Prints the one line "dltrace COMMAND: MESSAGE" on stderr; returns kExitUsage.
 // For checks that span options, as CLI11 reports the others.
 int UsageError(const std::string& command, const std::string& message);

@@ -24,6 +24,13 @@ void Warn(const std::string& message) {
   std::fprintf(stderr, "dltrace: warning: %s\n", message.c_str());
 }
 
+int StatusOf(const std::vector<std::string>& warnings) { return warnings.empty() ? kExitOk : kExitIncomplete; }
+
+int WarnAll(const std::vector<std::string>& warnings) {
+  for (const auto& w : warnings) Warn(w);
+  return StatusOf(warnings);
+}
+
 int UsageError(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "dltrace %s: %s\n", command.c_str(), message.c_str());
   return kExitUsage;

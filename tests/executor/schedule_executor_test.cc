@@ -35,16 +35,6 @@ using runs::ResultsFromJson;
 using runs::ResultsToJson;
 using runs::WriteResultsFile;
 
-Schedule Single(const std::string& algo, Collective c, int n, uint64_t bytes,
-                models::LowerOptions o = {}) {
-  o.algorithm = algo;
-  models::CollectiveSpec spec;
-  spec.collective = c;
-  spec.bytes = bytes;
-  for (int i = 0; i < n; ++i) spec.members.push_back(i);
-  return models::LowerSingleCollective(spec, n, o);
-}
-
 TEST(ScheduleExecutor, EveryAlgorithmFinishesWithTheScheduledBytesOn2To8Ranks) {
   for (const auto& algo : models::AllAlgorithms()) {
     for (int n = 2; n <= 8; ++n) {

@@ -9,10 +9,22 @@
 #include <string>
 #include <vector>
 
+#include "dltrace/models/algorithms.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/executor/schedule_executor.h"
 
 namespace dltrace::executor {
+
+// One collective C of BYTES on N ranks, lowered with ALGO (and OPTIONS' other settings).
+inline models::Schedule Single(const std::string& algo, formats::Collective c, int n, uint64_t bytes,
+                               models::LowerOptions options = {}) {
+  options.algorithm = algo;
+  models::CollectiveSpec spec;
+  spec.collective = c;
+  spec.bytes = bytes;
+  for (int i = 0; i < n; ++i) spec.members.push_back(i);
+  return models::LowerSingleCollective(spec, n, options);
+}
 
 inline void ExpectSoundRun(const models::Schedule& s, const std::vector<RankResult>& results,
                     const std::string& what) {

@@ -54,14 +54,9 @@ std::vector<RankResult> RunOverSockets(const models::Schedule& s) {
 models::Schedule Lower(const std::string& algo, Collective c, int n, uint64_t bytes, int channels,
                        uint64_t chunk_bytes) {
   models::LowerOptions lo;
-  lo.algorithm = algo;
   lo.channels = channels;
   lo.chunk_bytes = chunk_bytes;
-  models::CollectiveSpec spec;
-  spec.collective = c;
-  spec.bytes = bytes;
-  for (int i = 0; i < n; ++i) spec.members.push_back(i);
-  return models::LowerSingleCollective(spec, n, lo);
+  return executor::Single(algo, c, n, bytes, lo);
 }
 
 TEST(SocketReplay, MessagesAroundTheZeroCopySizesArriveWhole) {

@@ -112,16 +112,22 @@ class Network:
 
 class NetnsReplayTest(unittest.TestCase):
     @classmethod
+    def synth_set(cls, name, compute_ms, iterations=ITERATIONS):
+        """ResNet-50 in bf16, one rank per host, COMPUTE_MS of compute per iteration: TMP/NAME."""
+        path = os.path.join(cls.tmp, name)
+        p = subprocess.run([DLTRACE, "synth", "--model", "resnet50", "--ranks", str(RANKS),
+                            "--ranks-per-host", "1", "--iterations", str(iterations),
+                            "--dtype", "bf16", "--compute-ms", str(compute_ms), "-o", path],
+                           capture_output=True, text=True, timeout=60)
+        assert p.returncode == 0, p.stderr
+        return path
+
+    @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-netns-")
         # ResNet-50 in bf16: two buckets (28.3 and 22.9 MB) per iteration,
         # about 0.6 s of ring all-reduce per iteration at 1 Gbit/s.
-        cls.set = os.path.join(cls.tmp, "set")
-        p = subprocess.run([DLTRACE, "synth", "--model", "resnet50", "--ranks", str(RANKS),
-                            "--ranks-per-host", "1", "--iterations", str(ITERATIONS),
-                            "--dtype", "bf16", "--compute-ms", "20", "-o", cls.set],
-                           capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0, p.stderr
+        cls.set = cls.synth_set("set", compute_ms=20)
 
     @classmethod
     def tearDownClass(cls):

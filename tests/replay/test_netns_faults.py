@@ -38,12 +38,7 @@ class LinkFaultsTest(test_netns.NetnsReplayTest):
         super().setUpClass()
         # ResNet-50 bf16, 2 buckets per iteration: ~0.6 s of ring all-reduce
         # per iteration at 1 Gbit/s, plus 100 ms of compute.
-        cls.long_set = os.path.join(cls.tmp, "long-set")
-        p = subprocess.run([DLTRACE, "synth", "--model", "resnet50", "--ranks", str(RANKS),
-                            "--ranks-per-host", "1", "--iterations", str(ITERATIONS),
-                            "--dtype", "bf16", "--compute-ms", "100", "-o", cls.long_set],
-                           capture_output=True, text=True, timeout=60)
-        assert p.returncode == 0, p.stderr
+        cls.long_set = cls.synth_set("long-set", compute_ms=100, iterations=ITERATIONS)
 
     # The tests of the parent class run in test_netns itself.
     test_ring_allreduce_at_1gbit_within_10_percent_of_the_estimate = None

@@ -11,6 +11,10 @@ The fixture was made with main's build at 5df7704 (before the change):
   dltrace-sample-trace -o tr --ranks 4 --hosts 4 --iterations 1 --buckets 1 --bucket-bytes 1000000
   dltrace simulate --engine ENGINE --job tr --job tr:start=0.001s:algo=ring \\
       --topo leaf-spine:leaves=2,spines=2,hosts-per-leaf=4,rate=10Gbps --util-ms 50 [--no-flowmon] -o ENGINE
+Intended changes to the summaries since: the flow simulator's job lines say
+"N/M endpoints complete" as ns-3's did (one summary writer), and the
+recorded iteration 0 lost its connection set-up to a "set-up" row (main,
+16bdabd, one iteration-time definition). The files are unchanged.
 """
 import filecmp
 import os
