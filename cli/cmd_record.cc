@@ -15,6 +15,7 @@
 #include <map>
 
 #include "commands.h"
+#include "host_profile.h"
 #include "dltrace/formats/trace_set.h"
 #include "trace_summary.h"
 
@@ -129,6 +130,12 @@ int RunRecord(RecordOptions o) {
   while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // The recording host's rates, for the lowering's --host-profile (after the
+  // run, so the measurement does not compete with it).
+  if (!formats::ListTraceFiles(out).empty()) {
+    std::string error;
+    if (!WriteHostProfile(MeasureHostProfile(), out + "/" + kHostProfileFile, &error)) Warn(error);
+  }
 
   if (formats::ListTraceFiles(out).empty()) {
     Warn("no traces were written to " + out + " (did the command call MPI or NCCL?)");

@@ -46,6 +46,7 @@ Command AddPlaceCommand(CLI::App& dltrace);
 Command AddCompareCommand(CLI::App& dltrace);
 Command AddConvertCommand(CLI::App& dltrace);
 Command AddReportCommand(CLI::App& dltrace);
+Command AddCalibrateCommand(CLI::App& dltrace);
 
 // Option groups several commands share, declared once (options.cc).
 // The lowering options (--algo, --channels, --chunk-bytes, --servers,

@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "host_profile.h"
 
 namespace dltrace::cli {
 
@@ -70,6 +71,18 @@ void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
               CLI::detail::to_string(models::kNvlinkLink.latency_ns / 1000) + " NCCL, " +
               CLI::detail::to_string(models::kSharedMemoryLink.latency_ns / 1000) + " MPI)")
       ->check(NonNegative())
+      ->group(group);
+  command
+      ->add_option_function<std::string>(
+          "--host-profile",
+          [o](const std::string& path) {
+            HostProfile p;
+            std::string error;
+            if (!ReadHostProfile(path, &p, &error)) throw CLI::ValidationError("--host-profile", error);
+            ApplyHostProfile(p, o);
+          },
+          "model the host's own work in reductions at this profile's rates (dltrace calibrate; "
+          "dltrace record stores one as TRACE/" + std::string(kHostProfileFile) + ")")
       ->group(group);
 }
 
