@@ -4,11 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <chrono>
 #include <fstream>
 #include <sstream>
 #include <vector>
 
+#include "commands.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/json.h"
 
@@ -61,9 +64,38 @@ double CopyRate() {
   return rate;
 }
 
+// Half the round trip of an 8-byte MPI message between two ranks on this
+// host over Open MPI's TCP transport (what ranks on different hosts use);
+// 0 with *NOTE saying why when it cannot be measured.
+double MpiMessageNs(std::string* note) {
+  std::string why;
+  const std::string prog =
+      FindBesideProgram("DLTRACE_MPI_PINGPONG", {"/../record/dltrace-mpi-pingpong", "/dltrace-mpi-pingpong"});
+  double ns = 0;
+  if (prog.empty()) {
+    why = "dltrace-mpi-pingpong not found (built with MPI only)";
+  } else {
+    std::string cmd = "mpirun " + std::string(::geteuid() == 0 ? "--allow-run-as-root " : "") +
+                      "--oversubscribe --bind-to none --mca btl tcp,self -np 2 '" + prog + "' 2>&1";
+    std::string output;
+    if (FILE* f = ::popen(cmd.c_str(), "r")) {
+      char line[512];
+      while (std::fgets(line, sizeof line, f)) output += line;
+      int status = ::pclose(f);
+      size_t at = output.find("mpi_message_ns ");
+      if (status == 0 && at != std::string::npos) ns = std::strtod(output.c_str() + at + 15, nullptr);
+      else why = "mpirun failed: " + output.substr(0, output.find('\n'));
+    } else {
+      why = "cannot run mpirun";
+    }
+  }
+  if (note) *note = why;
+  return ns;
+}
+
 }  // namespace
 
-HostProfile MeasureHostProfile() {
+HostProfile MeasureHostProfile(bool mpi, std::string* note) {
   auto t = Clock::now();
   HostProfile p;
   char name[256] = {};
@@ -71,6 +103,7 @@ HostProfile MeasureHostProfile() {
   p.reduce_float_gbps = ReduceRate<float>();
   p.reduce_double_gbps = ReduceRate<double>();
   p.memcpy_gbps = CopyRate();
+  if (mpi) p.mpi_message_ns = MpiMessageNs(note);
   p.measure_s = Seconds(t);
   return p;
 }

@@ -1,6 +1,11 @@
 // Option groups several subcommands share, each declared once: the lowering
 // options, the output directory, and the algorithm names from models' table.
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands.h"
 #include "host_profile.h"
@@ -31,6 +36,25 @@ CLI::Validator Above(double min, bool inclusive, const std::string& name, const 
 }
 
 }  // namespace
+
+std::string FindBesideProgram(const char* env_var, std::initializer_list<const char*> relative) {
+  if (const char* v = std::getenv(env_var)) return v;
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string dir = ".";
+  if (n > 0) {
+    dir.assign(buf, size_t(n));
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+  for (const char* rel : relative) {
+    std::string p = dir + rel;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) continue;
+    char real[PATH_MAX];
+    return ::realpath(p.c_str(), real) ? real : p;
+  }
+  return "";
+}
 
 CLI::Validator Positive() { return Above(0, false, "POSITIVE", "a positive number"); }
 

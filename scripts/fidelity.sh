@@ -255,6 +255,9 @@ replay() {
 
 rows=$out/rows.jsonl
 : >"$rows"
+# The host model's rates and MPI per-message cost, measured once on this host.
+host_profile=$out/host-profile.json
+"$dltrace" calibrate -o "$host_profile" >"$out/calibrate.log" 2>&1 || echo "   calibrate failed: $(tail -1 "$out/calibrate.log")"
 IFS=, read -r -a rate_list <<<"$rates"
 IFS=, read -r -a program_list <<<"$programs"
 lammps_in=$out/in.lj
@@ -314,13 +317,13 @@ for rate in "${rate_list[@]}"; do
       -o "$out/$name-ns3" >"$out/$name-ns3.log" 2>&1 || echo "   ns-3 failed: $(tail -1 "$out/$name-ns3.log")"
     "$dltrace" simulate "$out/$name" --engine flow --algo "$algo" --topo "star:rate=${rate}Gbps" \
       -o "$out/$name-flow" >"$out/$name-flow.log" 2>&1 || echo "   flow failed: $(tail -1 "$out/$name-flow.log")"
-    # With the host model: the recording host's profile (dltrace record stores it) as compute steps.
-    if [ -s "$out/$name/host-profile.json" ]; then
+    # With the host model: this host's profile (dltrace calibrate, with the MPI per-message cost) as compute steps.
+    if [ -s "$host_profile" ]; then
       "$dltrace" simulate "$out/$name" --algo "$algo" --topo "star:rate=${rate}Gbps" --no-flowmon \
-        --host-profile "$out/$name/host-profile.json" -o "$out/$name-ns3host" >"$out/$name-ns3host.log" 2>&1 ||
+        --host-profile "$host_profile" -o "$out/$name-ns3host" >"$out/$name-ns3host.log" 2>&1 ||
         echo "   ns-3 (host model) failed: $(tail -1 "$out/$name-ns3host.log")"
       "$dltrace" simulate "$out/$name" --engine flow --algo "$algo" --topo "star:rate=${rate}Gbps" \
-        --host-profile "$out/$name/host-profile.json" -o "$out/$name-flowhost" >"$out/$name-flowhost.log" 2>&1 ||
+        --host-profile "$host_profile" -o "$out/$name-flowhost" >"$out/$name-flowhost.log" 2>&1 ||
         echo "   flow (host model) failed: $(tail -1 "$out/$name-flowhost.log")"
     fi
     # The host-model runs lower to another schedule: each is compared with the recording on its own.

@@ -86,7 +86,7 @@ class ScheduleTest(unittest.TestCase):
 
     def test_calibrate_writes_a_host_profile_that_the_lowering_models(self):
         prof = os.path.join(self.tmp, "host.json")
-        p = run("calibrate", "-o", prof)
+        p = run("calibrate", "--no-mpi", "-o", prof)
         self.assertEqual(p.returncode, 0, p.stderr)
         with open(prof) as f:
             j = json.load(f)
