@@ -11,6 +11,7 @@
 #include "dltrace/formats/trace_set.h"
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/lower.h"
+#include "dltrace/models/placement.h"
 #include "dltrace/models/synth.h"
 #include "dltrace/executor/loopback.h"
 #include "dltrace/executor/schedule_tools.h"
@@ -244,7 +245,7 @@ TEST_F(SynthSchedule, SameHostStepsTakeTheLocalLinkTimeNotTheNetworks) {
 TEST_F(SynthSchedule, KeepIterationsCutsTheScheduleSoundly) {
   Schedule s = Lower("tree");
   uint64_t all = models::ComputeTotals(s)[0].recv_bytes;
-  KeepIterations(&s, 1);
+  models::KeepIterations(&s, 1);
   EXPECT_EQ(s.iterations, 1);
   EXPECT_TRUE(models::CheckSchedule(s).empty());
   uint64_t one = models::ComputeTotals(s)[0].recv_bytes;
