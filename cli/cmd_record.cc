@@ -15,6 +15,7 @@
 #include <map>
 
 #include "commands.h"
+#include "host_profile.h"
 #include "dltrace/formats/trace_set.h"
 #include "trace_summary.h"
 
@@ -31,14 +32,6 @@ void ForwardSignal(int sig, siginfo_t* info, void*) {
     ::kill(g_child, sig);
 }
 
-std::string SelfDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return ".";
-  std::string p(buf, size_t(n));
-  return p.substr(0, p.rfind('/'));
-}
-
 bool Exists(const std::string& p) {
   struct stat st {};
   return ::stat(p.c_str(), &st) == 0;
@@ -47,17 +40,8 @@ bool Exists(const std::string& p) {
 // The preload library: $DLTRACE_RECORD_LIB, else next to this program in
 // the build tree (../record) or an install tree (../lib).
 std::string FindRecorderLibrary() {
-  if (const char* v = std::getenv("DLTRACE_RECORD_LIB")) return v;
-  std::string dir = SelfDir();
-  for (const char* rel : {"/../record/libdltrace-record.so", "/../lib/libdltrace-record.so",
-                          "/libdltrace-record.so"}) {
-    std::string p = dir + rel;
-    if (Exists(p)) {
-      char real[PATH_MAX];
-      return ::realpath(p.c_str(), real) ? real : p;
-    }
-  }
-  return "";
+  return FindBesideProgram("DLTRACE_RECORD_LIB", {"/../record/libdltrace-record.so", "/../lib/libdltrace-record.so",
+                                                  "/libdltrace-record.so"});
 }
 
 std::string Absolute(const std::string& p) {
@@ -129,6 +113,13 @@ int RunRecord(RecordOptions o) {
   while (::waitpid(g_child, &status, 0) < 0 && errno == EINTR) {
   }
   int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // The recording host's rates, for the lowering's --host-profile (after the
+  // run, so the measurement does not compete with it; the MPI per-message
+  // cost, seconds of ping-pong, is `dltrace calibrate`'s).
+  if (!formats::ListTraceFiles(out).empty()) {
+    std::string error;
+    if (!WriteHostProfile(MeasureHostProfile(), out + "/" + kHostProfileFile, &error)) Warn(error);
+  }
 
   if (formats::ListTraceFiles(out).empty()) {
     Warn("no traces were written to " + out + " (did the command call MPI or NCCL?)");

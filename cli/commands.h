@@ -3,6 +3,7 @@
 #pragma once
 
 #include <functional>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -47,6 +48,12 @@ Command AddPlaceCommand(CLI::App& dltrace);
 Command AddCompareCommand(CLI::App& dltrace);
 Command AddConvertCommand(CLI::App& dltrace);
 Command AddReportCommand(CLI::App& dltrace);
+Command AddCalibrateCommand(CLI::App& dltrace);
+
+// A file that comes with dltrace: $ENV_VAR when set, else the first of
+// RELATIVE (each starting with "/") under this program's directory that
+// exists, as an absolute path; "" when none does (options.cc).
+std::string FindBesideProgram(const char* env_var, std::initializer_list<const char*> relative);
 
 // Option groups several commands share, declared once (options.cc).
 // The lowering options (--algo, --channels, --chunk-bytes, --servers,

@@ -97,7 +97,7 @@ int main(int argc, char** argv) {
       AddSynthCommand(dltrace),    AddScaleCommand(dltrace),    AddScheduleCommand(dltrace),
       AddReplayCommand(dltrace),
       AddSimulateCommand(dltrace), AddPlaceCommand(dltrace),    AddCompareCommand(dltrace),  AddConvertCommand(dltrace),
-      AddReportCommand(dltrace),
+      AddReportCommand(dltrace),   AddCalibrateCommand(dltrace),
   };
   if (argc < 2) {
     std::fputs(dltrace.help().c_str(), stderr);

@@ -1,8 +1,14 @@
 // Option groups several subcommands share, each declared once: the lowering
 // options, the output directory, and the algorithm names from models' table.
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 
 #include "commands.h"
+#include "host_profile.h"
 
 namespace dltrace::cli {
 
@@ -30,6 +36,25 @@ CLI::Validator Above(double min, bool inclusive, const std::string& name, const 
 }
 
 }  // namespace
+
+std::string FindBesideProgram(const char* env_var, std::initializer_list<const char*> relative) {
+  if (const char* v = std::getenv(env_var)) return v;
+  char buf[PATH_MAX];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  std::string dir = ".";
+  if (n > 0) {
+    dir.assign(buf, size_t(n));
+    dir = dir.substr(0, dir.rfind('/'));
+  }
+  for (const char* rel : relative) {
+    std::string p = dir + rel;
+    struct stat st {};
+    if (::stat(p.c_str(), &st) != 0) continue;
+    char real[PATH_MAX];
+    return ::realpath(p.c_str(), real) ? real : p;
+  }
+  return "";
+}
 
 CLI::Validator Positive() { return Above(0, false, "POSITIVE", "a positive number"); }
 
@@ -81,6 +106,18 @@ void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
               CLI::detail::to_string(models::kNvlinkLink.latency_ns / 1000) + " NCCL, " +
               CLI::detail::to_string(models::kSharedMemoryLink.latency_ns / 1000) + " MPI)")
       ->check(NonNegative())
+      ->group(group);
+  command
+      ->add_option_function<std::string>(
+          "--host-profile",
+          [o](const std::string& path) {
+            HostProfile p;
+            std::string error;
+            if (!ReadHostProfile(path, &p, &error)) throw CLI::ValidationError("--host-profile", error);
+            ApplyHostProfile(p, o);
+          },
+          "model the host's own work in reductions at this profile's rates (dltrace calibrate; "
+          "dltrace record stores one as TRACE/" + std::string(kHostProfileFile) + ")")
       ->group(group);
 }
 

@@ -76,8 +76,8 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else None
 def fmt(v, unit=""):
     return "-" if v is None else ("%+.1f%%" % v if unit == "%" else "%.2f" % v)
-print("| program | rate | load | recorded set-up ms | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | steady iterations replayed within 5% | ns-3 err | flow err |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| program | rate | load | recorded set-up ms | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | steady iterations replayed within 5% | ns-3 err | flow err | ns-3 err, host model | flow err, host model |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 failed = []
 for r in rows:
     rec = r.get("recorded")
@@ -86,7 +86,7 @@ for r in rows:
             failed.append("%s at %s Gbit/s: no recording" % (r["program"], r["rate"]))
         continue
     cells = {}
-    for src in ("replay", "ns3", "flow"):
+    for src in ("replay", "ns3", "flow", "ns3_host", "flow_host"):
         xs = r.get(src)
         if not xs or len(xs) != len(rec):
             cells[src] = None
@@ -98,7 +98,7 @@ for r in rows:
     if rep:
         steady_errs = steady([err(x, y) for x, y in zip(r["replay"], rec)])
         within = "%d of %d" % (sum(1 for e in steady_errs if e is not None and abs(e) <= 5), len(steady_errs))
-    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         r["program"] + ("" if r["algo"] == "recorded" else " (--algo %s)" % r["algo"]), r["rate"],
         "%.1f" % r["load"] if "load" in r else "-",
         fmt(r.get("setup")),
@@ -106,7 +106,7 @@ for r in rows:
         *(fmt(cells[s][0]) if cells[s] else "-" for s in ("replay", "ns3", "flow")),
         ("%s, %s; %s" % (fmt(rep[1], "%"), fmt(rep[2], "%"), fmt(rep[3], "%"))) if rep else "-",
         within,
-        *(fmt(cells[s][1], "%") if cells[s] else "-" for s in ("ns3", "flow"))))
+        *(fmt(cells[s][1], "%") if cells[s] else "-" for s in ("ns3", "flow", "ns3_host", "flow_host"))))
     if check == "3":
         missing = [s for s in ("replay", "ns3", "flow") if not cells[s]]
         if missing:
@@ -255,6 +255,9 @@ replay() {
 
 rows=$out/rows.jsonl
 : >"$rows"
+# The host model's rates and MPI per-message cost, measured once on this host.
+host_profile=$out/host-profile.json
+"$dltrace" calibrate -o "$host_profile" >"$out/calibrate.log" 2>&1 || echo "   calibrate failed: $(tail -1 "$out/calibrate.log")"
 IFS=, read -r -a rate_list <<<"$rates"
 IFS=, read -r -a program_list <<<"$programs"
 lammps_in=$out/in.lj
@@ -314,6 +317,19 @@ for rate in "${rate_list[@]}"; do
       -o "$out/$name-ns3" >"$out/$name-ns3.log" 2>&1 || echo "   ns-3 failed: $(tail -1 "$out/$name-ns3.log")"
     "$dltrace" simulate "$out/$name" --engine flow --algo "$algo" --topo "star:rate=${rate}Gbps" \
       -o "$out/$name-flow" >"$out/$name-flow.log" 2>&1 || echo "   flow failed: $(tail -1 "$out/$name-flow.log")"
+    # With the host model: this host's profile (dltrace calibrate, with the MPI per-message cost) as compute steps.
+    if [ -s "$host_profile" ]; then
+      "$dltrace" simulate "$out/$name" --algo "$algo" --topo "star:rate=${rate}Gbps" --no-flowmon \
+        --host-profile "$host_profile" -o "$out/$name-ns3host" >"$out/$name-ns3host.log" 2>&1 ||
+        echo "   ns-3 (host model) failed: $(tail -1 "$out/$name-ns3host.log")"
+      "$dltrace" simulate "$out/$name" --engine flow --algo "$algo" --topo "star:rate=${rate}Gbps" \
+        --host-profile "$host_profile" -o "$out/$name-flowhost" >"$out/$name-flowhost.log" 2>&1 ||
+        echo "   flow (host model) failed: $(tail -1 "$out/$name-flowhost.log")"
+    fi
+    # The host-model runs lower to another schedule: each is compared with the recording on its own.
+    for k in ns3host flowhost; do
+      [ -d "$out/$name-$k" ] && "$dltrace" compare "$out/$name" "$out/$name-$k" --json >"$out/$name-$k-compare.json" 2>/dev/null || true
+    done
     runs=("$out/$name")
     for k in replay ns3 flow; do [ -d "$out/$name-$k" ] && runs+=("$out/$name-$k"); done
     "$dltrace" compare "${runs[@]}" | tee "$out/$name-compare.txt" | sed -n '/iteration/,$p' | head -40 || true
@@ -337,6 +353,12 @@ if rec:
     for src in ("replay", "ns3", "flow"):
         if src in runs:
             row[src] = runs[src]["iteration_ms"]
+for src, key in (("ns3host", "ns3_host"), ("flowhost", "flow_host")):
+    try:
+        other = json.load(open(path.replace("-compare.json", "-%s-compare.json" % src)))
+        row[key] = other["runs"][1]["iteration_ms"]
+    except (OSError, ValueError, IndexError, KeyError):
+        pass
 print(json.dumps(row))
 EOF
   done

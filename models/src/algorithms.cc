@@ -108,17 +108,21 @@ uint64_t BlockOffset(uint64_t bytes, uint64_t n, uint64_t b) {
 
 // Reduce-scatter around the ring: rank i sends block i-s at step s and
 // reduces block i-s-1 into what it holds. Returns each rank's last receive.
-std::vector<uint32_t> RingReduceScatter(const CollectiveSpec& spec, uint64_t bytes,
+std::vector<uint32_t> RingReduceScatter(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
                                         StepBuilder& out, std::vector<uint32_t> last_recv) {
   const int32_t n = Size(spec);
   std::vector<uint32_t> recv(size_t(n), kNoStep);
   for (int32_t s = 0; s + 1 < n; ++s) {
     for (int32_t i = 0; i < n; ++i) {
       int32_t right = (i + 1) % n;
-      auto p = out.Transfer(spec.members[size_t(i)], spec.members[size_t(right)],
-                            Share(bytes, uint64_t(n), uint64_t(Mod(i - s, n))), out.channel(),
+      const uint64_t block = Share(bytes, uint64_t(n), uint64_t(Mod(i - s, n)));
+      auto p = out.Transfer(spec.members[size_t(i)], spec.members[size_t(right)], block, out.channel(),
                             {last_recv[size_t(i)]}, {});
       recv[size_t(right)] = p.recv;
+      // The receiver adds the block into its own before sending it on.
+      const double host_ns = (options.reduce_gbps > 0 ? double(block) / options.reduce_gbps : 0) +
+                             options.per_message_ns;
+      if (host_ns >= 1) recv[size_t(right)] = out.Compute(spec.members[size_t(right)], uint64_t(host_ns), {p.recv});
     }
     last_recv = recv;
   }
@@ -205,7 +209,7 @@ void Dissemination(const CollectiveSpec& spec, StepBuilder& out) {
 
 // Ring (NCCL's default for large messages), with chains and pairwise
 // exchange for what a ring does not define. Handles every collective.
-bool LowerRing(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions&,
+bool LowerRing(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
                StepBuilder& out) {
   const int32_t n = Size(spec);
   if (n < 2) return true;
@@ -213,12 +217,12 @@ bool LowerRing(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions&,
   std::vector<int32_t> order;
   switch (spec.collective) {
     case Collective::kAllReduce: {
-      auto after = RingReduceScatter(spec, bytes, out, none);
+      auto after = RingReduceScatter(spec, bytes, options, out, none);
       RingAllGather(spec, bytes, 1, out, after);
       return true;
     }
     case Collective::kReduceScatter:
-      RingReduceScatter(spec, bytes, out, none);
+      RingReduceScatter(spec, bytes, options, out, none);
       return true;
     case Collective::kAllGather:
       RingAllGather(spec, bytes, 0, out, none);
@@ -418,12 +422,12 @@ bool LowerParameterServer(const CollectiveSpec& spec, uint64_t bytes, const Lowe
 
 // Step-wise ring reduce (the seed study): only the reduce pass around the
 // ring; each worker goes on with the partial average it holds.
-bool LowerStepwise(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions&,
+bool LowerStepwise(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
                    StepBuilder& out) {
   if (spec.collective != Collective::kAllReduce) return false;
   const int32_t n = Size(spec);
   if (n < 2) return true;
-  RingReduceScatter(spec, bytes, out, std::vector<uint32_t>(size_t(n), kNoStep));
+  RingReduceScatter(spec, bytes, options, out, std::vector<uint32_t>(size_t(n), kNoStep));
   return true;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """`dltrace schedule`: GOAL-like steps, per-rank totals matching the ring
 formula, an estimate per op and iteration, every algorithm, and errors."""
+import json
 import os
 import re
 import shutil
@@ -81,6 +82,34 @@ class ScheduleTest(unittest.TestCase):
             self.assertIn("iterations", p.stdout)
         p = run("schedule", self.sample, "--algo", "ps", "--servers", "2", "--no-steps")
         self.assertEqual(len([k for k in totals(p.stdout)]), 6)  # 4 workers + 2 servers
+
+    def test_calibrate_writes_a_host_profile_that_the_lowering_models(self):
+        prof = os.path.join(self.tmp, "host.json")
+        p = run("calibrate", "--no-mpi", "-o", prof)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(prof) as f:
+            j = json.load(f)
+        self.assertEqual(j["format"], "dltrace-host-profile")
+        for key in ("reduce_float_gbps", "reduce_double_gbps", "memcpy_gbps"):
+            self.assertGreater(j[key], 0, key)
+        # A profile of our own: 1 ms per message, no arithmetic. Each ring
+        # all-reduce of 4 ranks waits 3 of them in its reduce-scatter.
+        slow = os.path.join(self.tmp, "slow-host.json")
+        with open(slow, "w") as f:
+            json.dump({"format": "dltrace-host-profile", "version": 1, "reduce_float_gbps": 0,
+                       "mpi_message_ns": 1e6}, f)
+        base = run("schedule", self.synth, "--algo", "ring", "--no-steps")
+        host = run("schedule", self.synth, "--algo", "ring", "--no-steps", "--host-profile", slow)
+        self.assertEqual(host.returncode, 0, host.stderr)
+        op_ms = lambda out: [float(m) for m in re.findall(r"(?m)^\d+\s+\d+\s+ncclAllReduce\s.*\s([\d.]+)$", out)]
+        a, b = op_ms(base.stdout), op_ms(host.stdout)
+        self.assertTrue(a and len(a) == len(b), base.stdout)
+        for x, y in zip(a, b):
+            self.assertAlmostEqual(y - x, 3.0, places=3)
+        p = run("schedule", self.synth, "--algo", "ring", "--host-profile", os.path.join(self.tmp, "missing.json"))
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("missing.json", p.stderr)
+        self.assertEqual(len(p.stderr.strip().splitlines()), 1)
 
     def test_errors(self):
         p = run("schedule", self.synth, "--algo", "magic")

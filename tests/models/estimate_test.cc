@@ -67,6 +67,29 @@ TEST(Estimate, ReceiveWithoutSendLeavesTheEstimateIncomplete) {
   EXPECT_FALSE(EstimateSchedule(s, Link{100, 0}).complete);
 }
 
+// The host model: after each of the n-1 blocks a rank receives in the
+// reduce-scatter it adds the block into its own (block / rate) and pays the
+// per-message cost before sending on, so the ring takes that much longer per step.
+TEST(Estimate, HostModelAddsTheReductionOfEachReceivedBlockToTheReduceScatter) {
+  const Link net{100, 5000};
+  for (int n : {2, 4, 7}) {
+    const uint64_t S = uint64_t(n) * (1 << 20);
+    CollectiveSpec spec;
+    spec.collective = formats::Collective::kAllReduce;
+    spec.bytes = S;
+    for (int i = 0; i < n; ++i) spec.members.push_back(i);
+    LowerOptions o;
+    o.algorithm = "ring";
+    o.reduce_gbps = 2;         // 2 bytes per ns
+    o.per_message_ns = 30000;  // 30 us
+    Estimate e = EstimateSchedule(LowerSingleCollective(spec, n, o), net);
+    ASSERT_TRUE(e.complete);
+    const double step = 5000 + double(S / n) * 8 / 100;
+    const double host = double(S / n) / 2 + 30000;
+    EXPECT_NEAR(e.total_ns, 2 * (n - 1) * step + (n - 1) * host, 1e-6 * e.total_ns) << n;
+  }
+}
+
 // Iteration i is done at its latest end anywhere; its time runs from i-1
 // being done (the first from the job's start), so the times add up.
 TEST(IterationTime, FromOneIterationBeingDoneToTheNextOnAnyEndpoint) {

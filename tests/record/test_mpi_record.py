@@ -251,6 +251,21 @@ class RecorderTest(unittest.TestCase):
                            capture_output=True, text=True, timeout=120)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("total_ms", p.stdout)
+        # The recording host's profile is stored with the traces and lowers with them.
+        with open(os.path.join(out, "host-profile.json")) as f:
+            profile = json.load(f)
+        self.assertEqual(profile["format"], "dltrace-host-profile")
+        self.assertGreater(profile["reduce_float_gbps"], 0)
+        p = subprocess.run([DLTRACE, "schedule", out, "--algo", "ring", "--no-steps", "--host-profile",
+                            os.path.join(out, "host-profile.json")], capture_output=True, text=True, timeout=120)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        # dltrace calibrate measures the MPI library's per-message cost with a real ping-pong under mpirun.
+        calibrated = os.path.join(self.tmp, "calibrated.json")
+        p = subprocess.run([DLTRACE, "calibrate", "-o", calibrated], capture_output=True, text=True, timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertNotIn("not measured", p.stderr)
+        with open(calibrated) as f:
+            self.assertGreater(json.load(f)["mpi_message_ns"], 0)
         # A failing command's status is passed through, with no traces to show.
         p = subprocess.run([DLTRACE, "record", "-o", os.path.join(self.tmp, "f"), "--", "sh",
                             "-c", "exit 7"], capture_output=True, text=True, timeout=60)

@@ -45,6 +45,13 @@ struct LowerOptions {
   std::optional<double> local_latency_ns;
   // Ops per training iteration; 0: detect from the repeating pattern of ops.
   int iteration_ops = 0;
+  // The host's own work in a reduction (a host profile, `dltrace calibrate`):
+  // after each block a rank receives in a ring reduce-scatter it adds the
+  // block into its own at REDUCE_GBPS (GB/s = bytes/ns) and pays the MPI
+  // library's PER_MESSAGE_NS, as one compute step before it sends on.
+  // 0 (the default): no such steps.
+  double reduce_gbps = 0;
+  double per_message_ns = 0;
   // MPI's eager limits: a blocking standard-mode send (MPI_Send, the send of
   // an MPI_Sendrecv) of at most this many bytes completes without its
   // receiver, so the lowering does not make it wait for the receive. Between
