@@ -1,12 +1,11 @@
 // Weak references to everything the wrappers take from libmpi, so that the
 // library loads into processes that have no MPI (mpirun, shells, Python):
 // there the references resolve to null and the recorder never touches them.
-// Include after <mpi.h> and mpi_functions.h; the build checks the result.
+// Include after <mpi.h>; the build checks the result.
 #pragma once
 
-#define DLTRACE_PRAGMA(x) _Pragma(#x)
-#define DLTRACE_WEAK_PMPI(name, ...) DLTRACE_PRAGMA(weak P##name)
-DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
+// The PMPI function of every wrapper (generated from tables/mpi.py).
+#include "mpi_weak.inc"
 
 // PMPI calls the recorder makes besides the intercepted ones.
 #pragma weak PMPI_Comm_size

@@ -1,6 +1,6 @@
 // The MPI side of the recorder: MpiCall (one recorded call), the communicator
 // registry, nonblocking and persistent request tracking, and the C and
-// Fortran wrappers generated from mpi_functions.h. C wrappers forward to
+// Fortran wrappers generated from tables/mpi.py (record/gen_wrappers.py). C wrappers forward to
 // PMPI_*, Fortran ones to the Fortran PMPI entry points, recording or not.
 // The C++ bindings would pull in libmpi_cxx symbols; the C API is all we wrap.
 #define OMPI_SKIP_MPICXX 1
@@ -19,7 +19,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "mpi_functions.h"
 #include "mpi_weak.h"
 #include "recorder.h"
 
@@ -707,26 +706,11 @@ void* LateMpiSymbol(const char* name) {
 }  // namespace
 }  // namespace dltrace::record
 
-#define DLTRACE_DEFINE_WRAPPER(name, kind, params, args, before, after) \
-  extern "C" DLTRACE_EXPORT int name params {                           \
-    if (__builtin_expect(&P##name == nullptr, 0))                       \
-      return reinterpret_cast<decltype(&P##name)>(LateMpiSymbol("P" #name)) args; \
-    MpiCall c(OpKind::kind);                                            \
-    if (c.active()) {                                                   \
-      before;                                                           \
-    }                                                                   \
-    int rc = P##name args;                                              \
-    if (c.active()) {                                                   \
-      after;                                                            \
-    }                                                                   \
-    return rc;                                                          \
-  }
-
-DLTRACE_MPI_FUNCTIONS(DLTRACE_DEFINE_WRAPPER)
+#include "mpi_wrappers.inc"  // the C wrappers
 
 // ---- Fortran (mpif.h, use mpi, use mpi_f08) --------------------------------
-// The wrappers are generated from the same table by gen_mpi_fortran.py; what
-// they share is here.
+// The wrappers are generated from the same table (mpi_fortran_wrappers.inc);
+// what they share is here.
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER must be a C int");
 
 // Fortran's MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS(ES)_IGNORE are addresses of
