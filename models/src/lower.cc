@@ -30,7 +30,7 @@ IterationPattern DetectIterations(const std::vector<uint64_t>& sig) {
 
 namespace {
 
-bool IsNccl(OpKind kind) { return kind >= OpKind::NcclAllReduce; }
+using formats::IsNccl;
 
 // Where an op runs in order with others on its rank: its GPU stream, or its host thread.
 std::pair<int, uint64_t> LaneOf(const OpEvent& op) {

@@ -16,6 +16,18 @@
 #pragma weak PMPI_Type_size
 #pragma weak PMPI_Get_count
 #pragma weak PMPI_Get_library_version
+#pragma weak PMPI_Group_size
+#pragma weak PMPI_Group_rank
+#pragma weak PMPI_Comm_test_inter
+#pragma weak PMPI_Comm_remote_group
+#pragma weak PMPI_Topo_test
+#pragma weak PMPI_Cartdim_get
+#pragma weak PMPI_Cart_shift
+#pragma weak PMPI_Graph_neighbors_count
+#pragma weak PMPI_Graph_neighbors
+#pragma weak PMPI_Dist_graph_neighbors_count
+#pragma weak PMPI_Dist_graph_neighbors
+#pragma weak PMPI_Win_get_group
 // Fortran handles and statuses, as the Fortran wrappers read them.
 #pragma weak PMPI_Comm_f2c
 #pragma weak PMPI_Type_f2c
@@ -23,6 +35,8 @@
 #pragma weak PMPI_Info_f2c
 #pragma weak PMPI_Group_f2c
 #pragma weak PMPI_Request_f2c
+#pragma weak PMPI_Win_f2c
+#pragma weak PMPI_Message_f2c
 #pragma weak PMPI_Status_f2c
 #pragma weak MPI_F_STATUS_IGNORE
 #pragma weak MPI_F_STATUSES_IGNORE
@@ -34,6 +48,9 @@
 #pragma weak ompi_mpi_comm_null
 #pragma weak ompi_mpi_group_null
 #pragma weak ompi_request_null
+#pragma weak ompi_mpi_win_null
+#pragma weak ompi_message_null
+#pragma weak ompi_message_no_proc
 #pragma weak ompi_mpi_datatype_null
 #pragma weak ompi_mpi_byte
 #pragma weak ompi_mpi_packed
