@@ -14,6 +14,7 @@ Collective CollectiveOf(OpKind kind) {
     case OpKind::MpiSendrecv: case OpKind::MpiSendrecvReplace:
       return Collective::kSendRecv;
     case OpKind::MpiBarrier: case OpKind::MpiIbarrier:
+    case OpKind::MpiWinFence:  // synchronises the window's group
       return Collective::kBarrier;
     case OpKind::MpiBcast: case OpKind::MpiIbcast: case OpKind::NcclBroadcast:
       return Collective::kBroadcast;
@@ -116,7 +117,8 @@ bool IsNonblocking(OpKind kind) {
     case OpKind::MpiIneighborAlltoallv: case OpKind::MpiIneighborAlltoallw:
       return true;
     default:
-      return IsNccl(kind);
+      // One-sided ops complete at the synchronisation that closes their epoch.
+      return IsNccl(kind) || IsOneSided(kind);
   }
 }
 

@@ -45,9 +45,9 @@ bool ResourceSample::operator==(const ResourceSample& o) const {
 
 bool Footer::operator==(const Footer& o) const {
   return std::tie(events_written, events_dropped, samples_written, end_monotonic_ns,
-                  end_realtime_ns, reason, write_error) ==
+                  end_realtime_ns, reason, write_error, unrecorded) ==
          std::tie(o.events_written, o.events_dropped, o.samples_written, o.end_monotonic_ns,
-                  o.end_realtime_ns, o.reason, o.write_error);
+                  o.end_realtime_ns, o.reason, o.write_error, o.unrecorded);
 }
 
 const char* OpKindName(OpKind kind) {

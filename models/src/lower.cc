@@ -47,9 +47,13 @@ int64_t EndNs(const OpEvent& op) {
 
 // Calls that complete requests (and, for Test*, may complete none).
 bool IsCompletion(OpKind kind) {
+  // (window synchronisations complete the one-sided ops of their epoch)
   return kind == OpKind::MpiWait || kind == OpKind::MpiWaitall || kind == OpKind::MpiWaitany ||
          kind == OpKind::MpiWaitsome || kind == OpKind::MpiTest || kind == OpKind::MpiTestall ||
-         kind == OpKind::MpiTestany || kind == OpKind::MpiTestsome;
+         kind == OpKind::MpiTestany || kind == OpKind::MpiTestsome ||
+         (formats::IsWindowSync(kind) && kind != OpKind::MpiWinLock &&
+          kind != OpKind::MpiWinLockAll && kind != OpKind::MpiWinPost &&
+          kind != OpKind::MpiWinStart);
 }
 // Calls whose time is waiting for messages the schedule models, not compute.
 bool IsMessageWait(OpKind kind) {
@@ -159,6 +163,7 @@ class Lowerer {
   void BuildOps() {
     op_of_call_.assign(m_.calls.size(), kNoOp);
     op_of_transfer_.assign(m_.transfers.size(), kNoOp);
+    op_of_one_sided_.assign(m_.one_sided.size(), kNoOp);
     size_t skipped = 0;
     for (uint32_t c = 0; c < m_.calls.size(); ++c) {
       const CollectiveCall& call = m_.calls[c];
@@ -199,6 +204,26 @@ class Lowerer {
       op_of_transfer_[t] = Add(op, {{tr.src, tr.send_op}, {tr.dst, tr.recv_op}});
     }
     if (self) Note(std::to_string(self) + " messages a rank sent to itself were left out");
+    // One-sided ops: the origin's call alone (a passive target makes none);
+    // the target's side has no entry of its own (LowerOneSided).
+    size_t local = 0;
+    for (uint32_t k = 0; k < m_.one_sided.size(); ++k) {
+      const OneSidedOp& o = m_.one_sided[k];
+      if (o.origin == o.target) {
+        ++local;
+        continue;
+      }
+      ScheduleOp op;
+      op.source = ScheduleOp::Source::kOneSided;
+      op.kind = m_.rank(o.origin)->ops[o.op].kind;
+      op.collective = formats::CollectiveOf(op.kind);
+      op.recorded = k;
+      op.comm = int32_t(o.comm);
+      op.bytes = o.bytes;
+      op.algorithm = kRecordedAlgorithm;
+      op_of_one_sided_[k] = Add(op, {{o.origin, o.op}});
+    }
+    if (local) Note(std::to_string(local) + " one-sided ops a rank made on its own window part were left out");
   }
 
   uint32_t Add(const ScheduleOp& op, std::vector<Part> parts) {
@@ -228,6 +253,8 @@ class Lowerer {
           if (op_of_transfer_[l.index] != kNoOp) item.ops.push_back(op_of_transfer_[l.index]);
           if (l.second >= 0 && op_of_transfer_[size_t(l.second)] != kNoOp)
             item.ops.push_back(op_of_transfer_[size_t(l.second)]);
+        } else if (l.kind == OpLink::Kind::kOneSided) {
+          if (op_of_one_sided_[l.index] != kNoOp) item.ops.push_back(op_of_one_sided_[l.index]);
         }
         if (item.ops.empty()) continue;
         item.trace_op = i;
@@ -337,7 +364,13 @@ class Lowerer {
         c.exit = e.exit_ns;
         thread_of(e).calls.push_back(std::move(c));
       }
-      auto by_time = [](const HostCall& a, const HostCall& b) { return a.enter < b.enter; };
+      // A call that both completes ops and is one (MPI_Win_fence: it
+      // completes its epoch's puts and synchronises the window's group)
+      // completes first.
+      auto by_time = [](const HostCall& a, const HostCall& b) {
+        if (a.enter != b.enter) return a.enter < b.enter;
+        return a.type == HostCall::Type::kWait && b.type != HostCall::Type::kWait;
+      };
       for (HostThread& t : threads) std::stable_sort(t.calls.begin(), t.calls.end(), by_time);
       // Attach each completed nonblocking op to the call that completed it.
       for (uint32_t k = 0; k < items.size(); ++k) {
@@ -590,7 +623,13 @@ class Lowerer {
         lane.group_exits.clear();
       }
     }
-    if (op.source == ScheduleOp::Source::kCollective) {
+    if (op.source == ScheduleOp::Source::kOneSided) {
+      LowerOneSided(m_.one_sided[op.recorded], op.collective, b);
+    } else if (op.source == ScheduleOp::Source::kCollective &&
+               op.collective == formats::Collective::kNeighborExchange) {
+      LowerNeighborExchange(m_.calls[op.recorded], b);
+      op.algorithm = kRecordedAlgorithm;
+    } else if (op.source == ScheduleOp::Source::kCollective) {
       const CollectiveCall& call = m_.calls[op.recorded];
       CollectiveSpec spec;
       spec.collective = call.collective;
@@ -629,12 +668,43 @@ class Lowerer {
     }
   }
 
+  // A put goes from origin to target; a get is a request to the target and
+  // its reply; a get-accumulate both (bytes each way). The target takes part
+  // in no call of its own (passive target; a fence or wait there is its
+  // own op): its steps wait for nothing but the origin's. The origin's call
+  // is nonblocking: the synchronisation that closed its epoch (fence,
+  // unlock, complete, flush) waits for these steps.
+  void LowerOneSided(const OneSidedOp& o, formats::Collective c, StepBuilder& b) {
+    b.SetEntry(o.target, {});
+    using formats::Collective;
+    if (c == Collective::kPut) {
+      b.Transfer(o.origin, o.target, o.bytes, 0, {}, {});
+      return;
+    }
+    auto request = b.Transfer(o.origin, o.target, c == Collective::kGet ? 0 : o.bytes, 0, {}, {});
+    b.Transfer(o.target, o.origin, o.bytes, 0, {request.recv}, {});
+  }
+
+  // A neighbourhood collective is the point-to-point messages it stands
+  // for: what each member recorded sending to each other member.
+  void LowerNeighborExchange(const CollectiveCall& call, StepBuilder& b) {
+    const auto& members = m_.comms[call.comm].members;
+    for (size_t k = 0; k < call.parts.size(); ++k) {
+      if (call.parts[k] < 0) continue;
+      const int32_t from = members[k];
+      const OpEvent& e = m_.rank(from)->ops[size_t(call.parts[k])];
+      for (size_t j = 0; j < e.peer_send_bytes.size() && j < members.size(); ++j)
+        if (e.peer_send_bytes[j] > 0 && members[j] != from)
+          b.Transfer(from, members[j], e.peer_send_bytes[j], 0, {}, {});
+    }
+  }
+
   const MergedTrace& m_;
   const LowerOptions& options_;
   std::vector<std::string>* notes_;
   Schedule s_;
   std::vector<int64_t> first_ns_;
-  std::vector<uint32_t> op_of_call_, op_of_transfer_;
+  std::vector<uint32_t> op_of_call_, op_of_transfer_, op_of_one_sided_;
   std::vector<std::vector<Part>> parts_;
   std::vector<int64_t> time_;
   std::vector<std::vector<Item>> items_;

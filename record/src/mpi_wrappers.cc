@@ -313,6 +313,11 @@ class MpiCall {
   bool active() const { return active_; }
   MpiOp& op() { return op_; }
   void Discard() { record_ = false; }
+  // A call that moves data but cannot be recorded: counted by name, never lost silently.
+  void Unrecorded() {
+    record_ = false;
+    Recorder::Get().CountUnrecorded(formats::OpKindName(op_.kind));
+  }
   void SetComm(CommEntry* e) { comm_ = e; }
   CommEntry* comm() const { return comm_; }
 
@@ -662,7 +667,8 @@ void Matched(MpiCall& c, const MPI_Message* message) {
 }
 
 // The receive of a matched message: a point-to-point receive on the
-// communicator it was probed on (a message from MPI_PROC_NULL moves nothing).
+// communicator it was probed on (a message from MPI_PROC_NULL moves nothing;
+// one probed where the recorder did not see it, through PMPI, is counted).
 void MatchedRecv(MpiCall& c, int count, MPI_Datatype type, const MPI_Message* message) {
   CommEntry* e = nullptr;
   if (message && *message != MPI_MESSAGE_NO_PROC) {
@@ -674,7 +680,8 @@ void MatchedRecv(MpiCall& c, int count, MPI_Datatype type, const MPI_Message* me
     }
   }
   if (!e) {
-    c.Discard();
+    if (message && *message == MPI_MESSAGE_NO_PROC) c.Discard();
+    else c.Unrecorded();
     return;
   }
   c.SetComm(e);
@@ -811,7 +818,7 @@ void OnFreeWindow(MpiCall& c, const MPI_Win* win) {
 void OneSided(MpiCall& c, MPI_Win win, int target, int count, MPI_Datatype type) {
   CommEntry* e = LookupWindow(win);
   if (!e) {
-    c.Discard();
+    c.Unrecorded();
     return;
   }
   c.SetComm(e);
