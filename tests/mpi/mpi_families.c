@@ -40,15 +40,7 @@ int main(int argc, char** argv) {
     PMPI_Mprobe(left, 9, MPI_COMM_WORLD, &msg, MPI_STATUS_IGNORE);
     MPI_Mrecv(b, 30 * (left + 1), MPI_BYTE, &msg, MPI_STATUS_IGNORE);
     MPI_Wait(&req[0], MPI_STATUS_IGNORE);
-    free(a);
-    free(b);
-    free(counts);
-    free(counts2);
-    free(displs);
-    free(displs2);
-    free(types);
-    MPI_Finalize();
-    return 0;
+    goto release;
   }
 
   /* 1. Halo exchange: Neighbor_alltoallv on a periodic ring (Cartesian, 1
@@ -186,6 +178,7 @@ done:
   MPI_Comm_free(&row);
   MPI_Comm_free(&torus);
   MPI_Comm_free(&ring);
+release:
   free(a);
   free(b);
   free(counts);
