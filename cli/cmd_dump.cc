@@ -84,6 +84,11 @@ int RunDump(const DumpOptions& options) {
                           {"samples_written", f.samples_written}, {"reason", f.reason},
                           {"end_monotonic_ns", f.end_monotonic_ns}};
       if (!f.write_error.empty()) o["write_error"] = f.write_error;
+      if (!f.unrecorded.empty()) {
+        runs::Json u = runs::Json::object();
+        for (const auto& [name, calls] : f.unrecorded) u[name] = calls;
+        o["unrecorded"] = std::move(u);
+      }
       Print(o);
     }
   }

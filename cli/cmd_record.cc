@@ -150,6 +150,9 @@ int RunRecord(RecordOptions o) {
     std::fprintf(stderr, "  recording stopped early on rank%s %s: %s (%llu events not written)\n",
                  f.first.size() == 1 ? "" : "s", RankList(f.first).c_str(), cause.c_str(),
                  (unsigned long long)f.second);
+  if (!s.unrecorded.empty())
+    std::fprintf(stderr, "  calls that move data, seen but not recorded: %s\n",
+                 UnrecordedText(s).c_str());
   size_t shown = 0;
   for (const auto& k : s.op_kinds) {
     if (shown++ == 8) break;

@@ -126,6 +126,8 @@ TraceSummary Summarize(const TraceSet& set) {
     rs.file = r.path;
     rs.skipped = r.skipped;
     if (r.footer) rs.write_error = r.footer->write_error;
+    if (r.footer)
+      for (const auto& [name, calls] : r.footer->unrecorded) s.unrecorded[name] += calls;
     for (const auto& op : r.ops) {
       CommunicatorSummary* comm = MergedComm(merged, summary_of, h.global_rank, op.comm, &s);
       if (comm) ++comm->ops;
@@ -170,6 +172,13 @@ TraceSummary Summarize(const TraceSet& set) {
   return s;
 }
 
+std::string UnrecordedText(const TraceSummary& s) {
+  std::string out;
+  for (const auto& [name, calls] : s.unrecorded)
+    out += (out.empty() ? "" : ", ") + name + " " + std::to_string(calls);
+  return out;
+}
+
 std::string SummaryText(const TraceSummary& s) {
   std::string out;
   char buf[512];
@@ -193,6 +202,8 @@ std::string SummaryText(const TraceSummary& s) {
   line("events      %llu (dropped %llu)   samples %llu\n", (unsigned long long)s.events,
        (unsigned long long)s.dropped, (unsigned long long)s.samples);
   line("bytes       %llu (%s)\n", (unsigned long long)s.bytes, HumanBytes(double(s.bytes)).c_str());
+  if (!s.unrecorded.empty())
+    out += "unrecorded  calls that move data, seen but not recorded: " + UnrecordedText(s) + "\n";
 
   line("\ncommunicators\n  %-4s %-5s %-18s %6s  %-20s %10s\n", "id", "api", "name", "size",
        "members", "ops");
@@ -269,7 +280,8 @@ std::string SummaryJson(const TraceSummary& s) {
                     {"nccl_version", s.nccl_version}, {"job_id", s.job_id}, {"hosts", std::move(hosts)},
                     {"time_span_s", s.time_span_s}, {"events", s.events}, {"events_dropped", s.dropped},
                     {"samples", s.samples}, {"bytes", s.bytes}, {"communicators", std::move(communicators)},
-                    {"op_kinds", std::move(op_kinds)}, {"ranks", std::move(ranks)}};
+                    {"op_kinds", std::move(op_kinds)}, {"ranks", std::move(ranks)},
+                    {"unrecorded", s.unrecorded}};
   return runs::JsonText(doc) + "\n";
 }
 

@@ -64,7 +64,13 @@ struct TraceSummary {
   std::vector<CommunicatorSummary> communicators;
   std::vector<OpKindSummary> op_kinds;  // most calls first
   std::vector<RankSummary> ranks;
+  // Calls that move data the recorder saw but could not record, by name
+  // (all ranks together; from the footers).
+  std::map<std::string, uint64_t> unrecorded;
 };
+
+// "MPI_Mrecv 4, MPI_Put 1" (empty when nothing went unrecorded).
+std::string UnrecordedText(const TraceSummary& s);
 
 TraceSummary Summarize(const formats::TraceSet& set);
 std::string SummaryText(const TraceSummary& s);

@@ -1,8 +1,8 @@
 # Fails the build when the interposer has an undefined, non-weak reference to
 # an MPI symbol (it would not load into mpirun or a non-MPI process), when it
 # needs libnccl or CUDA at link time, or when its exported symbols are not
-# exactly the intercepted functions of the tables (mpi_functions.h and its
-# Fortran names, nccl_abi.h) and the signal functions (signals.cc).
+# exactly the intercepted functions of the tables (tables/mpi.py with its
+# Fortran names, tables/nccl.py) and the signal functions (signals.cc).
 execute_process(COMMAND nm -D --undefined-only ${LIB} OUTPUT_VARIABLE out RESULT_VARIABLE rc)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "nm failed on ${LIB}")
@@ -16,23 +16,14 @@ if(gpu)
   message(FATAL_ERROR "libdltrace-record.so references NCCL or CUDA at link time (resolve them at run time):\n${gpu}")
 endif()
 
-# What the tables say is intercepted.
-file(READ ${NCCL_TABLE} nccl_text)
-string(FIND "${nccl_text}" "#define DLTRACE_NCCL_FUNCTIONS" begin)
-string(FIND "${nccl_text}" "#define DLTRACE_NCCL_HELPERS" end)
-math(EXPR length "${end} - ${begin}")
-string(SUBSTRING "${nccl_text}" ${begin} ${length} nccl_text)
-string(REGEX MATCHALL "X\\((nccl[A-Za-z]+)," nccl_rows "${nccl_text}")
-string(REGEX REPLACE "X\\(([A-Za-z]+)," "\\1" expected "${nccl_rows}")
-if(WITH_MPI)
-  file(READ ${MPI_TABLE} mpi_text)
-  string(REGEX MATCHALL "X\\((MPI_[A-Za-z_]+)," mpi_rows "${mpi_text}")
-  string(REGEX REPLACE "X\\(([A-Za-z_]+)," "\\1" mpi_names "${mpi_rows}")
-  list(APPEND expected ${mpi_names})
-  # Every Fortran name of every row (gen_mpi_fortran.py lists them).
-  file(STRINGS ${MPI_FORTRAN_SYMBOLS} fortran_names)
-  list(APPEND expected ${fortran_names})
-endif()
+# What the tables say is intercepted: every name gen_wrappers.py wrote
+# (C and Fortran MPI names, NCCL names).
+set(expected "")
+string(REPLACE "," ";" SYMBOL_LISTS "${SYMBOL_LISTS}")
+foreach(list_file ${SYMBOL_LISTS})
+  file(STRINGS ${list_file} names)
+  list(APPEND expected ${names})
+endforeach()
 # The program's signal handlers are chained behind the recorder's (signals.cc).
 list(APPEND expected sigaction signal)
 list(REMOVE_DUPLICATES expected)

@@ -8,11 +8,13 @@ Collective CollectiveOf(OpKind kind) {
     case OpKind::MpiSend: case OpKind::MpiSsend: case OpKind::MpiBsend: case OpKind::MpiRsend:
     case OpKind::MpiIsend: case OpKind::MpiIssend: case OpKind::NcclSend:
       return Collective::kSend;
-    case OpKind::MpiRecv: case OpKind::MpiIrecv: case OpKind::NcclRecv:
+    case OpKind::MpiRecv: case OpKind::MpiIrecv: case OpKind::MpiMrecv: case OpKind::MpiImrecv:
+    case OpKind::NcclRecv:
       return Collective::kRecv;
     case OpKind::MpiSendrecv: case OpKind::MpiSendrecvReplace:
       return Collective::kSendRecv;
     case OpKind::MpiBarrier: case OpKind::MpiIbarrier:
+    case OpKind::MpiWinFence:  // synchronises the window's group
       return Collective::kBarrier;
     case OpKind::MpiBcast: case OpKind::MpiIbcast: case OpKind::NcclBroadcast:
       return Collective::kBroadcast;
@@ -20,22 +22,39 @@ Collective CollectiveOf(OpKind kind) {
       return Collective::kReduce;
     case OpKind::MpiAllreduce: case OpKind::MpiIallreduce: case OpKind::NcclAllReduce:
       return Collective::kAllReduce;
-    case OpKind::MpiGather: case OpKind::MpiGatherv: case OpKind::NcclGather:
+    case OpKind::MpiGather: case OpKind::MpiGatherv: case OpKind::MpiIgather:
+    case OpKind::MpiIgatherv: case OpKind::NcclGather:
       return Collective::kGather;
-    case OpKind::MpiScatter: case OpKind::MpiScatterv: case OpKind::NcclScatter:
+    case OpKind::MpiScatter: case OpKind::MpiScatterv: case OpKind::MpiIscatter:
+    case OpKind::MpiIscatterv: case OpKind::NcclScatter:
       return Collective::kScatter;
     case OpKind::MpiAllgather: case OpKind::MpiAllgatherv: case OpKind::MpiIallgather:
-    case OpKind::NcclAllGather:
+    case OpKind::MpiIallgatherv: case OpKind::NcclAllGather:
       return Collective::kAllGather;
     case OpKind::MpiReduceScatter: case OpKind::MpiReduceScatterBlock:
     case OpKind::MpiIreduceScatter: case OpKind::MpiIreduceScatterBlock:
     case OpKind::NcclReduceScatter:
       return Collective::kReduceScatter;
     case OpKind::MpiAlltoall: case OpKind::MpiAlltoallv: case OpKind::MpiAlltoallw:
-    case OpKind::MpiIalltoall: case OpKind::NcclAllToAll:
+    case OpKind::MpiIalltoall: case OpKind::MpiIalltoallv: case OpKind::MpiIalltoallw:
+    case OpKind::NcclAllToAll:
       return Collective::kAllToAll;
-    case OpKind::MpiScan: case OpKind::MpiExscan:
+    case OpKind::MpiScan: case OpKind::MpiExscan: case OpKind::MpiIscan: case OpKind::MpiIexscan:
       return Collective::kScan;
+    case OpKind::MpiNeighborAllgather: case OpKind::MpiNeighborAllgatherv:
+    case OpKind::MpiNeighborAlltoall: case OpKind::MpiNeighborAlltoallv:
+    case OpKind::MpiNeighborAlltoallw: case OpKind::MpiIneighborAllgather:
+    case OpKind::MpiIneighborAllgatherv: case OpKind::MpiIneighborAlltoall:
+    case OpKind::MpiIneighborAlltoallv: case OpKind::MpiIneighborAlltoallw:
+      return Collective::kNeighborExchange;
+    case OpKind::MpiPut: case OpKind::MpiAccumulate: case OpKind::MpiRput:
+    case OpKind::MpiRaccumulate:
+      return Collective::kPut;
+    case OpKind::MpiGet: case OpKind::MpiRget:
+      return Collective::kGet;
+    case OpKind::MpiGetAccumulate: case OpKind::MpiFetchAndOp: case OpKind::MpiCompareAndSwap:
+    case OpKind::MpiRgetAccumulate:
+      return Collective::kPutGet;
     default:
       return Collective::kNone;
   }
@@ -57,9 +76,22 @@ const char* CollectiveName(Collective c) {
     case Collective::kReduceScatter: return "reduce-scatter";
     case Collective::kAllToAll: return "all-to-all";
     case Collective::kScan: return "scan";
+    case Collective::kNeighborExchange: return "neighbor-exchange";
+    case Collective::kPut: return "put";
+    case Collective::kGet: return "get";
+    case Collective::kPutGet: return "put-get";
   }
   return "none";
 }
+
+bool IsNccl(OpKind kind) { return kind >= OpKind::NcclAllReduce && kind <= OpKind::NcclRecv; }
+
+bool IsOneSided(OpKind kind) {
+  Collective c = CollectiveOf(kind);
+  return c == Collective::kPut || c == Collective::kGet || c == Collective::kPutGet;
+}
+
+bool IsWindowSync(OpKind kind) { return kind >= OpKind::MpiWinFence && kind <= OpKind::MpiWinFlushLocalAll; }
 
 bool IsPointToPoint(OpKind kind) {
   Collective c = CollectiveOf(kind);
@@ -68,7 +100,7 @@ bool IsPointToPoint(OpKind kind) {
 
 bool IsCollective(OpKind kind) {
   Collective c = CollectiveOf(kind);
-  return c != Collective::kNone && !IsPointToPoint(kind);
+  return c != Collective::kNone && !IsPointToPoint(kind) && !IsOneSided(kind);
 }
 
 bool IsNonblocking(OpKind kind) {
@@ -77,9 +109,16 @@ bool IsNonblocking(OpKind kind) {
     case OpKind::MpiIbarrier: case OpKind::MpiIbcast: case OpKind::MpiIreduce:
     case OpKind::MpiIallreduce: case OpKind::MpiIallgather: case OpKind::MpiIalltoall:
     case OpKind::MpiIreduceScatter: case OpKind::MpiIreduceScatterBlock:
+    case OpKind::MpiIgather: case OpKind::MpiIgatherv: case OpKind::MpiIscatter:
+    case OpKind::MpiIscatterv: case OpKind::MpiIallgatherv: case OpKind::MpiIalltoallv:
+    case OpKind::MpiIalltoallw: case OpKind::MpiIscan: case OpKind::MpiIexscan:
+    case OpKind::MpiImrecv: case OpKind::MpiIneighborAllgather:
+    case OpKind::MpiIneighborAllgatherv: case OpKind::MpiIneighborAlltoall:
+    case OpKind::MpiIneighborAlltoallv: case OpKind::MpiIneighborAlltoallw:
       return true;
     default:
-      return kind >= OpKind::NcclAllReduce && kind <= OpKind::NcclRecv;
+      // One-sided ops complete at the synchronisation that closes their epoch.
+      return IsNccl(kind) || IsOneSided(kind);
   }
 }
 

@@ -159,10 +159,13 @@ void DecodeCommunicators(
 }
 
 void DecodeFooter(const fbv::Footer* f, RankTrace* out) {
-  if (f)
-    out->footer = Footer{f->events_written(),   f->events_dropped(),  f->samples_written(),
-                         f->end_monotonic_ns(), f->end_realtime_ns(), Str(f->reason()),
-                         Str(f->write_error())};
+  if (!f) return;
+  out->footer = Footer{f->events_written(),   f->events_dropped(),  f->samples_written(),
+                       f->end_monotonic_ns(), f->end_realtime_ns(), Str(f->reason()),
+                       Str(f->write_error()), {}};
+  if (f->unrecorded())
+    for (const auto* c : *f->unrecorded())
+      if (c) out->footer->unrecorded.emplace_back(Str(c->name()), c->calls());
 }
 
 // Decodes one verified version-1 chunk into `out`. Returns an error text or "".

@@ -45,9 +45,9 @@ bool ResourceSample::operator==(const ResourceSample& o) const {
 
 bool Footer::operator==(const Footer& o) const {
   return std::tie(events_written, events_dropped, samples_written, end_monotonic_ns,
-                  end_realtime_ns, reason, write_error) ==
+                  end_realtime_ns, reason, write_error, unrecorded) ==
          std::tie(o.events_written, o.events_dropped, o.samples_written, o.end_monotonic_ns,
-                  o.end_realtime_ns, o.reason, o.write_error);
+                  o.end_realtime_ns, o.reason, o.write_error, o.unrecorded);
 }
 
 const char* OpKindName(OpKind kind) {
@@ -114,6 +114,53 @@ const char* OpKindName(OpKind kind) {
     DLTRACE_KIND(NcclScatter, "ncclScatter")
     DLTRACE_KIND(NcclSend, "ncclSend")
     DLTRACE_KIND(NcclRecv, "ncclRecv")
+    DLTRACE_KIND(MpiIgather, "MPI_Igather")
+    DLTRACE_KIND(MpiIgatherv, "MPI_Igatherv")
+    DLTRACE_KIND(MpiIscatter, "MPI_Iscatter")
+    DLTRACE_KIND(MpiIscatterv, "MPI_Iscatterv")
+    DLTRACE_KIND(MpiIallgatherv, "MPI_Iallgatherv")
+    DLTRACE_KIND(MpiIalltoallv, "MPI_Ialltoallv")
+    DLTRACE_KIND(MpiIalltoallw, "MPI_Ialltoallw")
+    DLTRACE_KIND(MpiIscan, "MPI_Iscan")
+    DLTRACE_KIND(MpiIexscan, "MPI_Iexscan")
+    DLTRACE_KIND(MpiMprobe, "MPI_Mprobe")
+    DLTRACE_KIND(MpiImprobe, "MPI_Improbe")
+    DLTRACE_KIND(MpiMrecv, "MPI_Mrecv")
+    DLTRACE_KIND(MpiImrecv, "MPI_Imrecv")
+    DLTRACE_KIND(MpiNeighborAllgather, "MPI_Neighbor_allgather")
+    DLTRACE_KIND(MpiNeighborAllgatherv, "MPI_Neighbor_allgatherv")
+    DLTRACE_KIND(MpiNeighborAlltoall, "MPI_Neighbor_alltoall")
+    DLTRACE_KIND(MpiNeighborAlltoallv, "MPI_Neighbor_alltoallv")
+    DLTRACE_KIND(MpiNeighborAlltoallw, "MPI_Neighbor_alltoallw")
+    DLTRACE_KIND(MpiIneighborAllgather, "MPI_Ineighbor_allgather")
+    DLTRACE_KIND(MpiIneighborAllgatherv, "MPI_Ineighbor_allgatherv")
+    DLTRACE_KIND(MpiIneighborAlltoall, "MPI_Ineighbor_alltoall")
+    DLTRACE_KIND(MpiIneighborAlltoallv, "MPI_Ineighbor_alltoallv")
+    DLTRACE_KIND(MpiIneighborAlltoallw, "MPI_Ineighbor_alltoallw")
+    DLTRACE_KIND(MpiPut, "MPI_Put")
+    DLTRACE_KIND(MpiGet, "MPI_Get")
+    DLTRACE_KIND(MpiAccumulate, "MPI_Accumulate")
+    DLTRACE_KIND(MpiGetAccumulate, "MPI_Get_accumulate")
+    DLTRACE_KIND(MpiFetchAndOp, "MPI_Fetch_and_op")
+    DLTRACE_KIND(MpiCompareAndSwap, "MPI_Compare_and_swap")
+    DLTRACE_KIND(MpiRput, "MPI_Rput")
+    DLTRACE_KIND(MpiRget, "MPI_Rget")
+    DLTRACE_KIND(MpiRaccumulate, "MPI_Raccumulate")
+    DLTRACE_KIND(MpiRgetAccumulate, "MPI_Rget_accumulate")
+    DLTRACE_KIND(MpiWinFence, "MPI_Win_fence")
+    DLTRACE_KIND(MpiWinLock, "MPI_Win_lock")
+    DLTRACE_KIND(MpiWinUnlock, "MPI_Win_unlock")
+    DLTRACE_KIND(MpiWinLockAll, "MPI_Win_lock_all")
+    DLTRACE_KIND(MpiWinUnlockAll, "MPI_Win_unlock_all")
+    DLTRACE_KIND(MpiWinPost, "MPI_Win_post")
+    DLTRACE_KIND(MpiWinStart, "MPI_Win_start")
+    DLTRACE_KIND(MpiWinComplete, "MPI_Win_complete")
+    DLTRACE_KIND(MpiWinWait, "MPI_Win_wait")
+    DLTRACE_KIND(MpiWinTest, "MPI_Win_test")
+    DLTRACE_KIND(MpiWinFlush, "MPI_Win_flush")
+    DLTRACE_KIND(MpiWinFlushAll, "MPI_Win_flush_all")
+    DLTRACE_KIND(MpiWinFlushLocal, "MPI_Win_flush_local")
+    DLTRACE_KIND(MpiWinFlushLocalAll, "MPI_Win_flush_local_all")
 #undef DLTRACE_KIND
   }
   return "unknown";

@@ -364,9 +364,13 @@ flatbuffers::Offset<fbv::OpShape> EncodeShape(flatbuffers::FlatBufferBuilder& b,
 }
 
 flatbuffers::Offset<fbv::Footer> EncodeFooter(flatbuffers::FlatBufferBuilder& b, const Footer& f) {
+  std::vector<flatbuffers::Offset<fbv::CallCount>> unrecorded;
+  for (const auto& [name, calls] : f.unrecorded)
+    unrecorded.push_back(fbv::CreateCallCount(b, b.CreateString(name), calls));
   return fbv::CreateFooter(b, f.events_written, f.events_dropped, f.samples_written,
                            f.end_monotonic_ns, f.end_realtime_ns, b.CreateString(f.reason),
-                           f.write_error.empty() ? 0 : b.CreateString(f.write_error));
+                           f.write_error.empty() ? 0 : b.CreateString(f.write_error),
+                           unrecorded.empty() ? 0 : b.CreateVector(unrecorded));
 }
 
 // Version 1: the whole shape dictionary and FlatBuffers columns in every chunk.

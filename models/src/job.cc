@@ -50,7 +50,8 @@ void LinkAndAlign(Job* job) {
   std::map<std::pair<int, uint32_t>, uint32_t> by_recorded;
   for (uint32_t i = 0; i < job->schedule.ops.size(); ++i) {
     const auto& op = job->schedule.ops[i];
-    if (op.source == ScheduleOp::Source::kCollective || op.source == ScheduleOp::Source::kTransfer)
+    if (op.source == ScheduleOp::Source::kCollective || op.source == ScheduleOp::Source::kTransfer ||
+        op.source == ScheduleOp::Source::kOneSided)
       by_recorded.emplace(std::make_pair(int(op.source), op.recorded), i);
   }
   const size_t world = size_t(std::max(job->merged.world_size, 0));
@@ -72,6 +73,7 @@ void LinkAndAlign(Job* job) {
       int source = -1;
       if (link.kind == OpLink::Kind::kCall) source = int(ScheduleOp::Source::kCollective);
       if (link.kind == OpLink::Kind::kTransfer) source = int(ScheduleOp::Source::kTransfer);
+      if (link.kind == OpLink::Kind::kOneSided) source = int(ScheduleOp::Source::kOneSided);
       auto it = by_recorded.find(std::make_pair(source, link.index));
       if (it != by_recorded.end()) ops[i] = it->second;
     }

@@ -164,7 +164,13 @@ class Lowerer : public lowering::OpProgress {
   // The op's steps through the chosen algorithm (B between BeginOp and EndOp).
   void LowerSteps(uint32_t x, StepBuilder& b) {
     ScheduleOp& op = s_.ops[x];
-    if (op.source == ScheduleOp::Source::kCollective) {
+    if (op.source == ScheduleOp::Source::kOneSided) {
+      LowerOneSided(m_.one_sided[op.recorded], op.collective, b);
+    } else if (op.source == ScheduleOp::Source::kCollective &&
+               op.collective == formats::Collective::kNeighborExchange) {
+      LowerNeighborExchange(m_.calls[op.recorded], b);
+      op.algorithm = kRecordedAlgorithm;
+    } else if (op.source == ScheduleOp::Source::kCollective) {
       const CollectiveCall& call = m_.calls[op.recorded];
       CollectiveSpec spec;
       spec.collective = call.collective;
@@ -176,6 +182,37 @@ class Lowerer : public lowering::OpProgress {
     } else {
       const Transfer& t = m_.transfers[op.recorded];
       b.Transfer(t.src, t.dst, t.bytes, 0, {}, {});
+    }
+  }
+
+  // A put goes from origin to target; a get is a request to the target and
+  // its reply; a get-accumulate both (bytes each way). The target takes part
+  // in no call of its own (passive target; a fence or wait there is its
+  // own op): its steps wait for nothing but the origin's. The origin's call
+  // is nonblocking: the synchronisation that closed its epoch (fence,
+  // unlock, complete, flush) waits for these steps.
+  void LowerOneSided(const OneSidedOp& o, formats::Collective c, StepBuilder& b) {
+    b.SetEntry(o.target, {});
+    using formats::Collective;
+    if (c == Collective::kPut) {
+      b.Transfer(o.origin, o.target, o.bytes, 0, {}, {});
+      return;
+    }
+    auto request = b.Transfer(o.origin, o.target, c == Collective::kGet ? 0 : o.bytes, 0, {}, {});
+    b.Transfer(o.target, o.origin, o.bytes, 0, {request.recv}, {});
+  }
+
+  // A neighbourhood collective is the point-to-point messages it stands
+  // for: what each member recorded sending to each other member.
+  void LowerNeighborExchange(const CollectiveCall& call, StepBuilder& b) {
+    const auto& members = m_.comms[call.comm].members;
+    for (size_t k = 0; k < call.parts.size(); ++k) {
+      if (call.parts[k] < 0) continue;
+      const int32_t from = members[k];
+      const formats::OpEvent& e = m_.rank(from)->ops[size_t(call.parts[k])];
+      for (size_t j = 0; j < e.peer_send_bytes.size() && j < members.size(); ++j)
+        if (e.peer_send_bytes[j] > 0 && members[j] != from)
+          b.Transfer(from, members[j], e.peer_send_bytes[j], 0, {}, {});
     }
   }
 

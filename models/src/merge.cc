@@ -45,7 +45,11 @@ bool SizedAlike(formats::OpKind kind) {
   using formats::OpKind;
   return kind != OpKind::MpiGatherv && kind != OpKind::MpiScatterv &&
          kind != OpKind::MpiAllgatherv && kind != OpKind::MpiAlltoallv &&
-         kind != OpKind::MpiAlltoallw && kind != OpKind::MpiReduceScatter;
+         kind != OpKind::MpiAlltoallw && kind != OpKind::MpiReduceScatter &&
+         kind != OpKind::MpiIgatherv && kind != OpKind::MpiIscatterv &&
+         kind != OpKind::MpiIallgatherv && kind != OpKind::MpiIalltoallv &&
+         kind != OpKind::MpiIalltoallw &&
+         formats::CollectiveOf(kind) != formats::Collective::kNeighborExchange;
 }
 
 void MergeCommunicators(MergedTrace& m, Problems& problems) {
@@ -327,6 +331,34 @@ int64_t RankOriginNs(const formats::RankTrace& rank) {
   return first == INT64_MAX ? 0 : first;
 }
 
+// One-sided ops name their target by its rank in the window's group.
+void MergeOneSided(MergedTrace& m, Problems& problems) {
+  for (const auto& rt : m.set->ranks) {
+    const int32_t g = rt.header.global_rank;
+    if (g < 0 || g >= m.world_size) continue;
+    for (uint32_t i = 0; i < rt.ops.size(); ++i) {
+      const formats::OpEvent& op = rt.ops[i];
+      if (!formats::IsOneSided(op.kind)) continue;
+      auto ci = m.comm_index[size_t(g)].find(op.comm);
+      const std::string where = "rank " + std::to_string(g) + " op " + std::to_string(i) + " (" +
+                                formats::OpKindName(op.kind) + ")";
+      if (ci == m.comm_index[size_t(g)].end()) {
+        problems.Add(where + " names window " + std::to_string(op.comm) +
+                     ", which its file does not describe");
+        continue;
+      }
+      const auto& members = m.comms[ci->second].members;
+      if (op.peer < 0 || size_t(op.peer) >= members.size() || members[size_t(op.peer)] < 0) {
+        problems.Add(where + " targets rank " + std::to_string(op.peer) + " of a window of " +
+                     std::to_string(members.size()));
+        continue;
+      }
+      m.one_sided.push_back({g, members[size_t(op.peer)], i, op.bytes, ci->second});
+      m.links[size_t(g)][i] = {OpLink::Kind::kOneSided, uint32_t(m.one_sided.size() - 1), -1};
+    }
+  }
+}
+
 MergedTrace Merge(const formats::TraceSet& set) {
   MergedTrace m;
   m.set = &set;
@@ -353,6 +385,7 @@ MergedTrace Merge(const formats::TraceSet& set) {
   MergeCommunicators(m, problems);
   MergeCollectives(m, problems);
   MergePointToPoint(m, problems);
+  MergeOneSided(m, problems);
   problems.Finish();
   return m;
 }

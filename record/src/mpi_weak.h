@@ -1,12 +1,11 @@
 // Weak references to everything the wrappers take from libmpi, so that the
 // library loads into processes that have no MPI (mpirun, shells, Python):
 // there the references resolve to null and the recorder never touches them.
-// Include after <mpi.h> and mpi_functions.h; the build checks the result.
+// Include after <mpi.h>; the build checks the result.
 #pragma once
 
-#define DLTRACE_PRAGMA(x) _Pragma(#x)
-#define DLTRACE_WEAK_PMPI(name, ...) DLTRACE_PRAGMA(weak P##name)
-DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
+// The PMPI function of every wrapper (generated from tables/mpi.py).
+#include "mpi_weak.inc"
 
 // PMPI calls the recorder makes besides the intercepted ones.
 #pragma weak PMPI_Comm_size
@@ -17,6 +16,18 @@ DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
 #pragma weak PMPI_Type_size
 #pragma weak PMPI_Get_count
 #pragma weak PMPI_Get_library_version
+#pragma weak PMPI_Group_size
+#pragma weak PMPI_Group_rank
+#pragma weak PMPI_Comm_test_inter
+#pragma weak PMPI_Comm_remote_group
+#pragma weak PMPI_Topo_test
+#pragma weak PMPI_Cartdim_get
+#pragma weak PMPI_Cart_shift
+#pragma weak PMPI_Graph_neighbors_count
+#pragma weak PMPI_Graph_neighbors
+#pragma weak PMPI_Dist_graph_neighbors_count
+#pragma weak PMPI_Dist_graph_neighbors
+#pragma weak PMPI_Win_get_group
 // Fortran handles and statuses, as the Fortran wrappers read them.
 #pragma weak PMPI_Comm_f2c
 #pragma weak PMPI_Type_f2c
@@ -24,6 +35,8 @@ DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
 #pragma weak PMPI_Info_f2c
 #pragma weak PMPI_Group_f2c
 #pragma weak PMPI_Request_f2c
+#pragma weak PMPI_Win_f2c
+#pragma weak PMPI_Message_f2c
 #pragma weak PMPI_Status_f2c
 #pragma weak MPI_F_STATUS_IGNORE
 #pragma weak MPI_F_STATUSES_IGNORE
@@ -35,6 +48,9 @@ DLTRACE_MPI_FUNCTIONS(DLTRACE_WEAK_PMPI)
 #pragma weak ompi_mpi_comm_null
 #pragma weak ompi_mpi_group_null
 #pragma weak ompi_request_null
+#pragma weak ompi_mpi_win_null
+#pragma weak ompi_message_null
+#pragma weak ompi_message_no_proc
 #pragma weak ompi_mpi_datatype_null
 #pragma weak ompi_mpi_byte
 #pragma weak ompi_mpi_packed

@@ -1,6 +1,6 @@
 // The MPI side of the recorder: MpiCall (one recorded call), the communicator
 // registry, nonblocking and persistent request tracking, and the C and
-// Fortran wrappers generated from mpi_functions.h. C wrappers forward to
+// Fortran wrappers generated from tables/mpi.py (record/gen_wrappers.py). C wrappers forward to
 // PMPI_*, Fortran ones to the Fortran PMPI entry points, recording or not.
 // The C++ bindings would pull in libmpi_cxx symbols; the C API is all we wrap.
 #define OMPI_SKIP_MPICXX 1
@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <cstdlib>
@@ -20,7 +21,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "mpi_functions.h"
 #include "mpi_weak.h"
 #include "recorder.h"
 
@@ -35,12 +35,26 @@ thread_local int t_depth = 0;  // > 0 inside a wrapper: nested MPI calls are not
 
 // ---- communicators -------------------------------------------------------
 
+struct MpiOp;
+
 struct CommEntry {
   uint32_t id = 0;
   int size = 0;
   int rank = 0;  // this process's rank in the communicator
   std::atomic<uint64_t> collective_seq{0};  // matches one collective across ranks
   std::atomic<uint64_t> p2p_seq{0};
+  // An intercommunicator is described as both groups in world-rank order;
+  // a peer (a rank of the remote group) is recorded as its index there.
+  std::vector<int> remote_index;
+  // Neighbourhood collectives: the topology's sources and destinations,
+  // read once (under g_comm_mu).
+  bool neighbors_known = false;
+  std::vector<int> sources, destinations;
+  // A window: its epoch (closing synchronisations so far) and the one-sided
+  // ops waiting for the synchronisation that completes them.
+  std::mutex window_mu;
+  uint64_t epoch = 0;
+  std::vector<MpiOp> held;
 };
 
 std::mutex g_comm_mu;
@@ -48,32 +62,61 @@ std::unordered_map<MPI_Comm, CommEntry*> g_comms;
 std::atomic<uint64_t> g_comm_generation{1};  // bumped on every free: invalidates caches
 MPI_Group g_world_group = MPI_GROUP_NULL;
 
-CommEntry* RegisterLocked(MPI_Comm comm, const char* name, int64_t parent, int color, int key) {
+// A communicator record for GROUP (members as world ranks, by translating
+// through the groups), and its entry; REMOTE, for an intercommunicator, is
+// the other group: then members are both groups in world-rank order.
+CommEntry* AddEntryLocked(const char* name, MPI_Group group, MPI_Group remote, int64_t parent,
+                          int color, int key) {
   auto* e = new CommEntry();  // never freed: a stale cache entry must stay readable
   e->id = Recorder::Get().NewCommunicatorId();
   formats::Communicator c;
   c.id = e->id;
   c.api = formats::Api::Mpi;
   c.name = name;
-  PMPI_Comm_size(comm, &c.size);
-  PMPI_Comm_rank(comm, &c.rank);
+  PMPI_Group_size(group, &c.size);
+  PMPI_Group_rank(group, &c.rank);
+  auto world_ranks = [](MPI_Group g) {
+    int n = 0;
+    PMPI_Group_size(g, &n);
+    std::vector<int> local(static_cast<size_t>(n)), world(static_cast<size_t>(n), -1);
+    for (int i = 0; i < n; ++i) local[size_t(i)] = i;
+    if (g_world_group != MPI_GROUP_NULL)
+      PMPI_Group_translate_ranks(g, n, local.data(), g_world_group, world.data());
+    return world;
+  };
+  std::vector<int> members = world_ranks(group);
+  if (remote != MPI_GROUP_NULL) {
+    std::vector<int> other = world_ranks(remote);
+    const int self = c.rank >= 0 && c.rank < int(members.size()) ? members[size_t(c.rank)] : -1;
+    std::vector<int> all = members;
+    all.insert(all.end(), other.begin(), other.end());
+    std::sort(all.begin(), all.end());
+    auto index = [&](int w) { return int(std::lower_bound(all.begin(), all.end(), w) - all.begin()); };
+    for (int w : other) e->remote_index.push_back(index(w));
+    c.size = int(all.size());
+    c.rank = index(self);
+    members = all;
+  }
+  if (g_world_group != MPI_GROUP_NULL) c.members.assign(members.begin(), members.end());
   e->size = c.size;
   e->rank = c.rank;
-  // Members as world ranks, by translating through the groups.
-  MPI_Group group;
-  if (g_world_group != MPI_GROUP_NULL && PMPI_Comm_group(comm, &group) == MPI_SUCCESS) {
-    std::vector<int> local(size_t(c.size)), world(size_t(c.size));
-    for (int i = 0; i < c.size; ++i) local[size_t(i)] = i;
-    if (PMPI_Group_translate_ranks(group, c.size, local.data(), g_world_group, world.data()) ==
-        MPI_SUCCESS)
-      c.members.assign(world.begin(), world.end());
-    PMPI_Group_free(&group);
-  }
   c.parent = parent;
   c.color = color;
   c.key = key;
   c.created_ns = uint64_t(NowNs());
   Recorder::Get().AddCommunicator(std::move(c));
+  return e;
+}
+
+CommEntry* RegisterLocked(MPI_Comm comm, const char* name, int64_t parent, int color, int key) {
+  MPI_Group group = MPI_GROUP_NULL, remote = MPI_GROUP_NULL;
+  PMPI_Comm_group(comm, &group);
+  int inter = 0;
+  if (PMPI_Comm_test_inter(comm, &inter) == MPI_SUCCESS && inter)
+    PMPI_Comm_remote_group(comm, &remote);
+  CommEntry* e = AddEntryLocked(name, group, remote, parent, color, key);
+  PMPI_Group_free(&group);
+  if (remote != MPI_GROUP_NULL) PMPI_Group_free(&remote);
   g_comms[comm] = e;
   return e;
 }
@@ -211,7 +254,15 @@ struct PendingOp {
   MpiOp op;
   MPI_Datatype datatype;  // to count received elements; null for collectives
   bool is_recv;
+  const CommEntry* comm;  // translates an intercommunicator's source
 };
+
+// A peer as recorded: its rank, or on an intercommunicator (where PEER is a
+// rank of the remote group) its index among both groups.
+int PeerIndex(const CommEntry* e, int peer) {
+  if (__builtin_expect(e == nullptr || e->remote_index.empty(), 1)) return peer;
+  return peer >= 0 && size_t(peer) < e->remote_index.size() ? e->remote_index[size_t(peer)] : peer;
+}
 
 // A persistent request (MPI_*_init): the op each MPI_Start of it issues.
 struct PersistentOp {
@@ -277,6 +328,11 @@ class MpiCall {
   bool active() const { return active_; }
   MpiOp& op() { return op_; }
   void Discard() { record_ = false; }
+  // A call that moves data but cannot be recorded: counted by name, never lost silently.
+  void Unrecorded() {
+    record_ = false;
+    Recorder::Get().CountUnrecorded(formats::OpKindName(op_.kind));
+  }
   void SetComm(CommEntry* e) { comm_ = e; }
   CommEntry* comm() const { return comm_; }
 
@@ -293,7 +349,7 @@ class MpiCall {
     op_.exit_ns = NowTicks();
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
-    shard.Push(*request, {std::move(op_), type, is_recv});
+    shard.Push(*request, {std::move(op_), type, is_recv, comm_});
     record_ = false;
   }
   // Wait/Test: remember the handles, which PMPI overwrites on completion.
@@ -318,7 +374,7 @@ class MpiCall {
         p.op.count = uint64_t(count);
         p.op.bytes = uint64_t(count) * TypeSize(p.datatype);
       }
-      p.op.peer = status->MPI_SOURCE;
+      p.op.peer = PeerIndex(p.comm, status->MPI_SOURCE);
       p.op.tag = status->MPI_TAG;
     }
     Emit(p.op);
@@ -329,7 +385,7 @@ class MpiCall {
     record_ = false;
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
-    shard.persistent[*request] = {{std::move(op_), type, is_recv}, comm_};
+    shard.persistent[*request] = {{std::move(op_), type, is_recv, comm_}, comm_};
   }
   // MPI_Start/Startall: one op per started persistent request, pending from
   // the call's return like a nonblocking call's (Started, after the call).
@@ -383,6 +439,16 @@ class MpiCall {
     for (int k = 0; k < *outcount; ++k) Completed(indices[k], statuses ? &statuses[k] : nullptr);
   }
 
+  // A one-sided op: held on its window until the synchronisation that
+  // completes it writes it (WindowSync).
+  void Hold(MPI_Win) {
+    if (!record_ || !comm_) return;
+    record_ = false;
+    op_.exit_ns = NowTicks();
+    std::lock_guard<std::mutex> lock(comm_->window_mu);
+    comm_->held.push_back(std::move(op_));
+  }
+
   DLTRACE_HOT void Finish() {
     if (!active_) return;
     active_ = false;
@@ -414,7 +480,7 @@ void DescribePointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, in
   op.count = uint64_t(count > 0 ? count : 0);
   op.datatype = t.kind;
   op.bytes = op.count * t.size;
-  op.peer = peer;
+  op.peer = PeerIndex(c.comm(), peer);
   op.tag = tag;
 }
 
@@ -438,7 +504,7 @@ void ReceivedFrom(MpiCall& c, const MPI_Status* status, MPI_Datatype type) {
     c.op().count = uint64_t(count);
     c.op().bytes = uint64_t(count) * TypeSize(type);
   }
-  c.op().peer = status->MPI_SOURCE;
+  c.op().peer = PeerIndex(c.comm(), status->MPI_SOURCE);
   c.op().tag = status->MPI_TAG;
 }
 
@@ -449,13 +515,15 @@ void SendRecv(MpiCall& c, int scount, MPI_Datatype stype, int dest, int stag, in
   int n = c.comm()->size;
   c.op().peer_send_bytes.assign(size_t(n), 0);
   c.op().peer_recv_bytes.assign(size_t(n), 0);
+  dest = PeerIndex(c.comm(), dest);
+  source = PeerIndex(c.comm(), source);
   if (dest >= 0 && dest < n) c.op().peer_send_bytes[size_t(dest)] = c.op().bytes;
   if (source >= 0 && source < n)
     c.op().peer_recv_bytes[size_t(source)] = uint64_t(rcount > 0 ? rcount : 0) * TypeSize(rtype);
 }
 
 void SendRecvDone(MpiCall& c, const MPI_Status* status, MPI_Datatype rtype) {
-  int count = 0, src = status->MPI_SOURCE;
+  int count = 0, src = PeerIndex(c.comm(), status->MPI_SOURCE);
   auto& recv = c.op().peer_recv_bytes;
   if (PMPI_Get_count(status, rtype, &count) == MPI_SUCCESS && count != MPI_UNDEFINED &&
       src >= 0 && size_t(src) < recv.size()) {
@@ -466,7 +534,7 @@ void SendRecvDone(MpiCall& c, const MPI_Status* status, MPI_Datatype rtype) {
 
 void Probe(MpiCall& c, int source, int tag, MPI_Comm comm) {
   OnComm(c, comm, false);
-  c.op().peer = source;
+  c.op().peer = PeerIndex(c.comm(), source);
   c.op().tag = tag;
 }
 
@@ -474,7 +542,7 @@ void ProbeDone(MpiCall& c, const MPI_Status* status) {
   int count = 0;
   if (PMPI_Get_count(status, MPI_BYTE, &count) == MPI_SUCCESS && count != MPI_UNDEFINED)
     c.op().bytes = uint64_t(count);
-  c.op().peer = status->MPI_SOURCE;
+  c.op().peer = PeerIndex(c.comm(), status->MPI_SOURCE);
   c.op().tag = status->MPI_TAG;
 }
 
@@ -595,6 +663,225 @@ void ReduceScatter(MpiCall& c, MPI_Comm comm, const int rcounts[], int block,
   }
 }
 
+// ---- matched probes ---------------------------------------------------------
+
+// A message handle found by Mprobe/Improbe, until Mrecv/Imrecv takes it.
+std::mutex g_message_mu;
+std::unordered_map<MPI_Message, CommEntry*> g_messages;
+
+void Matched(MpiCall& c, const MPI_Message* message) {
+  if (!message || *message == MPI_MESSAGE_NULL || *message == MPI_MESSAGE_NO_PROC) return;
+  std::lock_guard<std::mutex> lock(g_message_mu);
+  g_messages[*message] = c.comm();
+}
+
+// The receive of a matched message: a point-to-point receive on the
+// communicator it was probed on (a message from MPI_PROC_NULL moves nothing;
+// one probed where the recorder did not see it, through PMPI, is counted).
+void MatchedRecv(MpiCall& c, int count, MPI_Datatype type, const MPI_Message* message) {
+  CommEntry* e = nullptr;
+  if (message && *message != MPI_MESSAGE_NO_PROC) {
+    std::lock_guard<std::mutex> lock(g_message_mu);
+    auto it = g_messages.find(*message);
+    if (it != g_messages.end()) {
+      e = it->second;
+      g_messages.erase(it);
+    }
+  }
+  if (!e) {
+    if (message && *message == MPI_MESSAGE_NO_PROC) c.Discard();
+    else c.Unrecorded();
+    return;
+  }
+  c.SetComm(e);
+  c.op().comm = e->id;
+  c.op().seq = e->p2p_seq.fetch_add(1, std::memory_order_relaxed);
+  DescribePointToPoint(c, count, type, MPI_ANY_SOURCE, MPI_ANY_TAG);
+}
+
+// ---- neighbourhood collectives ----------------------------------------------
+
+// The communicator's neighbours in the order of the send and receive buffers
+// (MPI-3.1 7.6): a Cartesian topology lists, per dimension, the neighbour in
+// the negative then the positive direction, for both; MPI_PROC_NULL stays in
+// place (it moves nothing).
+void ReadNeighbors(CommEntry* e, MPI_Comm comm) {
+  std::lock_guard<std::mutex> lock(g_comm_mu);
+  if (e->neighbors_known) return;
+  int topo = MPI_UNDEFINED;
+  PMPI_Topo_test(comm, &topo);
+  if (topo == MPI_CART) {
+    int ndims = 0;
+    PMPI_Cartdim_get(comm, &ndims);
+    for (int d = 0; d < ndims; ++d) {
+      int src = MPI_PROC_NULL, dst = MPI_PROC_NULL;
+      PMPI_Cart_shift(comm, d, 1, &src, &dst);
+      e->sources.insert(e->sources.end(), {src, dst});
+    }
+    e->destinations = e->sources;
+  } else if (topo == MPI_GRAPH) {
+    int n = 0;
+    PMPI_Graph_neighbors_count(comm, e->rank, &n);
+    e->sources.resize(size_t(n));
+    PMPI_Graph_neighbors(comm, e->rank, n, e->sources.data());
+    e->destinations = e->sources;
+  } else if (topo == MPI_DIST_GRAPH) {
+    int in = 0, out = 0, weighted = 0;
+    PMPI_Dist_graph_neighbors_count(comm, &in, &out, &weighted);
+    e->sources.resize(size_t(in));
+    e->destinations.resize(size_t(out));
+    std::vector<int> in_w(size_t(in) + 1), out_w(size_t(out) + 1);
+    PMPI_Dist_graph_neighbors(comm, in, e->sources.data(), in_w.data(), out, e->destinations.data(),
+                              out_w.data());
+  }
+  e->neighbors_known = true;
+}
+
+// Bytes to each destination and from each source, summed per communicator
+// rank. COUNTS (or else COUNT for every neighbour) and TYPES (per neighbour
+// when PER_PEER_TYPES, else TYPES[0]) give a side; BLOCK_PER_PEER says
+// whether neighbour k gets block k (alltoall) or all get the same (allgather).
+void Neighbor(MpiCall& c, MPI_Comm comm, const int* scounts, int scount,
+              const MPI_Datatype* stypes, bool send_block_per_peer, const int* rcounts, int rcount,
+              const MPI_Datatype* rtypes, bool recv_block_per_peer, bool per_peer_types = false) {
+  OnComm(c, comm, true);
+  CommEntry* e = c.comm();
+  if (!e->neighbors_known) ReadNeighbors(e, comm);
+  MpiOp& op = c.op();
+  op.peer_send_bytes.assign(size_t(e->size), 0);
+  op.peer_recv_bytes.assign(size_t(e->size), 0);
+  auto add = [&](const std::vector<int>& peers, const int* counts, int count,
+                 const MPI_Datatype* types, bool per_peer, std::vector<uint64_t>& out) {
+    uint64_t elements = 0;
+    for (size_t k = 0; k < peers.size(); ++k) {
+      const int n = counts && per_peer ? counts[k] : count;
+      const MPI_Datatype t = per_peer_types ? types[k] : types[0];
+      elements += uint64_t(n > 0 ? n : 0);
+      if (peers[k] >= 0 && peers[k] < e->size)
+        out[size_t(peers[k])] += uint64_t(n > 0 ? n : 0) * TypeSize(t);
+    }
+    return elements;
+  };
+  op.count = add(e->destinations, scounts, scount, stypes, send_block_per_peer, op.peer_send_bytes);
+  add(e->sources, rcounts, rcount, rtypes, recv_block_per_peer || rcounts, op.peer_recv_bytes);
+  op.datatype = per_peer_types ? DataType::Derived : DataTypeOf(stypes[0]);
+  op.bytes = Sum(op.peer_send_bytes);
+}
+
+// ---- one-sided communication -------------------------------------------------
+
+std::unordered_map<MPI_Win, CommEntry*> g_windows;  // under g_comm_mu
+
+CommEntry* LookupWindow(MPI_Win win) {
+  thread_local MPI_Win last_win = MPI_WIN_NULL;
+  thread_local CommEntry* last = nullptr;
+  thread_local uint64_t last_generation = 0;
+  uint64_t gen = g_comm_generation.load(std::memory_order_acquire);
+  if (win == last_win && last && gen == last_generation) return last;
+  std::lock_guard<std::mutex> lock(g_comm_mu);
+  auto it = g_windows.find(win);
+  CommEntry* e = nullptr;
+  if (it != g_windows.end()) {
+    e = it->second;
+  } else {  // made by a call we do not wrap: described on first use
+    MPI_Group group = MPI_GROUP_NULL;
+    if (PMPI_Win_get_group(win, &group) != MPI_SUCCESS) return nullptr;
+    e = AddEntryLocked("win", group, MPI_GROUP_NULL, -1, 0, 0);
+    PMPI_Group_free(&group);
+    g_windows[win] = e;
+  }
+  last_win = win;
+  last = e;
+  last_generation = gen;
+  return e;
+}
+
+void OnNewWindow(MpiCall& c, MPI_Comm comm, const MPI_Win* win) {
+  c.Discard();
+  if (!win || *win == MPI_WIN_NULL) return;
+  CommEntry* parent = LookupComm(comm);
+  MPI_Group group = MPI_GROUP_NULL;
+  if (PMPI_Win_get_group(*win, &group) != MPI_SUCCESS) return;
+  std::lock_guard<std::mutex> lock(g_comm_mu);
+  g_windows[*win] = AddEntryLocked("win", group, MPI_GROUP_NULL, int64_t(parent->id), 0, 0);
+  PMPI_Group_free(&group);
+}
+
+void CompleteHeld(CommEntry* e, int peer, int64_t now);
+
+void OnFreeWindow(MpiCall& c, const MPI_Win* win) {
+  c.Discard();
+  if (!win) return;
+  CommEntry* e = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(g_comm_mu);
+    auto it = g_windows.find(*win);
+    if (it == g_windows.end()) return;
+    e = it->second;
+    g_windows.erase(it);
+    g_comm_generation.fetch_add(1, std::memory_order_release);
+  }
+  CompleteHeld(e, -1, NowTicks());  // MPI_Win_free completes what is left
+}
+
+void OneSided(MpiCall& c, MPI_Win win, int target, int count, MPI_Datatype type) {
+  CommEntry* e = LookupWindow(win);
+  if (!e) {
+    c.Unrecorded();
+    return;
+  }
+  c.SetComm(e);
+  MpiOp& op = c.op();
+  op.comm = e->id;
+  op.seq = e->p2p_seq.fetch_add(1, std::memory_order_relaxed);
+  {
+    std::lock_guard<std::mutex> lock(e->window_mu);
+    op.tag = int32_t(e->epoch);
+  }
+  const TypeInfo& t = DescribeType(type);
+  op.count = uint64_t(count > 0 ? count : 0);
+  op.datatype = t.kind;
+  op.bytes = op.count * t.size;
+  op.peer = target;
+}
+
+// Writes the ops held on window E (to PEER, or all for -1) as completed at NOW.
+void CompleteHeld(CommEntry* e, int peer, int64_t now) {
+  std::vector<MpiOp> done;
+  {
+    std::lock_guard<std::mutex> lock(e->window_mu);
+    auto keep = std::stable_partition(e->held.begin(), e->held.end(),
+                                      [&](const MpiOp& op) { return peer >= 0 && op.peer != peer; });
+    done.assign(std::make_move_iterator(keep), std::make_move_iterator(e->held.end()));
+    e->held.erase(keep, e->held.end());
+  }
+  for (MpiOp& op : done) {
+    op.completion_ns = now;
+    op.flags |= OpRecord::kCompletion;
+    Emit(op);  // outside the lock: it may wait for the flusher
+  }
+}
+
+enum SyncEffect { kOpens, kCompletes, kCloses };
+
+void WindowSync(MpiCall& c, MPI_Win win, int peer, SyncEffect effect) {
+  CommEntry* e = LookupWindow(win);
+  if (!e) {
+    c.Discard();
+    return;
+  }
+  c.SetComm(e);
+  MpiOp& op = c.op();
+  op.comm = e->id;
+  op.peer = peer;
+  {
+    std::lock_guard<std::mutex> lock(e->window_mu);
+    op.tag = int32_t(e->epoch);
+    if (effect == kCloses) ++e->epoch;
+  }
+  if (effect != kOpens) CompleteHeld(e, peer, NowTicks());
+}
+
 // ---- setup, communicators, exit -----------------------------------------
 
 void OnInit(MpiCall& c) {
@@ -635,6 +922,20 @@ void FlushPendingRequests() {
     for (auto& [request, ops] : shard.pending)
       for (PendingOp& p : ops) Emit(p.op);
     shard.pending.clear();
+  }
+  // One-sided ops no synchronisation completed: kept, without completion time.
+  std::vector<CommEntry*> windows;
+  {
+    std::lock_guard<std::mutex> lock(g_comm_mu);
+    for (auto& [win, e] : g_windows) windows.push_back(e);
+  }
+  for (CommEntry* e : windows) {
+    std::vector<MpiOp> held;
+    {
+      std::lock_guard<std::mutex> lock(e->window_mu);
+      held.swap(e->held);
+    }
+    for (MpiOp& op : held) Emit(op);
   }
 }
 
@@ -717,26 +1018,11 @@ void* LateMpiSymbol(const char* name) {
 }  // namespace
 }  // namespace dltrace::record
 
-#define DLTRACE_DEFINE_WRAPPER(name, kind, params, args, before, after) \
-  extern "C" DLTRACE_EXPORT int name params {                           \
-    if (__builtin_expect(&P##name == nullptr, 0))                       \
-      return reinterpret_cast<decltype(&P##name)>(LateMpiSymbol("P" #name)) args; \
-    MpiCall c(OpKind::kind);                                            \
-    if (c.active()) {                                                   \
-      before;                                                           \
-    }                                                                   \
-    int rc = P##name args;                                              \
-    if (c.active()) {                                                   \
-      after;                                                            \
-    }                                                                   \
-    return rc;                                                          \
-  }
-
-DLTRACE_MPI_FUNCTIONS(DLTRACE_DEFINE_WRAPPER)
+#include "mpi_wrappers.inc"  // the C wrappers
 
 // ---- Fortran (mpif.h, use mpi, use mpi_f08) --------------------------------
-// The wrappers are generated from the same table by gen_mpi_fortran.py; what
-// they share is here.
+// The wrappers are generated from the same table (mpi_fortran_wrappers.inc);
+// what they share is here.
 static_assert(sizeof(MPI_Fint) == sizeof(int), "Fortran INTEGER must be a C int");
 
 // Fortran's MPI_IN_PLACE, MPI_BOTTOM, MPI_STATUS(ES)_IGNORE are addresses of
@@ -782,6 +1068,13 @@ bool IsFortranStatusesIgnore(const MPI_Fint* s) {
 }
 
 int FortranCommSize(MPI_Comm comm) { return LookupComm(comm)->size; }
+
+// How many blocks a neighbourhood collective's per-neighbour arrays hold.
+int FortranNeighbors(MPI_Comm comm, bool sources) {
+  CommEntry* e = LookupComm(comm);
+  if (!e->neighbors_known) ReadNeighbors(e, comm);
+  return int(sources ? e->sources.size() : e->destinations.size());
+}
 
 // The real routine: the Fortran PMPI entry point of the same mangling, or
 // else the next definition of the name itself.

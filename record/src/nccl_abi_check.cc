@@ -62,7 +62,9 @@ DLTRACE_MAPS_TO(abi::CUstreamCaptureMode, ::CUstreamCaptureMode)
   }                                                                                  \
   static_assert(std::is_same_v<ToHeaderT<ours::name##_t>, decltype(::name)>,          \
                 #name ": the recorder's signature differs from nccl.h");
-DLTRACE_NCCL_FUNCTIONS(DLTRACE_CHECK_NCCL)
+#define X DLTRACE_CHECK_NCCL
+#include "nccl_functions.inc"  // generated from tables/nccl.py
+#undef X
 DLTRACE_NCCL_HELPERS(DLTRACE_CHECK_NCCL)
 
 // The CUDA driver functions loaded at run time.

@@ -1,6 +1,6 @@
 // The NCCL side of the recorder: the communicator registry, groups, what each
-// intercepted call records, and the wrappers generated from nccl_abi.h's
-// table. Each wrapper forwards to the real function (dlsym(RTLD_NEXT), once),
+// intercepted call records, and the wrappers generated from tables/nccl.py
+// (record/gen_wrappers.py). Each wrapper forwards to the real function (dlsym(RTLD_NEXT), once),
 // recording or not; nothing here needs nccl.h or CUDA to build.
 #include <dlfcn.h>
 #include <link.h>
@@ -336,12 +336,14 @@ std::atomic<uint32_t> g_next_group{1};
 
 class NcclCall {
  public:
-  // Lifecycle and group calls are followed whenever recording may still start;
-  // operations only while recording.
-  explicit NcclCall(bool lifecycle) {
+  // Lifecycle and group calls (kind Unknown) are followed whenever recording
+  // may still start; operations only while recording.
+  explicit NcclCall(OpKind kind) {
     Recorder& r = Recorder::Get();
+    const bool lifecycle = kind == OpKind::Unknown;
     active_ = t_depth == 0 && (lifecycle ? r.startable() : r.active());
     if (active_) ++t_depth;
+    op_.kind = kind;
   }
   ~NcclCall() {
     if (active_) --t_depth;
@@ -350,16 +352,14 @@ class NcclCall {
   NcclCall& operator=(const NcclCall&) = delete;
   bool active() const { return active_; }
 
-  void Operation(OpKind kind, ncclComm_t comm, cudaStream_t stream, size_t count,
-                 ncclDataType_t type, uint64_t ranks_factor) {
+  void Operation(ncclComm_t comm, cudaStream_t stream, size_t count, ncclDataType_t type) {
     op_.enter_ns = NowNs();
     comm_ = LookupComm(comm);
     stream_ = stream;
-    op_.kind = kind;
     op_.comm = comm_->id;
     op_.count = uint64_t(count);
     op_.datatype = DataTypeOf(type);
-    op_.bytes = op_.count * TypeSize(type) * ranks_factor;
+    op_.bytes = op_.count * TypeSize(type);
     op_.stream = reinterpret_cast<uint64_t>(stream);
     op_.thread = Recorder::Get().ThreadIndex();
     if (t_group_depth > 0) {
@@ -368,16 +368,17 @@ class NcclCall {
       timing_ = gpu::Begin(stream, &op_.captured_in_graph);
     }
   }
-  OpEvent& event() { return op_; }
-  int comm_size() const { return comm_->size; }
+  void Reduction(ncclRedOp_t op) { op_.red_op = RedOpOf(op); }
+  void Peer(int peer) { op_.peer = peer; }  // the root, or the other side of a send/recv
+  void WholeBuffer() { op_.bytes *= uint64_t(comm_->size); }
 
   // Splits and shrinks: the parent and which of its splits (or shrinks) this is.
   CommEntry* parent = nullptr;
   int index = 0;
   bool outermost_group_end = false;
-  ncclResult_t rc = ncclSuccess;  // the real call's result, for After
+  ncclResult_t rc = ncclSuccess;  // the real call's result, for `after`
 
-  void Finish(ncclResult_t rc) {
+  void Finish() {
     op_.exit_ns = NowNs();
     const bool enqueued = rc == ncclSuccess || rc == ncclInProgress;
     if (!enqueued) {
@@ -461,274 +462,84 @@ void FinishGroupEnd(ncclResult_t rc) {
   gpu::Publish(events.data(), timings.data(), events.size());
 }
 
-}  // namespace
-}  // namespace dltrace::record
-
-// ---- the wrappers ---------------------------------------------------------------------
-
-// Every intercepted function, declared from the one table; exported as is.
-#define DLTRACE_DECLARE_WRAPPER(name, params, args) \
-  extern "C" DLTRACE_EXPORT ncclResult_t name params;
-DLTRACE_NCCL_FUNCTIONS(DLTRACE_DECLARE_WRAPPER)
-#undef DLTRACE_DECLARE_WRAPPER
-
-namespace dltrace::record {
-namespace {
-
-// What each function records: a call object per function whose Before runs
-// ahead of the real call and After behind it (with rc set), both only while
-// the call is followed (see NcclCall).
-template <bool lifecycle>
-struct Followed : NcclCall {
-  Followed() : NcclCall(lifecycle) {}
-};
-template <auto F>
-struct Hooks;
-
-// Forwarded only.
-template <>
-struct Hooks<&ncclGetUniqueId> : Followed<true> {
-  void Before(ncclUniqueId*) {}
-  void After(ncclUniqueId*) {}
-};
-template <>
-struct Hooks<&ncclCommFinalize> : Followed<true> {
-  void Before(ncclComm_t) {}
-  void After(ncclComm_t) {}
-};
-
 bool Made(ncclResult_t rc) { return rc == ncclSuccess || rc == ncclInProgress; }
 
-template <>
-struct Hooks<&ncclCommInitRank> : Followed<true> {
-  void Before(ncclComm_t*, int, const ncclUniqueId&, int) {}
-  void After(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank) {
-    if (Made(rc) && comm)
-      NewComm(*comm, "init", nranks, rank, UniqueIdHash(id), DeviceOf(*comm), nullptr, 0, 0);
-  }
-};
-template <>
-struct Hooks<&ncclCommInitRankConfig> : Followed<true> {
-  void Before(ncclComm_t*, int, const ncclUniqueId&, int, ncclConfig_t*) {}
-  void After(ncclComm_t* comm, int nranks, const ncclUniqueId& id, int rank, ncclConfig_t*) {
-    if (Made(rc) && comm)
-      NewComm(*comm, "init_config", nranks, rank, UniqueIdHash(id), DeviceOf(*comm), nullptr, 0, 0);
-  }
-};
-template <>
-struct Hooks<&ncclCommInitRankScalable> : Followed<true> {
-  void Before(ncclComm_t*, int, int, int, ncclUniqueId*, ncclConfig_t*) {}
-  void After(ncclComm_t* comm, int nranks, int rank, int n_ids, ncclUniqueId* ids, ncclConfig_t*) {
-    // NCCL hashes the first of the ids.
-    if (Made(rc) && comm)
-      NewComm(*comm, "init_scalable", nranks, rank, n_ids > 0 && ids ? UniqueIdHash(ids[0]) : 0,
-              DeviceOf(*comm), nullptr, 0, 0);
-  }
-};
-template <>
-struct Hooks<&ncclCommInitAll> : Followed<true> {
-  void Before(ncclComm_t*, int, const int*) {}
-  void After(ncclComm_t* comms, int ndev, const int* devlist) {
-    if (!Made(rc) || !comms) return;
-    // One process holds every rank: an identity of its own, from host and pid.
-    static std::atomic<uint64_t> made{0};
-    char host[256] = {};
-    gethostname(host, sizeof(host) - 1);
-    uint64_t h = 5381;
-    for (const char* p = host; *p; ++p) h = Mix(h, uint64_t(*p));
-    h = Mix(Mix(h, uint64_t(getpid())), made.fetch_add(1));
-    for (int i = 0; i < ndev; ++i)
-      NewComm(comms[i], "init_all", ndev, i, h, devlist ? devlist[i] : i, nullptr, 0, 0);
-  }
-};
+// ncclCommInitRank and its variants.
+void Initialized(const NcclCall& c, ncclComm_t* comm, const char* how, int nranks, int rank,
+                 uint64_t hash) {
+  if (Made(c.rc) && comm) NewComm(*comm, how, nranks, rank, hash, DeviceOf(*comm), nullptr, 0, 0);
+}
 
-template <>
-struct Hooks<&ncclCommSplit> : Followed<true> {
-  void Before(ncclComm_t comm, int, int, ncclComm_t*, ncclConfig_t*) {
-    if (!Recorder::Get().active() || !comm) return;
-    parent = LookupComm(comm);
-    index = parent->splits++;  // every member splits, with or without a color
-  }
-  void After(ncclComm_t, int color, int key, ncclComm_t* newcomm, ncclConfig_t*) {
-    if (!parent || !Made(rc) || !newcomm || !*newcomm || color == NCCL_SPLIT_NOCOLOR) return;
-    int n = 0, r = -1;  // a nonblocking child may not know yet: asked again on first use
-    if (Call_ncclCommCount(*newcomm, &n) != ncclSuccess ||
-        Call_ncclCommUserRank(*newcomm, &r) != ncclSuccess) {
-      n = 0;
-      r = -1;
-    }
-    uint64_t h =
-        Mix(Mix(Mix(parent->hash, 0x73706c6974ull), uint64_t(index)), uint64_t(uint32_t(color)));
-    NewComm(*newcomm, "split", n, r, h, parent->device, parent, color, key);
-  }
-};
-template <>
-struct Hooks<&ncclCommShrink> : Followed<true> {
-  void Before(ncclComm_t comm, int*, int, ncclComm_t*, ncclConfig_t*, int) {
-    if (!Recorder::Get().active() || !comm) return;
-    parent = LookupComm(comm);
-    index = parent->shrinks++;  // only the ranks that stay call it
-  }
-  void After(ncclComm_t, int* excluded, int n_excluded, ncclComm_t* newcomm, ncclConfig_t*, int) {
-    if (!parent || !Made(rc) || !newcomm || !*newcomm) return;
-    // The ranks that stay keep their order.
-    int below = 0;
-    uint64_t h = Mix(Mix(parent->hash, 0x736872696e6bull), uint64_t(index));
-    for (int i = 0; i < n_excluded && excluded; ++i) {
-      below += excluded[i] < parent->rank ? 1 : 0;
-      h = Mix(h, uint64_t(uint32_t(excluded[i])));
-    }
-    NewComm(*newcomm, "shrink", parent->size - n_excluded, parent->rank - below, h, parent->device,
-            parent, 0, 0);
-  }
-};
-template <>
-struct Hooks<&ncclCommDestroy> : Followed<true> {
-  void Before(ncclComm_t comm) { ForgetComm(comm); }
-  void After(ncclComm_t) {}
-};
-template <>
-struct Hooks<&ncclCommAbort> : Followed<true> {
-  void Before(ncclComm_t comm) { ForgetComm(comm); }
-  void After(ncclComm_t) {}
-};
+// One process holds every rank: an identity of its own, from host and pid.
+void InitializedAll(const NcclCall& c, ncclComm_t* comms, int ndev, const int* devlist) {
+  if (!Made(c.rc) || !comms) return;
+  static std::atomic<uint64_t> made{0};
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  uint64_t h = 5381;
+  for (const char* p = host; *p; ++p) h = Mix(h, uint64_t(*p));
+  h = Mix(Mix(h, uint64_t(getpid())), made.fetch_add(1));
+  for (int i = 0; i < ndev; ++i)
+    NewComm(comms[i], "init_all", ndev, i, h, devlist ? devlist[i] : i, nullptr, 0, 0);
+}
 
-// Operations: Before describes the call, After (shared) finishes it.
-struct OperationHooks : Followed<false> {
-  template <typename... Args>
-  void After(Args&&...) {
-    Finish(rc);
-  }
-};
+void SplitFrom(NcclCall& c, ncclComm_t comm) {
+  if (!Recorder::Get().active() || !comm) return;
+  c.parent = LookupComm(comm);
+  c.index = c.parent->splits++;  // every member splits, with or without a color
+}
 
-template <>
-struct Hooks<&ncclAllReduce> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op,
-              ncclComm_t comm, cudaStream_t stream) {
-    Operation(OpKind::NcclAllReduce, comm, stream, count, type, 1);
-    event().red_op = RedOpOf(op);
+void Split(const NcclCall& c, int color, int key, ncclComm_t* newcomm) {
+  if (!c.parent || !Made(c.rc) || !newcomm || !*newcomm || color == NCCL_SPLIT_NOCOLOR) return;
+  int n = 0, r = -1;  // a nonblocking child may not know yet: asked again on first use
+  if (Call_ncclCommCount(*newcomm, &n) != ncclSuccess ||
+      Call_ncclCommUserRank(*newcomm, &r) != ncclSuccess) {
+    n = 0;
+    r = -1;
   }
-};
-template <>
-struct Hooks<&ncclBroadcast> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclBroadcast, comm, stream, count, type, 1);
-    event().peer = root;
-  }
-};
-template <>
-struct Hooks<&ncclBcast> : OperationHooks {
-  void Before(void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclBroadcast, comm, stream, count, type, 1);
-    event().peer = root;
-  }
-};
-template <>
-struct Hooks<&ncclReduce> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op, int root,
-              ncclComm_t comm, cudaStream_t stream) {
-    Operation(OpKind::NcclReduce, comm, stream, count, type, 1);
-    event().red_op = RedOpOf(op);
-    event().peer = root;
-  }
-};
-// Gathered and scattered buffers count whole (count x ranks), as nccl-tests does.
-template <>
-struct Hooks<&ncclAllGather> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclAllGather, comm, stream, count, type, 1);
-    event().bytes *= uint64_t(comm_size());
-  }
-};
-template <>
-struct Hooks<&ncclReduceScatter> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclRedOp_t op,
-              ncclComm_t comm, cudaStream_t stream) {
-    Operation(OpKind::NcclReduceScatter, comm, stream, count, type, 1);
-    event().bytes *= uint64_t(comm_size());
-    event().red_op = RedOpOf(op);
-  }
-};
-template <>
-struct Hooks<&ncclAlltoAll> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclAllToAll, comm, stream, count, type, 1);
-    event().bytes *= uint64_t(comm_size());
-  }
-};
-template <>
-struct Hooks<&ncclGather> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclGather, comm, stream, count, type, 1);
-    event().bytes *= uint64_t(comm_size());
-    event().peer = root;
-  }
-};
-template <>
-struct Hooks<&ncclScatter> : OperationHooks {
-  void Before(const void*, void*, size_t count, ncclDataType_t type, int root, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclScatter, comm, stream, count, type, 1);
-    event().bytes *= uint64_t(comm_size());
-    event().peer = root;
-  }
-};
-template <>
-struct Hooks<&ncclSend> : OperationHooks {
-  void Before(const void*, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclSend, comm, stream, count, type, 1);
-    event().peer = peer;
-  }
-};
-template <>
-struct Hooks<&ncclRecv> : OperationHooks {
-  void Before(void*, size_t count, ncclDataType_t type, int peer, ncclComm_t comm,
-              cudaStream_t stream) {
-    Operation(OpKind::NcclRecv, comm, stream, count, type, 1);
-    event().peer = peer;
-  }
-};
+  uint64_t h =
+      Mix(Mix(Mix(c.parent->hash, 0x73706c6974ull), uint64_t(c.index)), uint64_t(uint32_t(color)));
+  NewComm(*newcomm, "split", n, r, h, c.parent->device, c.parent, color, key);
+}
 
-// Nested groups count as one: the outermost pair gives the id.
-template <>
-struct Hooks<&ncclGroupStart> : Followed<true> {
-  void Before() {
-    if (t_group_depth++ == 0) t_group_id = g_next_group.fetch_add(1, std::memory_order_relaxed);
+void ShrinkFrom(NcclCall& c, ncclComm_t comm) {
+  if (!Recorder::Get().active() || !comm) return;
+  c.parent = LookupComm(comm);
+  c.index = c.parent->shrinks++;  // only the ranks that stay call it
+}
+
+void Shrunk(const NcclCall& c, const int* excluded, int n_excluded, ncclComm_t* newcomm) {
+  if (!c.parent || !Made(c.rc) || !newcomm || !*newcomm) return;
+  // The ranks that stay keep their order.
+  int below = 0;
+  uint64_t h = Mix(Mix(c.parent->hash, 0x736872696e6bull), uint64_t(c.index));
+  for (int i = 0; i < n_excluded && excluded; ++i) {
+    below += excluded[i] < c.parent->rank ? 1 : 0;
+    h = Mix(h, uint64_t(uint32_t(excluded[i])));
   }
-  void After() {}
-};
-template <>
-struct Hooks<&ncclGroupEnd> : Followed<true> {
-  void Before() {
-    if (t_group_depth == 0) return;  // unbalanced: NCCL itself will say so
-    if (--t_group_depth == 0) {
-      outermost_group_end = true;
-      BeginGroupEnd();
-    }
+  NewComm(*newcomm, "shrink", c.parent->size - n_excluded, c.parent->rank - below, h,
+          c.parent->device, c.parent, 0, 0);
+}
+
+void GroupStart() {
+  if (t_group_depth++ == 0) t_group_id = g_next_group.fetch_add(1, std::memory_order_relaxed);
+}
+
+void GroupEndBegins(NcclCall& c) {
+  if (t_group_depth == 0) return;  // unbalanced: NCCL itself will say so
+  if (--t_group_depth == 0) {
+    c.outermost_group_end = true;
+    BeginGroupEnd();
   }
-  void After() {
-    if (outermost_group_end) FinishGroupEnd(rc);
-  }
-};
+}
+
+void GroupEnded(const NcclCall& c) {
+  if (c.outermost_group_end) FinishGroupEnd(c.rc);
+}
 
 }  // namespace
 }  // namespace dltrace::record
 
-#define DLTRACE_DEFINE_WRAPPER(name, params, args)                \
-  extern "C" ncclResult_t name params {                           \
-    static const auto real = dltrace::record::Real(#name, &name); \
-    if (!real) return dltrace::record::Missing(#name);            \
-    dltrace::record::Hooks<&name> call;                           \
-    if (!call.active()) return real args;                         \
-    call.Before args;                                             \
-    call.rc = real args;                                          \
-    call.After args;                                              \
-    return call.rc;                                               \
-  }
-DLTRACE_NCCL_FUNCTIONS(DLTRACE_DEFINE_WRAPPER)
+// ---- the wrappers, generated from tables/nccl.py ----------------------------------------
+using namespace dltrace::record;
+#include "nccl_wrappers.inc"

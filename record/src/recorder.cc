@@ -824,6 +824,10 @@ bool Recorder::FinishFile(const char* reason, bool from_signal) {
   f.end_monotonic_ns = uint64_t(NowNs());
   f.end_realtime_ns = uint64_t(rt.tv_sec) * 1'000'000'000ull + uint64_t(rt.tv_nsec);
   f.reason = reason;
+  {
+    std::lock_guard<std::mutex> unrecorded_lock(unrecorded_mu_);
+    for (const auto& [name, calls] : unrecorded_) f.unrecorded.emplace_back(name, calls);
+  }
   std::string err;
   bool was_failed = w.failed();
   bool ok = w.Close(f, &err);
@@ -842,6 +846,16 @@ bool Recorder::FinishFile(const char* reason, bool from_signal) {
                  trace_path_.c_str(), (unsigned long long)dropped,
                  discard_.load() ? " (not written)" : " (raise DLTRACE_BUFFER_EVENTS)");
   return ok;
+}
+
+void Recorder::CountUnrecorded(const char* name) {
+  std::lock_guard<std::mutex> lock(unrecorded_mu_);
+  for (auto& [n, calls] : unrecorded_)
+    if (std::strcmp(n, name) == 0) {
+      ++calls;
+      return;
+    }
+  unrecorded_.emplace_back(name, 1);
 }
 
 void Recorder::Stop(const char* reason) {

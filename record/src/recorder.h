@@ -122,6 +122,10 @@ class Recorder {
   // Small stable index of the calling thread, stored with each op.
   uint32_t ThreadIndex();
 
+  // A call that moves data the recorder saw but could not record: counted
+  // by NAME (a string literal) and written in the footer.
+  void CountUnrecorded(const char* name);
+
   // Says MESSAGE once on stderr (unless quiet) and stops recording.
   void Disable(const std::string& message);
   // The directory a run without DLTRACE_OUTPUT uses (rank 0 chooses it).
@@ -178,6 +182,8 @@ class Recorder {
   struct WriterState;
   WriterState* writer_ = nullptr;
   uint64_t dropped_ = 0;
+  std::mutex unrecorded_mu_;  // a rare path: a lock is fine
+  std::vector<std::pair<const char*, uint64_t>> unrecorded_;
   int rank_ = -1;
   // Set after a failed write: Append counts events instead of keeping them.
   std::atomic<bool> discard_{false};

@@ -230,6 +230,7 @@ TEST(TraceFormat, RoundTripsEveryField) {
   w->AddOp(negative);
   ASSERT_TRUE(w->Flush(&err)) << err;
   Footer f{7, 2, 1, 42, 43, "signal 15"};
+  f.unrecorded = {{"MPI_Mrecv", 3}, {"MPI_Put", 1}};
   ASSERT_TRUE(w->Close(f, &err)) << err;
 
   RankTrace t = ReadTraceFile(dir.file("r.dltrace"));

@@ -18,14 +18,20 @@ program mpi_twin
 #if defined(DLTRACE_F08)
   type(MPI_Status) :: st, sts(2)
   type(MPI_Request) :: rq(2), prq(2)
-  type(MPI_Comm) :: sub, dup
+  type(MPI_Comm) :: sub, dup, ring
   type(MPI_Datatype) :: types(32)
+  type(MPI_Win) :: win
+  type(MPI_Message) :: msg
 #else
   integer :: st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 2)
   integer :: rq(2), prq(2)
-  integer :: sub, dup
+  integer :: sub, dup, ring
   integer :: types(32)
+  integer :: win, msg
 #endif
+  integer(kind=MPI_ADDRESS_KIND) :: winsize, disp
+  integer :: dims(1)
+  logical :: periods(1)
   integer :: ierr, rank, nranks, partner, right, left, i, k, idx
   integer(8) :: check
   logical :: flag
@@ -167,6 +173,28 @@ program mpi_twin
   call MPI_Iallreduce(a, c, n, MPI_DOUBLE_PRECISION, MPI_SUM, MPI_COMM_WORLD, rq(1), ierr)
   call MPI_Wait(rq(1), MPI_STATUS_IGNORE, ierr)
   check = check + nint(sum(c), 8)
+  ! one-sided in a fence epoch, a matched probe, a neighbourhood exchange
+  winsize = 8 * n
+  call MPI_Win_create(c, winsize, 8, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_fence(0, win, ierr)
+  disp = 0
+  call MPI_Put(a, 4, MPI_DOUBLE_PRECISION, right, disp, 4, MPI_DOUBLE_PRECISION, win, ierr)
+  disp = 8
+  call MPI_Get(b, 2, MPI_DOUBLE_PRECISION, left, disp, 2, MPI_DOUBLE_PRECISION, win, ierr)
+  call MPI_Win_fence(0, win, ierr)
+  call MPI_Win_free(win, ierr)
+  check = check + nint(sum(c(1:4)), 8) + nint(sum(b(1:2)), 8)
+  call MPI_Isend(a, 3, MPI_DOUBLE_PRECISION, partner, 16, MPI_COMM_WORLD, rq(1), ierr)
+  call MPI_Mprobe(partner, 16, MPI_COMM_WORLD, msg, st, ierr)
+  call MPI_Mrecv(b, 3, MPI_DOUBLE_PRECISION, msg, st, ierr)
+  call MPI_Wait(rq(1), st, ierr)
+  check = check + nint(sum(b(1:3)), 8)
+  dims(1) = nranks
+  periods(1) = .true.
+  call MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, .false., ring, ierr)
+  call MPI_Neighbor_alltoall(a, 2, MPI_DOUBLE_PRECISION, b, 2, MPI_DOUBLE_PRECISION, ring, ierr)
+  check = check + nint(sum(b(1:4)), 8)
+  call MPI_Comm_free(ring, ierr)
   write(*, '(A,I0,A,I0)') 'rank ', rank, ' checksum ', check
   call MPI_Finalize(ierr)
 end program mpi_twin

@@ -138,6 +138,28 @@ int main(int argc, char** argv) {
   MPI_Iallreduce(a, c, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &rq[0]);
   MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
   check += Sum(c, n);
+  /* one-sided in a fence epoch, a matched probe, a neighbourhood exchange */
+  MPI_Win win;
+  MPI_Win_create(c, n * (MPI_Aint)sizeof(double), sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD,
+                 &win);
+  MPI_Win_fence(0, win);
+  MPI_Put(a, 4, MPI_DOUBLE, right, 0, 4, MPI_DOUBLE, win);
+  MPI_Get(b, 2, MPI_DOUBLE, left, 8, 2, MPI_DOUBLE, win);
+  MPI_Win_fence(0, win);
+  MPI_Win_free(&win);
+  check += Sum(c, 4) + Sum(b, 2);
+  MPI_Message msg;
+  MPI_Isend(a, 3, MPI_DOUBLE, partner, 16, MPI_COMM_WORLD, &rq[0]);
+  MPI_Mprobe(partner, 16, MPI_COMM_WORLD, &msg, &st);
+  MPI_Mrecv(b, 3, MPI_DOUBLE, &msg, &st);
+  MPI_Wait(&rq[0], &st);
+  check += Sum(b, 3);
+  MPI_Comm ring;
+  int dims[1] = {nranks}, periods[1] = {1};
+  MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+  MPI_Neighbor_alltoall(a, 2, MPI_DOUBLE, b, 2, MPI_DOUBLE, ring);
+  check += Sum(b, 4);
+  MPI_Comm_free(&ring);
   printf("rank %d checksum %lld\n", rank, check);
   MPI_Finalize();
   return 0;

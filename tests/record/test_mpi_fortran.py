@@ -74,8 +74,19 @@ class FortranTest(unittest.TestCase):
         for rank, ops in self.reference.items():
             kinds = [o[0] for o in ops]
             # Closed-form spot checks of the reference itself: 16 doubles
-            # (128 bytes) per message; the persistent pair started 4 times.
-            self.assertEqual(kinds.count("MPI_Isend"), 5 + 4, rank)
+            # (128 bytes) per message; the persistent pair started 4 times;
+            # one more Isend for the matched probe.
+            self.assertEqual(kinds.count("MPI_Isend"), 5 + 4 + 1, rank)
+            # One-sided: 4 doubles put to the right, 2 got from the left, in
+            # the epoch the first fence opened; the matched receive of 3
+            # doubles from the partner; 2 doubles to each ring neighbour.
+            one = lambda kind: [o for o in ops if o[0] == kind]
+            right, left = (rank + 1) % NP, (rank - 1) % NP
+            self.assertEqual([(o[3], o[6], o[7]) for o in one("MPI_Put")], [(32, right, 1)])
+            self.assertEqual([(o[3], o[6], o[7]) for o in one("MPI_Get")], [(16, left, 1)])
+            self.assertEqual([(o[3], o[6], o[7]) for o in one("MPI_Mrecv")], [(24, rank ^ 1, 16)])
+            self.assertEqual([o[8] for o in one("MPI_Neighbor_alltoall")],
+                             [[16 if i in (left, right) else 0 for i in range(NP)]])
             self.assertEqual(kinds.count("MPI_Irecv"), 4 + 4, rank)
             # Alltoallv and w: rank r sends i + 1 ints to rank i, gets r + 1 from each.
             for kind in ("MPI_Alltoallv", "MPI_Alltoallw"):

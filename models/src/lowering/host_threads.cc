@@ -13,9 +13,13 @@ namespace {
 
 // Calls that complete requests (and, for Test*, may complete none).
 bool IsCompletion(OpKind kind) {
+  // (window synchronisations complete the one-sided ops of their epoch)
   return kind == OpKind::MpiWait || kind == OpKind::MpiWaitall || kind == OpKind::MpiWaitany ||
          kind == OpKind::MpiWaitsome || kind == OpKind::MpiTest || kind == OpKind::MpiTestall ||
-         kind == OpKind::MpiTestany || kind == OpKind::MpiTestsome;
+         kind == OpKind::MpiTestany || kind == OpKind::MpiTestsome ||
+         (formats::IsWindowSync(kind) && kind != OpKind::MpiWinLock &&
+          kind != OpKind::MpiWinLockAll && kind != OpKind::MpiWinPost &&
+          kind != OpKind::MpiWinStart);
 }
 // Calls whose time is waiting for messages the schedule models, not compute.
 bool IsMessageWait(OpKind kind) {
@@ -72,7 +76,12 @@ void HostThreads::Build(const formats::RankTrace& rt, int32_t g) {
     c.exit = e.exit_ns;
     thread_of(e).calls.push_back(std::move(c));
   }
-  auto by_time = [](const Call& a, const Call& b) { return a.enter < b.enter; };
+  // A call that both completes ops and is one (MPI_Win_fence: it completes
+  // its epoch's puts and synchronises the window's group) completes first.
+  auto by_time = [](const Call& a, const Call& b) {
+    if (a.enter != b.enter) return a.enter < b.enter;
+    return a.type == Call::Type::kWait && b.type != Call::Type::kWait;
+  };
   for (Thread& t : threads) std::stable_sort(t.calls.begin(), t.calls.end(), by_time);
   // Attach each completed nonblocking op to the call that completed it.
   for (uint32_t k = 0; k < items.size(); ++k) {

@@ -34,6 +34,7 @@ class Collector {
   void CollectOps() {
     op_of_call_.assign(m_.calls.size(), kNoOp);
     op_of_transfer_.assign(m_.transfers.size(), kNoOp);
+    op_of_one_sided_.assign(m_.one_sided.size(), kNoOp);
     size_t skipped = 0;
     for (uint32_t c = 0; c < m_.calls.size(); ++c) {
       const CollectiveCall& call = m_.calls[c];
@@ -74,6 +75,26 @@ class Collector {
       op_of_transfer_[t] = Add(op, {{tr.src, tr.send_op}, {tr.dst, tr.recv_op}});
     }
     if (self) Note(std::to_string(self) + " messages a rank sent to itself were left out");
+    // One-sided ops: the origin's call alone (a passive target makes none);
+    // the target's side has no entry of its own (LowerOneSided in lower.cc).
+    size_t local = 0;
+    for (uint32_t k = 0; k < m_.one_sided.size(); ++k) {
+      const OneSidedOp& o = m_.one_sided[k];
+      if (o.origin == o.target) {
+        ++local;
+        continue;
+      }
+      ScheduleOp op;
+      op.source = ScheduleOp::Source::kOneSided;
+      op.kind = m_.rank(o.origin)->ops[o.op].kind;
+      op.collective = formats::CollectiveOf(op.kind);
+      op.recorded = k;
+      op.comm = int32_t(o.comm);
+      op.bytes = o.bytes;
+      op.algorithm = kRecordedAlgorithm;
+      op_of_one_sided_[k] = Add(op, {{o.origin, o.op}});
+    }
+    if (local) Note(std::to_string(local) + " one-sided ops a rank made on its own window part were left out");
   }
 
   uint32_t Add(const ScheduleOp& op, std::vector<Part> parts) {
@@ -102,6 +123,8 @@ class Collector {
           if (op_of_transfer_[l.index] != kNoOp) item.ops.push_back(op_of_transfer_[l.index]);
           if (l.second >= 0 && op_of_transfer_[size_t(l.second)] != kNoOp)
             item.ops.push_back(op_of_transfer_[size_t(l.second)]);
+        } else if (l.kind == OpLink::Kind::kOneSided) {
+          if (op_of_one_sided_[l.index] != kNoOp) item.ops.push_back(op_of_one_sided_[l.index]);
         }
         if (item.ops.empty()) continue;
         item.trace_op = i;
@@ -127,7 +150,7 @@ class Collector {
   Schedule& s_;
   std::vector<std::string>* notes_;
   RecordedOps rec_;
-  std::vector<uint32_t> op_of_call_, op_of_transfer_;
+  std::vector<uint32_t> op_of_call_, op_of_transfer_, op_of_one_sided_;
 };
 
 }  // namespace

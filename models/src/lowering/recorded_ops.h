@@ -13,7 +13,7 @@
 
 namespace dltrace::models::lowering {
 
-inline bool IsNccl(formats::OpKind kind) { return kind >= formats::OpKind::NcclAllReduce; }
+using formats::IsNccl;
 
 // One rank's recorded call that takes part in an op.
 struct Part {

@@ -21,10 +21,17 @@ enum class Collective {
   kReduceScatter,
   kAllToAll,
   kScan,
+  kNeighborExchange,  // neighbourhood collectives: per-peer bytes to and from each neighbour
+  kPut,               // one-sided, origin to target (put, accumulate)
+  kGet,               // one-sided, target to origin
+  kPutGet,            // one-sided both ways (get-accumulate, fetch-and-op, compare-and-swap)
 };
 
 Collective CollectiveOf(OpKind kind);
 const char* CollectiveName(Collective c);  // "all-reduce", "send", ...
+bool IsNccl(OpKind kind);
+bool IsOneSided(OpKind kind);    // a put, get or accumulate into a window (Collective kPut/kGet/kPutGet)
+bool IsWindowSync(OpKind kind);  // MPI_Win_fence, lock/unlock, post/start/complete/wait, flush
 bool IsPointToPoint(OpKind kind);
 bool IsCollective(OpKind kind);  // a call every member of a communicator makes
 bool IsNonblocking(OpKind kind);  // completes later, through Wait/Test or a stream

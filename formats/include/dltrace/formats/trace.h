@@ -108,6 +108,8 @@ struct Footer {
   uint64_t end_realtime_ns = 0;
   std::string reason;
   std::string write_error;  // first write failure; empty when every write succeeded
+  // Calls that move data the recorder saw but could not record, by name.
+  std::vector<std::pair<std::string, uint64_t>> unrecorded;
   bool operator==(const Footer&) const;
 };
 

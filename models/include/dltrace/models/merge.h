@@ -43,8 +43,16 @@ struct Transfer {
 };
 
 // What a recorded op became in the merged view.
+// A one-sided op (MPI_Put, MPI_Get, ...): the origin's call, its target.
+struct OneSidedOp {
+  int32_t origin = -1, target = -1;  // world ranks
+  uint32_t op = 0;                   // op index in the origin's file
+  uint64_t bytes = 0;
+  uint32_t comm = 0;                 // the window, an index into MergedTrace::comms
+};
+
 struct OpLink {
-  enum class Kind : uint8_t { kNone, kCall, kTransfer };
+  enum class Kind : uint8_t { kNone, kCall, kTransfer, kOneSided };
   Kind kind = Kind::kNone;
   uint32_t index = 0;   // into calls or transfers
   int64_t second = -1;  // a send-receive's other transfer, else -1
@@ -65,6 +73,7 @@ struct MergedTrace {
   std::vector<std::unordered_map<uint32_t, uint32_t>> comm_index;
   std::vector<CollectiveCall> calls;
   std::vector<Transfer> transfers;
+  std::vector<OneSidedOp> one_sided;
   std::vector<std::vector<OpLink>> links;  // [world rank][op index]
   // One line each, naming the communicator, call or rank: what does not fit
   // together. Empty for a consistent set.

@@ -57,11 +57,11 @@ struct RankSchedule {
 // What a group of steps was lowered from: one recorded collective call, one
 // matched point-to-point transfer, or a compute gap.
 struct ScheduleOp {
-  enum class Source : uint8_t { kCollective, kTransfer, kCompute, kSynthetic };
+  enum class Source : uint8_t { kCollective, kTransfer, kCompute, kSynthetic, kOneSided };
   Source source = Source::kCollective;
   formats::Collective collective = formats::Collective::kNone;
   formats::OpKind kind = formats::OpKind::Unknown;  // the recorded call
-  uint32_t recorded = 0;  // index into MergedTrace::calls or ::transfers (by source)
+  uint32_t recorded = 0;  // index into MergedTrace::calls, ::transfers or ::one_sided (by source)
   int32_t iteration = 0;
   int32_t comm = -1;        // index into MergedTrace::comms; -1 when none
   uint64_t bytes = 0;       // as recorded (nccl-tests "size")
