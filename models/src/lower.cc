@@ -112,7 +112,10 @@ uint64_t Key(uint32_t op, int32_t rank) { return (uint64_t(op) << 32) | uint32_t
 class Lowerer {
  public:
   Lowerer(const MergedTrace& m, const LowerOptions& o, std::vector<std::string>* notes)
-      : m_(m), options_(o), notes_(notes) {}
+      : m_(m), options_(o), notes_(notes) {
+    if (options_.nccl.algo.empty() && options_.nccl.proto.empty() && options_.nccl.version.empty())
+      options_.nccl = RecordedNcclSettings();
+  }
 
   Schedule Run() {
     BuildEndpoints();
@@ -127,6 +130,14 @@ class Lowerer {
  private:
   void Note(const std::string& n) {
     if (notes_) notes_->push_back(n);
+  }
+
+  // The NCCL settings and version the first rank that recorded NCCL's version ran with.
+  NcclSettings RecordedNcclSettings() const {
+    for (const auto& rt : m_.set->ranks)
+      if (!rt.header.nccl_version.empty())
+        return NcclSettingsFrom(rt.header.nccl_env, rt.header.nccl_version);
+    return {};
   }
 
   // Whether the job's transfers are NCCL's: any rank recorded an NCCL call.
@@ -598,7 +609,16 @@ class Lowerer {
       spec.members = m_.comms[call.comm].members;
       spec.root = call.root;
       spec.seq = call.ordinal;
-      op.algorithm = LowerCollective(*algo_, spec, options_, b);
+      // NCCL's own choice, where a member's recorder saw it (profiler plugin).
+      for (const Part& p : parts_[x]) {
+        const OpEvent& e = TraceOp(p);
+        if (e.nccl_algorithm == formats::NcclAlgorithm::Unknown) continue;
+        spec.recorded_algo = NcclAlgo(int8_t(e.nccl_algorithm));
+        spec.recorded_proto = NcclProto(int8_t(e.nccl_protocol));
+        spec.recorded_channels = e.nccl_channels;
+        break;
+      }
+      op.algorithm = LowerCollective(*algo_, spec, options_, b, &op);
     } else {
       const Transfer& t = m_.transfers[op.recorded];
       b.Transfer(t.src, t.dst, t.bytes, 0, {}, {});
@@ -630,7 +650,7 @@ class Lowerer {
   }
 
   const MergedTrace& m_;
-  const LowerOptions& options_;
+  LowerOptions options_;
   std::vector<std::string>* notes_;
   Schedule s_;
   std::vector<int64_t> first_ns_;
