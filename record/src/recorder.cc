@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dltrace/formats/nccl_env.h"
 #include "dltrace/formats/rank_env.h"
 #include "dltrace/formats/writer.h"
 #include "signals.h"
@@ -509,10 +510,12 @@ bool Recorder::Start(const StartInfo& info) {
   h.gpu_device = info.gpu_device;
   h.gpu_bus_id = info.gpu_bus_id;
   h.job_id = JobId();
+  h.attributes = info.attributes;
   KeepRawValues(formats::kRankVariables, &h.rank_env);
   KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
   KeepRawValues(formats::kWorldSizeVariables, &h.rank_env);
   KeepRawValues(formats::kJobIdVariables, &h.rank_env);
+  KeepRawValues(formats::kNcclSettingVariables, &h.nccl_env);
 
   // Where the file goes: a template with %-codes names the file; otherwise
   // the setting (or the agreed default) is a directory of rank files.

@@ -47,6 +47,7 @@ struct StartInfo {
   std::string nccl_version;
   int gpu_device = -1;     // CUDA device of the first NCCL communicator
   std::string gpu_bus_id;
+  formats::KeyValues attributes;  // header extras (the profiler plugin's API version)
 };
 
 // Ops whose record is complete only after their call returned (NCCL ops

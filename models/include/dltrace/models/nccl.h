@@ -55,12 +55,8 @@ struct NcclSettings {
   std::string version;     // "2.28.9"; empty: the tables' version
 };
 
-// The environment variables NcclSettings holds, in one list: what the
-// recorder stores and what FromEnv reads.
-inline constexpr std::array<const char*, 6> kNcclSettingVariables = {
-    "NCCL_ALGO", "NCCL_PROTO", "NCCL_MIN_NCHANNELS", "NCCL_MAX_NCHANNELS", "NCCL_NTHREADS",
-    "NCCL_BUFFSIZE"};
-// Settings from NAME=VALUE pairs (a trace header's nccl_env); unknown names are ignored.
+// Settings from NAME=VALUE pairs (a trace header's nccl_env, the variables
+// of formats::kNcclSettingVariables); unknown names are ignored.
 NcclSettings NcclSettingsFrom(const std::vector<std::pair<std::string, std::string>>& env,
                               const std::string& version);
 
