@@ -154,6 +154,18 @@ const char* RedOpName(RedOp op) {
   return (name && *name) ? name : "unknown";
 }
 
+const char* NcclAlgorithmName(NcclAlgorithm algo) {
+  static const char* names[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+  const int a = int(algo);
+  return a >= 0 && a < 7 ? names[a] : "unknown";
+}
+
+const char* NcclProtocolName(NcclProtocol proto) {
+  static const char* names[] = {"LL", "LL128", "Simple"};
+  const int p = int(proto);
+  return p >= 0 && p < 3 ? names[p] : "unknown";
+}
+
 const char* ApiName(Api api) {
   switch (api) {
     case Api::Mpi: return "MPI";

@@ -4,6 +4,7 @@
 // and point-to-point operation with the algorithm, protocol and channels it
 // chose; the plugin writes them to the same trace files the interposer writes.
 #include <dlfcn.h>
+#include <link.h>
 
 #include <cinttypes>
 #include <cstdio>
@@ -199,7 +200,32 @@ Event* Begin(Context* c, int rank, OpKind kind, size_t count, int type, int peer
   return e;
 }
 
+// Whether the interposer (libdltrace-record.so, preloaded) records NCCL in
+// this process: it is loaded and so is a shared libnccl whose calls it
+// sees. The plugin then stays out, so one recorder writes the rank's file
+// (dltrace record --nccl auto offers both).
+bool InterposerRecordsNccl() {
+  struct Seen {
+    bool interposer = false, nccl = false;
+  } seen;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Seen*>(data);
+        const char* path = info->dlpi_name;
+        const char* base = path ? std::strrchr(path, '/') : nullptr;
+        base = base ? base + 1 : path;
+        if (!base) return 0;
+        if (std::strncmp(base, "libdltrace-record.so", 20) == 0) s->interposer = true;
+        if (std::strncmp(base, "libnccl.so", 10) == 0) s->nccl = true;
+        return 0;
+      },
+      &seen);
+  return seen.interposer && seen.nccl;
+}
+
 Context* NewContext(uint64_t hash, int nranks, int rank) {
+  static const bool inert = InterposerRecordsNccl();
+  if (inert) return nullptr;
   auto* c = new Context();
   c->hash = hash;
   c->nranks = nranks;
@@ -209,21 +235,22 @@ Context* NewContext(uint64_t hash, int nranks, int rank) {
 
 constexpr int kMask = int(profiler::kColl | profiler::kP2p);
 
+// A null context (the interposer records NCCL) asks for no events.
 profiler::Result InitV1(void** context, int* mask) {
   *context = NewContext(0, 0, -1);
-  *mask = kMask;
+  *mask = *context ? kMask : 0;
   return 0;
 }
 profiler::Result InitV4(void** context, int* mask, const char*, uint64_t hash, int, int nranks,
                         int rank, profiler::DebugLogger) {
   *context = NewContext(hash, nranks, rank);
-  *mask = kMask;
+  *mask = *context ? kMask : 0;
   return 0;
 }
 profiler::Result InitV5(void** context, uint64_t hash, int* mask, const char*, int, int nranks,
                         int rank, profiler::DebugLogger) {
   *context = NewContext(hash, nranks, rank);
-  *mask = kMask;
+  *mask = *context ? kMask : 0;
   return 0;
 }
 
@@ -231,6 +258,7 @@ template <typename Descr>
 profiler::Result StartV1(void* context, void** handle, Descr* d) {
   *handle = nullptr;
   auto* init = static_cast<Context*>(context);
+  if (!init) return 0;
   if (d->type == profiler::kColl) {
     const auto& c = d->coll;
     *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOfV1(c.func), c.count,
@@ -250,6 +278,7 @@ template <typename Descr>
 profiler::Result StartV2(void* context, void** handle, Descr* d) {
   *handle = nullptr;
   auto* init = static_cast<Context*>(context);
+  if (!init) return 0;
   if (d->type == profiler::kColl) {
     const auto& c = d->coll;
     *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOf(c.func), c.count,
@@ -268,6 +297,7 @@ template <typename Descr>
 profiler::Result StartV4(void* context, void** handle, Descr* d) {
   *handle = nullptr;
   auto* c = static_cast<Context*>(context);
+  if (!c) return 0;
   if (d->type == profiler::kColl) {
     const auto& k = d->coll;
     *handle = Begin(c, d->rank, KindOf(k.func), k.count, TypeIndex(k.datatype), k.root,

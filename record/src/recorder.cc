@@ -232,6 +232,9 @@ OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
   op.peer = c.peer;
   op.tag = c.tag;
   op.group = c.group;
+  op.nccl_algorithm = c.nccl_algorithm;
+  op.nccl_protocol = c.nccl_protocol;
+  op.nccl_channels = c.nccl_channels;
   op.count = c.count;
   op.bytes = c.bytes;
   op.seq = c.seq;
@@ -411,6 +414,9 @@ void Recorder::Append(OpEvent&& op) {
   r.peer = op.peer;
   r.tag = op.tag;
   r.group = op.group;
+  r.nccl_algorithm = op.nccl_algorithm;
+  r.nccl_protocol = op.nccl_protocol;
+  r.nccl_channels = op.nccl_channels;
   r.count = op.count;
   r.bytes = op.bytes;
   r.seq = op.seq;

@@ -79,6 +79,10 @@ struct OpRecord {
   int32_t peer = -1;  // root or peer, in communicator ranks
   int32_t tag = -1;
   uint32_t group = 0;
+  // NCCL's choice (profiler plugin); in what was padding, so still 96 bytes.
+  formats::NcclAlgorithm nccl_algorithm = formats::NcclAlgorithm::Unknown;
+  formats::NcclProtocol nccl_protocol = formats::NcclProtocol::Unknown;
+  uint16_t nccl_channels = 0;
   uint64_t count = 0, bytes = 0, seq = 0, stream = 0;
   int64_t enter_ns = 0, exit_ns = 0, gpu_start_ns = 0, gpu_end_ns = 0, completion_ns = 0;
 };

@@ -123,5 +123,8 @@ const char* OpKindName(OpKind kind);
 const char* DataTypeName(DataType type);
 const char* RedOpName(RedOp op);
 const char* ApiName(Api api);
+// NCCL's own spellings: "Tree", "Ring", "NVLS", "PAT", ...; "LL", "LL128", "Simple".
+const char* NcclAlgorithmName(NcclAlgorithm algo);
+const char* NcclProtocolName(NcclProtocol proto);
 
 }  // namespace dltrace::formats
