@@ -13,6 +13,8 @@
 #include "ns3/flow-monitor-helper.h"
 #include "ns3/nstime.h"
 
+#include "dltrace/runs/simulation_output.h"
+
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -70,7 +72,9 @@ struct DltraceScenarioConfig
  *
  * The work is done by DltraceNetworkHelper (TCP, stack, queues, addresses),
  * DltraceHelper (applications), DltraceLinkMonitor (link counters and
- * samples) and DltraceOutputWriter (files); this class puts them in order.
+ * samples); this class puts them in order. The files and the summary are
+ * written by dltrace::runs (the one writer every simulator shares) from the
+ * records Run() fills.
  */
 class DltraceScenario
 {
@@ -81,13 +85,22 @@ class DltraceScenario
     bool Setup(const DltraceScenarioConfig& config, std::string* error);
     void Run();
     /**
-     * Writes DIR/rank<E>.results.json (one job) or DIR/job<J>/rank<E>.results.json
-     * (several), DIR/flows.csv, DIR/links.csv and DIR/flowmon.xml, each through
-     * a temporary name. DIR must exist.
+     * What the run produced, for dltrace::runs::WriteSimulationOutputs and
+     * the summary (filled by Run()).
+     */
+    const dltrace::runs::SimulationRecords& GetRecords() const;
+    /**
+     * Writes the records through dltrace::runs::WriteSimulationOutputs
+     * (DIR/rank<E>.results.json or DIR/job<J>/..., DIR/flows.csv,
+     * DIR/links.csv), then DIR/flowmon.xml; each through a temporary name.
+     * DIR must exist.
      */
     bool WriteOutputs(const std::string& dir, std::string* error) const;
-    /// The summary table: per job op kinds and iterations against the recorded
-    /// times, bytes, network counters and simulation speed.
+    /// DIR/flowmon.xml (with histograms and per-probe statistics).
+    bool WriteFlowMonitor(const std::string& dir, std::string* error) const;
+    bool HasFlowMonitor() const;
+    /// The summary (dltrace::runs::FormatSimulationSummary): per job op kinds and
+    /// iterations against the recorded times, bytes, network counters and speed.
     void PrintSummary(std::ostream& os) const;
     void Destroy();
 
@@ -96,20 +109,17 @@ class DltraceScenario
     /// Simulated time from the job's start to its last endpoint's end.
     Time GetJobDuration(uint32_t j) const;
     bool AllJobsComplete() const;
-    const DltraceTopologyHelper& GetTopology() const;
-    const DltraceTopologyConfig& GetTopologyConfig() const;
     /// Packets put on links, ECN marks and drops at the queue discs.
     uint64_t GetLinkPackets() const;
     uint64_t GetEcnMarks() const;
     uint64_t GetQueueDrops() const;
-    double GetSimulatedSeconds() const;
-    double GetWallSeconds() const;
     std::string GetQueueDiscDescription() const;
 
   private:
     bool CreateJobs(std::string* error);
     bool PlaceJobs(uint32_t* hostsNeeded, std::string* error);
     void JobDone(Ptr<DltraceJob> job);
+    void FillRecords();
 
     DltraceScenarioConfig m_config;
     DltraceTopologyConfig m_topo;
@@ -121,6 +131,7 @@ class DltraceScenario
     std::vector<ApplicationContainer> m_apps;
     std::unique_ptr<FlowMonitorHelper> m_flowHelper;
     Ptr<FlowMonitor> m_flowMonitor;
+    dltrace::runs::SimulationRecords m_records;
     double m_wallSeconds;
     double m_simSeconds;
     bool m_built;

@@ -1,5 +1,5 @@
 // The ns-3 application that runs one endpoint of a dltrace job: the replay
-// schedule engine over ns-3 TCP sockets, in simulated time.
+// schedule executor over ns-3 TCP sockets, in simulated time.
 #ifndef DLTRACE_APPLICATION_H
 #define DLTRACE_APPLICATION_H
 
@@ -15,7 +15,7 @@
 
 namespace dltrace::replay
 {
-class ScheduleEngine;
+class ScheduleExecutor;
 }
 
 namespace ns3
@@ -70,7 +70,7 @@ class DltraceApplication : public Application
     Ptr<DltraceJob> m_job;
     uint32_t m_endpoint;
     std::unique_ptr<DltraceSocketTransport> m_transport;
-    std::unique_ptr<dltrace::replay::ScheduleEngine> m_engine;
+    std::unique_ptr<dltrace::executor::ScheduleExecutor> m_executor;
 
     TracedCallback<uint32_t, uint32_t> m_opStart;
     TracedCallback<uint32_t, uint32_t, Time, Time> m_opFinish;

@@ -1,0 +1,122 @@
+// Runs one endpoint's lowered schedule over a Transport: issues each step when
+// its dependencies are met, matches receives, and times steps, ops and iterations.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "dltrace/models/schedule.h"
+#include "dltrace/executor/receive_matcher.h"
+#include "dltrace/executor/transport.h"
+
+namespace dltrace::executor {
+
+struct ExecutorOptions {
+  // Compute steps last duration_ns * time_scale (0 skips them).
+  double time_scale = 1.0;
+  // Same-host steps (Step::local) take the model's time on
+  // Schedule::local_link: the sender passes only a notice of the byte count,
+  // the receiver completes after bytes / bandwidth + latency. False: they go
+  // over the transport like the others.
+  bool model_local_steps = true;
+};
+
+struct TimeRange {
+  uint64_t start_ns = 0, end_ns = 0;  // transport clock, relative to the executor's start
+  bool valid = false;
+};
+
+// What one endpoint did: when each step, op and iteration ran, and the bytes moved.
+struct RankResult {
+  int32_t endpoint = -1;
+  bool complete = false;
+  std::string error;  // why it stopped early; empty when complete
+  uint64_t clock_origin_ns = 0;  // transport clock at Start(); all times are relative to it
+  uint64_t end_ns = 0;
+  uint64_t steps_done = 0, steps_total = 0;
+  uint64_t bytes_sent = 0, bytes_received = 0;
+  uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
+  // Of bytes_sent/received: same-host steps timed on the schedule's local link.
+  uint64_t bytes_local_sent = 0, bytes_local_received = 0;
+  // Index = step id. A receive starts when its first bytes arrive, or when
+  // it was posted if they came before.
+  std::vector<TimeRange> steps;
+  // Per schedule op: its transfer steps on this endpoint (compute gaps
+  // excluded, as the estimate does); invalid for ops this endpoint has no transfer in.
+  std::vector<TimeRange> ops;
+  std::vector<uint64_t> op_sent, op_received;  // per schedule op, on this endpoint
+  // Per iteration: all steps of its ops on this endpoint, compute included.
+  std::vector<TimeRange> iterations;
+};
+
+class ScheduleExecutor {
+ public:
+  using DoneFn = std::function<void(const RankResult& result)>;
+  // An op's first transfer step on this endpoint was issued: (op).
+  using OpStartFn = std::function<void(uint32_t op)>;
+  // An op's last transfer step on this endpoint finished: (op, its range in
+  // RankResult::ops, relative to the clock origin).
+  using OpFinishFn = std::function<void(uint32_t op, const TimeRange& range)>;
+
+  // SCHEDULE must outlive the executor. The executor takes over the transport's
+  // data and error callbacks at once, so data that comes before Start is kept.
+  ScheduleExecutor(const models::Schedule& schedule, int32_t endpoint, Transport& transport,
+                 ExecutorOptions options = {});
+
+  // Issues the steps without dependencies; DONE runs once, when every step
+  // finished or the run failed.
+  void Start(DoneFn done);
+  // Stops the run with MESSAGE (first failure wins).
+  void Fail(const std::string& message);
+  // Called as ops start and finish on this endpoint (compute gaps are not
+  // ops' steps), for executors that report them (ns-3 trace sources).
+  void set_on_op_start(OpStartFn fn) { on_op_start_ = std::move(fn); }
+  void set_on_op_finish(OpFinishFn fn) { on_op_finish_ = std::move(fn); }
+
+  bool finished() const { return finished_; }
+  const RankResult& result() const { return result_; }
+  // Whether this endpoint still has to receive from PEER: a peer that closes
+  // its sending side after everything it owed us arrived finished normally.
+  bool expects_from(int32_t peer) const;
+  // Peers this endpoint posted receives from that did not complete yet
+  // (what a stall watchdog names), ascending.
+  std::vector<int32_t> awaited_peers() const { return matcher_.waiting_peers(); }
+
+ private:
+  void Issue(uint32_t step);
+  void Complete(uint32_t step);
+  void Pump();
+  void OnData(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes);
+  void OnNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes);
+  void Arrived(int32_t peer, uint64_t tag, uint64_t bytes);
+  void LocalSendPartDone(uint32_t step);
+  // Model time of BYTES on the local link: serialisation only, or with latency.
+  uint64_t LocalNs(uint64_t bytes, bool with_latency) const;
+  void Finish();
+
+  const models::Schedule& schedule_;
+  const models::RankSchedule& rank_;
+  int32_t endpoint_;
+  Transport& transport_;
+  ExecutorOptions options_;
+  ReceiveMatcher matcher_;
+  DoneFn done_;
+  OpStartFn on_op_start_;
+  OpFinishFn on_op_finish_;
+  RankResult result_;
+  std::vector<uint32_t> op_steps_left_;  // per op: transfer steps on this endpoint not finished
+  std::vector<uint8_t> op_started_;      // per op, with on_op_start_: reported
+  std::vector<uint32_t> waiting_deps_;   // per step: dependencies not yet finished
+  std::vector<uint32_t> dependents_;     // CSR: steps waiting on each step
+  std::vector<uint32_t> dependents_at_;  // size steps + 1
+  std::vector<uint32_t> ready_;
+  std::vector<uint64_t> peer_outstanding_;  // per endpoint: bytes + messages still to receive
+  std::vector<uint8_t> local_send_parts_;   // per local send step: notice sent, model time passed
+  bool pumping_ = false;
+  bool started_ = false;
+  bool finished_ = false;
+};
+
+}  // namespace dltrace::executor

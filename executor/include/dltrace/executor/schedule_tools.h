@@ -1,0 +1,29 @@
+// What executors need on top of a lowered schedule: a fingerprint both ends of
+// a connection compare, and the peers and channels of an endpoint. (Cutting a
+// schedule to its first iterations is models::KeepIterations.)
+#pragma once
+
+#include <cstdint>
+#include <set>
+
+#include "dltrace/models/schedule.h"
+
+namespace dltrace::executor {
+
+// FNV-1a over every endpoint's steps and dependencies and every op's kind,
+// iteration and bytes: equal on two hosts that lowered the same trace the same way.
+uint64_t ScheduleHash(const models::Schedule& schedule);
+
+// The endpoints ENDPOINT exchanges messages with, and how many channels each pair uses.
+struct PeerLinks {
+  int32_t peer;
+  uint16_t channels;
+};
+std::vector<PeerLinks> PeersOf(const models::Schedule& schedule, int32_t endpoint);
+
+// The endpoints ENDPOINT exchanges messages with directly or through others
+// (its connected component, itself included), ascending: the ones a job-wide
+// start barrier over the data connections can reach.
+std::vector<int32_t> ConnectedEndpoints(const models::Schedule& schedule, int32_t endpoint);
+
+}  // namespace dltrace::executor

@@ -1,0 +1,226 @@
+// The schedule executor: a ready queue over the dependency graph of one
+// endpoint's steps; transports call back into it when sends, timers and data finish.
+#include "dltrace/executor/schedule_executor.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace dltrace::executor {
+
+using models::Step;
+using models::StepType;
+
+ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t endpoint,
+                               Transport& transport, ExecutorOptions options)
+    : schedule_(schedule),
+      rank_(schedule.ranks.at(size_t(endpoint))),
+      endpoint_(endpoint),
+      transport_(transport),
+      options_(options),
+      matcher_([this](uint32_t id) { Complete(id); }) {
+  // A receive posted before its data starts when the data does: waiting for
+  // a peer is not time spent in the op (a parameter server posts its pushes'
+  // receives long before the workers send).
+  matcher_.set_on_first_arrival([this](uint32_t id) {
+    result_.steps[id].start_ns = transport_.NowNs() - result_.clock_origin_ns;
+  });
+  const size_t n = rank_.steps.size();
+  result_.endpoint = endpoint;
+  result_.steps_total = n;
+  result_.steps.resize(n);
+  result_.ops.resize(schedule.ops.size());
+  result_.op_sent.assign(schedule.ops.size(), 0);
+  result_.op_received.assign(schedule.ops.size(), 0);
+  result_.iterations.resize(size_t(std::max(schedule.iterations, 1)));
+  op_steps_left_.assign(schedule.ops.size(), 0);
+  peer_outstanding_.assign(schedule.ranks.size(), 0);
+  waiting_deps_.resize(n);
+  dependents_at_.assign(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& s = rank_.steps[i];
+    waiting_deps_[i] = s.deps_end - s.deps_begin;
+    for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
+      ++dependents_at_[*d + 1];
+    if (s.type != StepType::kCompute && s.op < op_steps_left_.size()) ++op_steps_left_[s.op];
+    if (s.type == StepType::kSend) result_.bytes_scheduled_send += s.bytes;
+    if (s.type == StepType::kRecv) result_.bytes_scheduled_recv += s.bytes;
+    // A zero-byte message counts as one so that its arrival is awaited too.
+    if (s.type == StepType::kRecv) peer_outstanding_[size_t(s.peer)] += s.bytes ? s.bytes : 1;
+  }
+  for (size_t i = 0; i < n; ++i) dependents_at_[i + 1] += dependents_at_[i];
+  // Data may come before Start (a peer that started first): the matcher keeps it.
+  transport_.set_on_data([this](int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
+    OnData(peer, channel, tag, bytes);
+  });
+  transport_.set_on_notice([this](int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
+    OnNotice(peer, channel, tag, bytes);
+  });
+  transport_.set_on_error([this](const std::string& message) { Fail(message); });
+  dependents_.resize(dependents_at_[n]);
+  std::vector<uint32_t> fill(dependents_at_.begin(), dependents_at_.end() - 1);
+  for (size_t i = 0; i < n; ++i) {
+    const Step& s = rank_.steps[i];
+    for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
+      dependents_[fill[*d]++] = uint32_t(i);
+  }
+}
+
+bool ScheduleExecutor::expects_from(int32_t peer) const {
+  return peer >= 0 && size_t(peer) < peer_outstanding_.size() && peer_outstanding_[size_t(peer)] > 0;
+}
+
+void ScheduleExecutor::Start(DoneFn done) {
+  done_ = std::move(done);
+  started_ = true;
+  result_.clock_origin_ns = transport_.NowNs();
+  for (uint32_t i = 0; i < rank_.steps.size(); ++i)
+    if (waiting_deps_[i] == 0) ready_.push_back(i);
+  Pump();
+}
+
+void ScheduleExecutor::Pump() {
+  if (pumping_) return;  // a callback that ran inside Issue: the loop below picks it up
+  pumping_ = true;
+  while (!ready_.empty() && !finished_) {
+    uint32_t id = ready_.back();
+    ready_.pop_back();
+    Issue(id);
+  }
+  pumping_ = false;
+  if (!finished_ && result_.steps_done == result_.steps_total) Finish();
+}
+
+void ScheduleExecutor::Issue(uint32_t id) {
+  const Step& s = rank_.steps[id];
+  TimeRange& t = result_.steps[id];
+  t.start_ns = transport_.NowNs() - result_.clock_origin_ns;
+  t.valid = true;
+  if (on_op_start_ && s.type != StepType::kCompute && s.op < result_.ops.size()) {
+    if (op_started_.empty()) op_started_.assign(result_.ops.size(), 0);
+    if (!op_started_[s.op]) {
+      op_started_[s.op] = 1;
+      on_op_start_(s.op);
+    }
+  }
+  switch (s.type) {
+    case StepType::kCompute: {
+      double ns = double(s.duration_ns) * options_.time_scale;
+      if (ns < 1) {
+        Complete(id);
+      } else {
+        transport_.StartTimer(uint64_t(std::llround(ns)), [this, id] { Complete(id); });
+      }
+      break;
+    }
+    case StepType::kSend:
+      if (s.local && options_.model_local_steps) {
+        // Done once the notice is out and the model's serialisation time passed.
+        if (local_send_parts_.empty()) local_send_parts_.assign(rank_.steps.size(), 0);
+        transport_.SendNotice(s.peer, s.channel, s.tag, s.bytes, [this, id] { LocalSendPartDone(id); });
+        transport_.StartTimer(LocalNs(s.bytes, false), [this, id] { LocalSendPartDone(id); });
+        break;
+      }
+      transport_.Send(s.peer, s.channel, s.tag, s.bytes, [this, id] {
+        const Step& sent = rank_.steps[id];
+        result_.bytes_sent += sent.bytes;
+        result_.op_sent[sent.op] += sent.bytes;
+        Complete(id);
+      });
+      break;
+    case StepType::kRecv: {
+      std::string error;
+      if (!matcher_.Post(s.peer, s.tag, s.bytes, id, &error)) Fail(error);
+      break;
+    }
+  }
+}
+
+uint64_t ScheduleExecutor::LocalNs(uint64_t bytes, bool with_latency) const {
+  const models::Link& l = schedule_.local_link;
+  double ns = l.gbps > 0 ? double(bytes) * 8.0 / l.gbps : 0;
+  if (with_latency) ns += std::max(l.latency_ns, 0.0);
+  return uint64_t(std::llround(ns));
+}
+
+void ScheduleExecutor::LocalSendPartDone(uint32_t id) {
+  if (finished_ || ++local_send_parts_[id] < 2) return;
+  const Step& s = rank_.steps[id];
+  result_.bytes_sent += s.bytes;
+  result_.bytes_local_sent += s.bytes;
+  result_.op_sent[s.op] += s.bytes;
+  Complete(id);
+}
+
+void ScheduleExecutor::OnData(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
+  if (finished_) return;
+  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
+    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
+  Arrived(peer, tag, bytes);
+}
+
+void ScheduleExecutor::OnNotice(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
+  if (finished_) return;
+  // The peer owes nothing more for this message: it may finish and close
+  // while the model's time runs here.
+  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
+    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
+  transport_.StartTimer(LocalNs(bytes, true), [this, peer, tag, bytes] {
+    if (finished_) return;
+    result_.bytes_local_received += bytes;
+    Arrived(peer, tag, bytes);
+  });
+}
+
+void ScheduleExecutor::Arrived(int32_t peer, uint64_t tag, uint64_t bytes) {
+  result_.bytes_received += bytes;
+  uint32_t op = models::TagOp(tag);
+  if (op < result_.op_received.size()) result_.op_received[op] += bytes;
+  std::string error;
+  if (!matcher_.Arrive(peer, tag, bytes, &error)) Fail(error);
+}
+
+void ScheduleExecutor::Complete(uint32_t id) {
+  if (finished_) return;
+  const Step& s = rank_.steps[id];
+  TimeRange& t = result_.steps[id];
+  t.end_ns = transport_.NowNs() - result_.clock_origin_ns;
+  ++result_.steps_done;
+  auto widen = [&](TimeRange& r) {
+    if (!r.valid) {
+      r = t;
+      return;
+    }
+    r.start_ns = std::min(r.start_ns, t.start_ns);
+    r.end_ns = std::max(r.end_ns, t.end_ns);
+  };
+  if (s.op < result_.ops.size()) {
+    if (s.type != StepType::kCompute) {
+      widen(result_.ops[s.op]);
+      if (--op_steps_left_[s.op] == 0 && on_op_finish_) on_op_finish_(s.op, result_.ops[s.op]);
+    }
+    int32_t it = schedule_.ops[s.op].iteration;
+    if (it >= 0 && size_t(it) < result_.iterations.size()) widen(result_.iterations[size_t(it)]);
+  }
+  for (uint32_t k = dependents_at_[id]; k < dependents_at_[id + 1]; ++k)
+    if (--waiting_deps_[dependents_[k]] == 0) ready_.push_back(dependents_[k]);
+  Pump();
+}
+
+void ScheduleExecutor::Finish() {
+  finished_ = true;
+  result_.complete = result_.error.empty();
+  result_.end_ns = transport_.NowNs() - result_.clock_origin_ns;
+  if (done_) done_(result_);
+}
+
+void ScheduleExecutor::Fail(const std::string& message) {
+  if (finished_) return;
+  result_.error = message;
+  if (!started_) {
+    finished_ = true;
+    return;
+  }
+  Finish();
+}
+
+}  // namespace dltrace::executor

@@ -1,0 +1,77 @@
+// Schedule fingerprint, iteration cut and peer list for the replayer.
+#include "dltrace/executor/schedule_tools.h"
+
+#include <algorithm>
+#include <map>
+
+namespace dltrace::executor {
+
+namespace {
+struct Fnv {
+  uint64_t h = 0xcbf29ce484222325ull;
+  void Add(uint64_t v) {
+    for (int i = 0; i < 8; ++i) {
+      h ^= (v >> (8 * i)) & 0xFF;
+      h *= 0x100000001b3ull;
+    }
+  }
+};
+}  // namespace
+
+uint64_t ScheduleHash(const models::Schedule& s) {
+  Fnv f;
+  f.Add(s.ranks.size());
+  f.Add(s.ops.size());
+  f.Add(uint64_t(s.iterations));
+  for (const auto& op : s.ops) {
+    f.Add(uint64_t(op.kind));
+    f.Add(uint64_t(int64_t(op.iteration)));
+    f.Add(op.bytes);
+  }
+  for (const auto& r : s.ranks) {
+    f.Add(r.steps.size());
+    for (const auto& st : r.steps) {
+      f.Add(uint64_t(st.type) | uint64_t(st.channel) << 8 | uint64_t(st.local) << 24);
+      f.Add(uint64_t(int64_t(st.peer)));
+      f.Add(st.op);
+      f.Add(st.bytes);
+      f.Add(st.tag);
+      f.Add(st.duration_ns);
+      f.Add(st.deps_end - st.deps_begin);
+    }
+    for (uint32_t d : r.deps) f.Add(d);
+  }
+  return f.h;
+}
+
+std::vector<PeerLinks> PeersOf(const models::Schedule& s, int32_t endpoint) {
+  std::map<int32_t, uint16_t> channels;
+  for (const auto& st : s.ranks.at(size_t(endpoint)).steps) {
+    if (st.type == models::StepType::kCompute || st.peer == endpoint) continue;
+    uint16_t& c = channels[st.peer];
+    c = std::max<uint16_t>(c, uint16_t(st.channel + 1));
+  }
+  std::vector<PeerLinks> out;
+  for (const auto& kv : channels) out.push_back({kv.first, kv.second});
+  return out;
+}
+
+std::vector<int32_t> ConnectedEndpoints(const models::Schedule& s, int32_t endpoint) {
+  std::vector<int32_t> parent(s.ranks.size());
+  for (size_t i = 0; i < parent.size(); ++i) parent[i] = int32_t(i);
+  auto root = [&](int32_t x) {
+    while (parent[size_t(x)] != x) x = parent[size_t(x)] = parent[size_t(parent[size_t(x)])];
+    return x;
+  };
+  for (size_t e = 0; e < s.ranks.size(); ++e)
+    for (const auto& st : s.ranks[e].steps)
+      if (st.type != models::StepType::kCompute && st.peer >= 0 && size_t(st.peer) < parent.size())
+        parent[size_t(root(st.peer))] = root(int32_t(e));
+  std::vector<int32_t> out;
+  const int32_t mine = root(endpoint);
+  for (size_t e = 0; e < parent.size(); ++e)
+    if (root(int32_t(e)) == mine) out.push_back(int32_t(e));
+  return out;
+}
+
+}  // namespace dltrace::executor
