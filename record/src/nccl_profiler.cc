@@ -14,7 +14,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "dltrace/formats/rank_env.h"
 #include "nccl_profiler_abi.h"
 #include "recorder.h"
 
@@ -103,18 +102,8 @@ std::string NcclVersion() {
   using Fn = int (*)(int*);
   auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
   int v = 0;
-  if (!fn || fn(&v) != 0 || v <= 0) return "";
-  int major = v >= 10000 ? v / 10000 : v / 1000;
-  int minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
-}
-
-bool RankFromEnvironment() {
-  for (const char* n : formats::kRankVariables) {
-    const char* v = std::getenv(n);
-    if (v && *v) return true;
-  }
-  return false;
+  if (!fn || fn(&v) != 0) return "";
+  return NcclVersionString(v);
 }
 
 // The first communicator starts the recorder, as with the interposer.

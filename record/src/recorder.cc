@@ -871,4 +871,19 @@ void Recorder::Stop(const char* reason) {
   if (g_signal.load() == 0) FinishFile(reason, false);
 }
 
+std::string NcclVersionString(int v) {
+  if (v <= 0) return "";
+  const int major = v >= 10000 ? v / 10000 : v / 1000;
+  const int minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+}
+
+bool RankFromEnvironment() {
+  for (const char* n : formats::kRankVariables) {
+    const char* v = std::getenv(n);
+    if (v && *v) return true;
+  }
+  return false;
+}
+
 }  // namespace dltrace::record

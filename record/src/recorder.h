@@ -87,6 +87,12 @@ struct OpRecord {
   int64_t enter_ns = 0, exit_ns = 0, gpu_start_ns = 0, gpu_end_ns = 0, completion_ns = 0;
 };
 
+// "2.28.9" from ncclGetVersion's code (NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z
+// up to 2.8, X*10000+Y*100+Z after); empty for a code <= 0.
+std::string NcclVersionString(int code);
+// Whether a launcher set one of the rank variables (formats/rank_env.h).
+bool RankFromEnvironment();
+
 class Recorder {
  public:
   // The process-wide recorder; never destroyed (exit paths may still use it).
