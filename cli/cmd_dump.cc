@@ -33,13 +33,18 @@ int RunDump(const DumpOptions& options) {
     if (only_rank >= 0 && h.global_rank != only_rank) continue;
     runs::Json rank_env = runs::Json::object();
     for (const auto& [k, v] : h.rank_env) rank_env[k] = v;
+    runs::Json nccl_env = runs::Json::object();
+    for (const auto& [k, v] : h.nccl_env) nccl_env[k] = v;
+    runs::Json attributes = runs::Json::object();
+    for (const auto& [k, v] : h.attributes) attributes[k] = v;
     Print({{"type", "header"}, {"rank", h.global_rank}, {"world_size", h.world_size},
            {"local_rank", h.local_rank}, {"host", h.host}, {"pid", h.pid}, {"job_id", h.job_id},
            {"mpi_version", h.mpi_version}, {"nccl_version", h.nccl_version},
            {"recorder_version", h.recorder_version}, {"gpu_device", h.gpu_device},
            {"gpu_bus_id", h.gpu_bus_id}, {"start_monotonic_ns", h.start_monotonic_ns},
            {"start_realtime_ns", h.start_realtime_ns}, {"command_line", h.command_line},
-           {"rank_env", std::move(rank_env)}, {"status", ReadStatusName(r.status)}});
+           {"rank_env", std::move(rank_env)}, {"nccl_env", std::move(nccl_env)},
+           {"attributes", std::move(attributes)}, {"status", ReadStatusName(r.status)}});
     for (const auto& c : r.communicators) {
       Print({{"type", "comm"}, {"rank", h.global_rank}, {"id", c.id}, {"api", ApiName(c.api)},
              {"name", c.name}, {"size", c.size}, {"comm_rank", c.rank}, {"members", c.members},
@@ -66,6 +71,11 @@ int RunDump(const DumpOptions& options) {
       if (op.gpu_end_ns) o["gpu_end_ns"] = *op.gpu_end_ns;
       if (op.completion_ns) o["completion_ns"] = *op.completion_ns;
       if (op.captured_in_graph) o["captured_in_graph"] = true;
+      if (op.nccl_algorithm != formats::NcclAlgorithm::Unknown)
+        o["nccl_algorithm"] = formats::NcclAlgorithmName(op.nccl_algorithm);
+      if (op.nccl_protocol != formats::NcclProtocol::Unknown)
+        o["nccl_protocol"] = formats::NcclProtocolName(op.nccl_protocol);
+      if (op.nccl_channels) o["nccl_channels"] = op.nccl_channels;
       if (!op.peer_send_bytes.empty()) o["peer_send_bytes"] = op.peer_send_bytes;
       if (!op.peer_recv_bytes.empty()) o["peer_recv_bytes"] = op.peer_recv_bytes;
       Print(o);

@@ -37,11 +37,11 @@ bool Exists(const std::string& p) {
   return ::stat(p.c_str(), &st) == 0;
 }
 
-// The preload library: $DLTRACE_RECORD_LIB, else next to this program in
+// A library of the recorder: $ENV_NAME, else NAME next to this program in
 // the build tree (../record) or an install tree (../lib).
-std::string FindRecorderLibrary() {
-  return FindBesideProgram("DLTRACE_RECORD_LIB", {"/../record/libdltrace-record.so", "/../lib/libdltrace-record.so",
-                                                  "/libdltrace-record.so"});
+std::string FindLibrary(const char* env_name, const std::string& name) {
+  const std::string build = "/../record/" + name, install = "/../lib/" + name, beside = "/" + name;
+  return FindBesideProgram(env_name, {build.c_str(), install.c_str(), beside.c_str()});
 }
 
 std::string Absolute(const std::string& p) {
@@ -58,6 +58,10 @@ void AppendEnv(const char* name, const std::string& value, const char* sep) {
 
 struct RecordOptions {
   std::string out;
+  // How NCCL is recorded: the interposer (LD_PRELOAD), NCCL's profiler
+  // plugin, or both offered (auto: the plugin records only where the
+  // interposer cannot see NCCL, i.e. NCCL linked in statically).
+  std::string nccl = "auto";
   int sample_ms = -1;  // -1: the recorder's default
   int flush_ms = -1;
   Args command;
@@ -68,10 +72,18 @@ int RunRecord(RecordOptions o) {
   const Args& cmd = o.command;
   const std::string sample_ms = o.sample_ms < 0 ? "" : std::to_string(o.sample_ms);
   const std::string flush_ms = o.flush_ms < 0 ? "" : std::to_string(o.flush_ms);
-  std::string lib = FindRecorderLibrary();
-  if (lib.empty() || !Exists(lib))
+  const bool preload = o.nccl != "profiler";
+  const bool plugin = o.nccl != "interposer";
+  std::string lib = FindLibrary("DLTRACE_RECORD_LIB", "libdltrace-record.so");
+  if (preload && (lib.empty() || !Exists(lib)))
     return Fail("cannot find libdltrace-record.so (set DLTRACE_RECORD_LIB, or build with MPI "
                 "headers present)");
+  std::string profiler = FindLibrary("DLTRACE_PROFILER_LIB", "libdltrace-nccl-profiler.so");
+  if (plugin && (profiler.empty() || !Exists(profiler))) {
+    if (o.nccl == "profiler")
+      return Fail("cannot find libdltrace-nccl-profiler.so (set DLTRACE_PROFILER_LIB)");
+    profiler.clear();  // auto: the interposer alone
+  }
 
   // A fresh directory: never record into an earlier run's.
   if (out.empty()) out = FreshDirName("dltrace-");
@@ -81,12 +93,17 @@ int RunRecord(RecordOptions o) {
   if (::mkdir(out.c_str(), 0755) != 0 && errno != EEXIST)
     return Fail("cannot create " + out + ": " + std::strerror(errno));
 
-  AppendEnv("LD_PRELOAD", lib, ":");
+  if (preload) AppendEnv("LD_PRELOAD", lib, ":");
+  // NCCL 2.23 and later load the plugin by themselves; older ones ignore it.
+  // A plugin the user named stays.
+  if (plugin && !profiler.empty() && !std::getenv("NCCL_PROFILER_PLUGIN"))
+    ::setenv("NCCL_PROFILER_PLUGIN", profiler.c_str(), 1);
   ::setenv("DLTRACE_OUTPUT", out.c_str(), 1);
   if (!sample_ms.empty()) ::setenv("DLTRACE_SAMPLE_MS", sample_ms.c_str(), 1);
   if (!flush_ms.empty()) ::setenv("DLTRACE_FLUSH_MS", flush_ms.c_str(), 1);
   // Open MPI's mpirun passes these to ranks on every host.
-  std::string forward = "LD_PRELOAD;DLTRACE_OUTPUT";
+  std::string forward = preload ? "LD_PRELOAD;DLTRACE_OUTPUT" : "DLTRACE_OUTPUT";
+  if (std::getenv("NCCL_PROFILER_PLUGIN")) forward += ";NCCL_PROFILER_PLUGIN";
   for (const char* v : {"DLTRACE_SAMPLE_MS", "DLTRACE_FLUSH_MS", "DLTRACE_BUFFER_EVENTS",
                         "DLTRACE_QUIET", "DLTRACE_GPU_TIMING", "DLTRACE_CLOCK"})
     if (std::getenv(v)) forward += std::string(";") + v;
@@ -177,6 +194,13 @@ Command AddRecordCommand(CLI::App& dltrace) {
   cmd->add_option("--flush-ms", o->flush_ms, "flush interval in ms; a SIGKILL loses at most this much")
       ->check(Positive())
       ->default_str("200");
+  cmd->add_option("--nccl", o->nccl,
+                  "how NCCL is recorded: interposer (LD_PRELOAD, libnccl.so only), profiler (NCCL's "
+                  "profiler plugin, NCCL >= 2.23, also static NCCL; records NCCL's algorithm, protocol "
+                  "and channels; no MPI), auto (both offered: the plugin records where the "
+                  "interposer sees no libnccl.so)")
+      ->check(CLI::IsMember({"auto", "interposer", "profiler"}))
+      ->default_str("auto");
   // The program starts at the first argument that is not an option, "--" or not.
   cmd->prefix_command();
   cmd->footer(
@@ -184,6 +208,7 @@ Command AddRecordCommand(CLI::App& dltrace) {
       "Examples:\n"
       "  dltrace record -- mpirun -np 4 ./app\n"
       "  dltrace record -o run1 -- torchrun --nproc_per_node=8 train.py\n"
+      "  dltrace record --nccl profiler -- python train.py   # NCCL's own algorithm choices\n"
       "The command's exit status is passed through.");
   return {cmd,
           [o, cmd](const Args& rest) {

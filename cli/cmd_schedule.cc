@@ -126,13 +126,23 @@ int RunSchedule(const ScheduleOptions& options) {
               "no contention\n",
               network.gbps, network.latency_ns / 1000, s.local_link.gbps,
               s.local_link.latency_ns / 1000);
-  std::printf("%-6s %-9s %-16s %-15s %14s %-9s %12s\n", "op", "iteration", "call", "collective",
-              "bytes", "algorithm", "time_ms");
+  // With the nccl algorithm a last column says NCCL's algorithm/protocol,
+  // channels and why ("recorded", "NCCL_ALGO", "tuning model").
+  bool nccl_column = false;
+  for (const auto& op : s.ops) nccl_column = nccl_column || !op.nccl_reason.empty();
+  std::printf("%-6s %-9s %-16s %-15s %14s %-9s %12s%s\n", "op", "iteration", "call", "collective",
+              "bytes", "algorithm", "time_ms", nccl_column ? "  nccl" : "");
   for (size_t i = 0; i < s.ops.size(); ++i) {
     const auto& op = s.ops[i];
-    std::printf("%-6zu %-9d %-16s %-15s %14" PRIu64 " %-9s %12.3f\n", i, op.iteration,
+    std::string nccl;
+    if (!op.nccl_algorithm.empty())
+      nccl = "  " + op.nccl_algorithm + "/" + op.nccl_protocol + " x" +
+             std::to_string(op.nccl_channels) + " (" + op.nccl_reason + ")";
+    else if (nccl_column)
+      nccl = op.nccl_reason.empty() ? "  -" : "  (" + op.nccl_reason + ")";
+    std::printf("%-6zu %-9d %-16s %-15s %14" PRIu64 " %-9s %12.3f%s\n", i, op.iteration,
                 formats::OpKindName(op.kind), formats::CollectiveName(op.collective), op.bytes,
-                op.algorithm.c_str(), est.ops[i].duration_ns() / 1e6);
+                op.algorithm.c_str(), est.ops[i].duration_ns() / 1e6, nccl.c_str());
   }
   std::printf("\n%-9s %12s\n", "iteration", "time_ms");
   for (size_t i = 0; i < est.iteration_ns.size(); ++i)

@@ -8,7 +8,12 @@
 # GPU start/end times inside the host time span, and that one step's
 # all-reduce bytes sum to ResNet-50's gradient. Then prints the slowdown of a
 # 1 MB all-reduce loop with GPU timing on and off (figures, not asserted).
-# Exits non-zero on the first failed check.
+# Finally (3) runs nccl-tests under NCCL's profiler plugin (`dltrace record
+# --nccl profiler`) with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING and checks
+# that the algorithm, protocol and channels the plugin recorded for every
+# collective equal the ones NCCL logged (tests/nccl/gpu/check_nccl_choices.py);
+# needs NCCL >= 2.23 and nccl-tests (NCCL_TESTS = its build directory, or
+# all_reduce_perf on PATH). Exits non-zero on the first failed check.
 #
 # usage: scripts/gpu-check.sh [BUILD_DIR]      (CUDA_HOME defaults to /usr/local/cuda)
 set -euo pipefail
@@ -33,7 +38,7 @@ command -v torchrun >/dev/null || fail "torchrun not found"
 
 say "building into $build"
 cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build "$build" -j "$(nproc)" --target dltrace dltrace-record >/dev/null
+cmake --build "$build" -j "$(nproc)" --target dltrace dltrace-record dltrace-nccl-profiler >/dev/null
 dltrace=$build/cli/dltrace
 
 # The one-rank program, against the system's NCCL.
@@ -51,7 +56,7 @@ g++ -O2 -std=c++17 "$root/tests/nccl/gpu/nccl_world1.cc" -I"$inc" -I"$cuda/inclu
   -L"$libdir" -L"$cudalib" -Wl,-rpath,"$libdir" -Wl,-rpath,"$cudalib" -lnccl -lcudart \
   -o "$work/nccl_world1" || fail "cannot build tests/nccl/gpu/nccl_world1.cc"
 
-say "1/2 CUDA + NCCL program, world size 1"
+say "1/3 CUDA + NCCL program, world size 1"
 "$work/nccl_world1" >"$work/world1.plain" || fail "nccl_world1 failed without the recorder"
 "$dltrace" record -o "$work/world1" -- "$work/nccl_world1" >"$work/world1.recorded" \
   || fail "nccl_world1 failed under dltrace record"
@@ -59,7 +64,7 @@ diff -u "$work/world1.plain" "$work/world1.recorded" || fail "nccl_world1's outp
 python3 "$root/tests/nccl/gpu/check_gpu_trace.py" --dltrace "$dltrace" world1 "$work/world1" \
   || fail "world1 trace"
 
-say "2/2 PyTorch DDP ResNet-50, $steps steps, torchrun --nproc_per_node=$ngpu"
+say "2/3 PyTorch DDP ResNet-50, $steps steps, torchrun --nproc_per_node=$ngpu"
 export CUBLAS_WORKSPACE_CONFIG=:4096:8
 ddp=(torchrun --standalone --nproc_per_node="$ngpu" "$root/tests/nccl/gpu/ddp_resnet50.py" --steps "$steps")
 "${ddp[@]}" >"$work/ddp.plain" || fail "DDP training failed without the recorder"
@@ -90,5 +95,24 @@ for variant in off on; do
   v=$(cat "$work/bench.$variant")
   awk -v p="$plain" -v v="$v" -v n="$variant" \
     'BEGIN {printf "  GPU timing %-3s %8.3f us/call vs %8.3f without the recorder: %+.2f%%\n", n, v, p, 100 * (v - p) / p}'
+done
+say "3/3 nccl-tests under the profiler plugin: recorded choices against NCCL's TUNING lines"
+tests_dir=${NCCL_TESTS:-}
+if [ -z "$tests_dir" ] && command -v all_reduce_perf >/dev/null; then
+  tests_dir=$(dirname "$(command -v all_reduce_perf)")
+fi
+[ -n "$tests_dir" ] && [ -x "$tests_dir/all_reduce_perf" ] \
+  || fail "nccl-tests not found: set NCCL_TESTS to its build directory (make MPI=0 NCCL_HOME=...)"
+for t in all_reduce_perf all_gather_perf reduce_scatter_perf broadcast_perf; do
+  [ -x "$tests_dir/$t" ] || continue
+  # One process driving every GPU (-g): the plugin's file holds all of its
+  # communicators; the check takes communicator rank 0's operations, the
+  # rank that prints NCCL's TUNING lines.
+  NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING "$dltrace" record --nccl profiler -o "$work/$t" -- \
+    "$tests_dir/$t" -b 8 -e 256M -f 4 -g "$ngpu" -n 2 -w 1 >"$work/$t.log" 2>&1 \
+    || { tail -20 "$work/$t.log"; fail "$t failed under the profiler plugin"; }
+  python3 "$root/tests/nccl/gpu/check_nccl_choices.py" --dltrace "$dltrace" "$work/$t" "$work/$t.log" \
+    || fail "$t: the plugin's recorded choices differ from NCCL's log"
+  "$dltrace" schedule "$work/$t" --algo nccl --no-steps | grep -m 5 -E "recorded\)$" || true
 done
 say "PASS"

@@ -71,6 +71,7 @@ Header DecodeHeader(const fbv::FileHeader& h) {
   out.job_id = Str(h.job_id());
   out.rank_env = DecodeKeyValues(h.rank_env());
   out.attributes = DecodeKeyValues(h.attributes());
+  out.nccl_env = DecodeKeyValues(h.nccl_env());
   return out;
 }
 
@@ -130,6 +131,9 @@ void DecodeShape(const fbv::OpShape& s, OpEvent* op) {
   op->stream = s.stream();
   op->thread = s.thread();
   op->captured_in_graph = s.captured_in_graph();
+  op->nccl_algorithm = s.nccl_algorithm();
+  op->nccl_protocol = s.nccl_protocol();
+  op->nccl_channels = s.nccl_channels();
   if (s.peer_send_bytes())
     op->peer_send_bytes.assign(s.peer_send_bytes()->begin(), s.peer_send_bytes()->end());
   if (s.peer_recv_bytes())

@@ -8,11 +8,11 @@ namespace dltrace::formats {
 bool Header::operator==(const Header& o) const {
   return std::tie(schema_version, global_rank, world_size, local_rank, host, pid, command_line,
                   start_monotonic_ns, start_realtime_ns, recorder_version, nccl_version,
-                  mpi_version, gpu_device, gpu_bus_id, job_id, rank_env, attributes) ==
+                  mpi_version, gpu_device, gpu_bus_id, job_id, rank_env, attributes, nccl_env) ==
          std::tie(o.schema_version, o.global_rank, o.world_size, o.local_rank, o.host, o.pid,
                   o.command_line, o.start_monotonic_ns, o.start_realtime_ns, o.recorder_version,
                   o.nccl_version, o.mpi_version, o.gpu_device, o.gpu_bus_id, o.job_id, o.rank_env,
-                  o.attributes);
+                  o.attributes, o.nccl_env);
 }
 
 bool Communicator::operator==(const Communicator& o) const {
@@ -25,10 +25,12 @@ bool Communicator::operator==(const Communicator& o) const {
 bool OpEvent::operator==(const OpEvent& o) const {
   return std::tie(kind, comm, count, datatype, bytes, red_op, peer, tag, stream, thread,
                   captured_in_graph, peer_send_bytes, peer_recv_bytes, seq, group, enter_ns,
-                  exit_ns, gpu_start_ns, gpu_end_ns, completion_ns) ==
+                  exit_ns, gpu_start_ns, gpu_end_ns, completion_ns, nccl_algorithm, nccl_protocol,
+                  nccl_channels) ==
          std::tie(o.kind, o.comm, o.count, o.datatype, o.bytes, o.red_op, o.peer, o.tag, o.stream,
                   o.thread, o.captured_in_graph, o.peer_send_bytes, o.peer_recv_bytes, o.seq,
-                  o.group, o.enter_ns, o.exit_ns, o.gpu_start_ns, o.gpu_end_ns, o.completion_ns);
+                  o.group, o.enter_ns, o.exit_ns, o.gpu_start_ns, o.gpu_end_ns, o.completion_ns,
+                  o.nccl_algorithm, o.nccl_protocol, o.nccl_channels);
 }
 
 int64_t OpEvent::duration_ns() const {
@@ -197,6 +199,18 @@ const char* DataTypeName(DataType type) {
 const char* RedOpName(RedOp op) {
   const char* name = fb::v1::EnumNameRedOp(op);
   return (name && *name) ? name : "unknown";
+}
+
+const char* NcclAlgorithmName(NcclAlgorithm algo) {
+  static const char* names[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+  const int a = int(algo);
+  return a >= 0 && a < 7 ? names[a] : "unknown";
+}
+
+const char* NcclProtocolName(NcclProtocol proto) {
+  static const char* names[] = {"LL", "LL128", "Simple"};
+  const int p = int(proto);
+  return p >= 0 && p < 3 ? names[p] : "unknown";
 }
 
 const char* ApiName(Api api) {

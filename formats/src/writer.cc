@@ -51,6 +51,8 @@ struct ShapeHash {
     mix(uint64_t(uint32_t(o->peer)) | uint64_t(uint32_t(o->tag)) << 32);
     mix(o->stream);
     mix(o->thread);
+    mix(uint64_t(uint8_t(o->nccl_algorithm)) | uint64_t(uint8_t(o->nccl_protocol)) << 8 |
+        uint64_t(o->nccl_channels) << 16);
     for (auto v : o->peer_send_bytes) mix(v);
     mix(o->peer_send_bytes.size());
     for (auto v : o->peer_recv_bytes) mix(v);
@@ -64,7 +66,9 @@ struct ShapeEqual {
            a->datatype == b->datatype && a->bytes == b->bytes && a->red_op == b->red_op &&
            a->peer == b->peer && a->tag == b->tag && a->stream == b->stream &&
            a->thread == b->thread && a->captured_in_graph == b->captured_in_graph &&
-           a->peer_send_bytes == b->peer_send_bytes && a->peer_recv_bytes == b->peer_recv_bytes;
+           a->peer_send_bytes == b->peer_send_bytes && a->peer_recv_bytes == b->peer_recv_bytes &&
+           a->nccl_algorithm == b->nccl_algorithm && a->nccl_protocol == b->nccl_protocol &&
+           a->nccl_channels == b->nccl_channels;
   }
 };
 
@@ -101,7 +105,7 @@ std::vector<uint8_t> EncodeHeader(const Header& h) {
       argv_off, h.start_monotonic_ns, h.start_realtime_ns, b.CreateString(h.recorder_version),
       b.CreateString(h.nccl_version), b.CreateString(h.mpi_version), h.gpu_device,
       b.CreateString(h.gpu_bus_id), b.CreateString(h.job_id), EncodeKeyValues(b, h.rank_env),
-      EncodeKeyValues(b, h.attributes));
+      EncodeKeyValues(b, h.attributes), h.nccl_env.empty() ? 0 : EncodeKeyValues(b, h.nccl_env));
   fbv::FinishFileHeaderBuffer(b, root);
   return std::vector<uint8_t>(b.GetBufferPointer(), b.GetBufferPointer() + b.GetSize());
 }
@@ -360,7 +364,8 @@ flatbuffers::Offset<fbv::OpShape> EncodeShape(flatbuffers::FlatBufferBuilder& b,
   return fbv::CreateOpShape(b, op.kind, op.comm, op.count, op.datatype, op.bytes, op.red_op, op.peer,
                             op.tag, op.stream, op.thread, op.captured_in_graph,
                             op.peer_send_bytes.empty() ? 0 : b.CreateVector(op.peer_send_bytes),
-                            op.peer_recv_bytes.empty() ? 0 : b.CreateVector(op.peer_recv_bytes));
+                            op.peer_recv_bytes.empty() ? 0 : b.CreateVector(op.peer_recv_bytes),
+                            op.nccl_algorithm, op.nccl_protocol, op.nccl_channels);
 }
 
 flatbuffers::Offset<fbv::Footer> EncodeFooter(flatbuffers::FlatBufferBuilder& b, const Footer& f) {

@@ -106,18 +106,42 @@ uint64_t BlockOffset(uint64_t bytes, uint64_t n, uint64_t b) {
   return b * (bytes / n) + std::min(b, bytes % n);
 }
 
+// A protocol's cost per step beyond the link's (NCCL's per-hop latency), as
+// a compute step before each send; zero adds nothing.
+struct StepLatency {
+  uint64_t intra_ns = 0, inter_ns = 0;  // hop inside a host / across hosts
+};
+
+// What a send FROM -> TO waits for: DEPS, then LAT's step latency for that hop.
+std::vector<uint32_t> WithStepLatency(StepBuilder& out, int32_t from, int32_t to,
+                                      std::vector<uint32_t> deps, const StepLatency& lat) {
+  const auto& eps = out.schedule().endpoints;
+  const bool inter = eps[size_t(from)].host != eps[size_t(to)].host;
+  const uint64_t ns = inter ? lat.inter_ns : lat.intra_ns;
+  if (ns > 0) deps = {out.Compute(from, ns, deps)};
+  return deps;
+}
+
+// The send FROM -> TO that waits for AFTER (kNoStep: the op's entry), with LAT's step latency first.
+StepBuilder::Pair Hop(StepBuilder& out, int32_t from, int32_t to, uint64_t bytes, uint32_t after,
+                      const StepLatency& lat) {
+  std::vector<uint32_t> deps;
+  if (after != kNoStep) deps.push_back(after);
+  return out.Transfer(from, to, bytes, out.channel(), WithStepLatency(out, from, to, deps, lat), {});
+}
+
 // Reduce-scatter around the ring: rank i sends block i-s at step s and
 // reduces block i-s-1 into what it holds. Returns each rank's last receive.
 std::vector<uint32_t> RingReduceScatter(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
-                                        StepBuilder& out, std::vector<uint32_t> last_recv) {
+                                        StepBuilder& out, std::vector<uint32_t> last_recv,
+                                        const StepLatency& lat = {}) {
   const int32_t n = Size(spec);
   std::vector<uint32_t> recv(size_t(n), kNoStep);
   for (int32_t s = 0; s + 1 < n; ++s) {
     for (int32_t i = 0; i < n; ++i) {
       int32_t right = (i + 1) % n;
       const uint64_t block = Share(bytes, uint64_t(n), uint64_t(Mod(i - s, n)));
-      auto p = out.Transfer(spec.members[size_t(i)], spec.members[size_t(right)], block, out.channel(),
-                            {last_recv[size_t(i)]}, {});
+      auto p = Hop(out, spec.members[size_t(i)], spec.members[size_t(right)], block, last_recv[size_t(i)], lat);
       recv[size_t(right)] = p.recv;
       // The receiver adds the block into its own before sending it on.
       const double host_ns = (options.reduce_gbps > 0 ? double(block) / options.reduce_gbps : 0) +
@@ -131,15 +155,16 @@ std::vector<uint32_t> RingReduceScatter(const CollectiveSpec& spec, uint64_t byt
 
 // All-gather around the ring, starting with block (i + first) on rank i.
 std::vector<uint32_t> RingAllGather(const CollectiveSpec& spec, uint64_t bytes, int32_t first,
-                                    StepBuilder& out, std::vector<uint32_t> last_recv) {
+                                    StepBuilder& out, std::vector<uint32_t> last_recv,
+                                    const StepLatency& lat = {}) {
   const int32_t n = Size(spec);
   std::vector<uint32_t> recv(size_t(n), kNoStep);
   for (int32_t s = 0; s + 1 < n; ++s) {
     for (int32_t i = 0; i < n; ++i) {
       int32_t right = (i + 1) % n;
-      auto p = out.Transfer(spec.members[size_t(i)], spec.members[size_t(right)],
-                            Share(bytes, uint64_t(n), uint64_t(Mod(i + first - s, n))),
-                            out.channel(), {last_recv[size_t(i)]}, {});
+      auto p = Hop(out, spec.members[size_t(i)], spec.members[size_t(right)],
+                   Share(bytes, uint64_t(n), uint64_t(Mod(i + first - s, n))),
+                   last_recv[size_t(i)], lat);
       recv[size_t(right)] = p.recv;
     }
     last_recv = recv;
@@ -150,11 +175,11 @@ std::vector<uint32_t> RingAllGather(const CollectiveSpec& spec, uint64_t bytes, 
 // A chain through ORDER (communicator ranks): each passes BYTES on after
 // receiving them. Broadcast, reduce (towards the root) and scan use it.
 void Chain(const CollectiveSpec& spec, const std::vector<int32_t>& order, uint64_t bytes,
-           StepBuilder& out) {
+           StepBuilder& out, const StepLatency& lat = {}) {
   uint32_t prev_recv = kNoStep;
   for (size_t k = 0; k + 1 < order.size(); ++k) {
-    auto p = out.Transfer(spec.members[size_t(order[k])], spec.members[size_t(order[k + 1])], bytes,
-                          out.channel(), {prev_recv}, {});
+    auto p = Hop(out, spec.members[size_t(order[k])], spec.members[size_t(order[k + 1])], bytes,
+                 prev_recv, lat);
     prev_recv = p.recv;
   }
 }
@@ -263,7 +288,7 @@ bool LowerRing(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& o
 // Up a tree (children before parents) and/or down it, with the tree given as
 // a parent per communicator rank.
 void TreeUpDown(const CollectiveSpec& spec, const std::vector<int32_t>& parent, uint64_t bytes,
-                bool up, bool down, StepBuilder& out) {
+                bool up, bool down, StepBuilder& out, const StepLatency& lat = {}) {
   const int32_t n = Size(spec);
   std::vector<std::vector<int32_t>> children(static_cast<size_t>(n));
   int32_t root = -1;
@@ -279,8 +304,9 @@ void TreeUpDown(const CollectiveSpec& spec, const std::vector<int32_t>& parent, 
   if (up) {
     for (size_t k = bfs.size(); k-- > 1;) {
       int32_t v = bfs[k], p = parent[size_t(v)];
-      auto t = out.Transfer(spec.members[size_t(v)], spec.members[size_t(p)], bytes, out.channel(),
-                            from_children[size_t(v)], {});
+      const int32_t from = spec.members[size_t(v)], to = spec.members[size_t(p)];
+      auto t = out.Transfer(from, to, bytes, out.channel(),
+                            WithStepLatency(out, from, to, from_children[size_t(v)], lat), {});
       from_children[size_t(p)].push_back(t.recv);
     }
   }
@@ -290,8 +316,9 @@ void TreeUpDown(const CollectiveSpec& spec, const std::vector<int32_t>& parent, 
       for (int32_t c : children[size_t(v)]) {
         std::vector<uint32_t> deps = from_children[size_t(v)];
         if (v != root) deps = {from_parent[size_t(v)]};
-        auto t = out.Transfer(spec.members[size_t(v)], spec.members[size_t(c)], bytes,
-                              out.channel(), deps, {});
+        const int32_t from = spec.members[size_t(v)], to = spec.members[size_t(c)];
+        auto t = out.Transfer(from, to, bytes, out.channel(),
+                              WithStepLatency(out, from, to, deps, lat), {});
         from_parent[size_t(c)] = t.recv;
       }
     }
@@ -489,6 +516,189 @@ bool LowerPairwise(const CollectiveSpec& spec, uint64_t bytes, const LowerOption
   }
 }
 
+// ---------------------------------------------------------------- nccl
+
+// At most this many pipeline pieces per channel are lowered (NCCL moves an
+// op in chunk-sized steps; beyond this, pieces grow so that a 1 GiB tree
+// all-reduce stays tens of thousands of steps, not millions).
+constexpr uint64_t kMaxNcclPiecesPerChannel = 16;
+
+// Members grouped by host, hosts in order of their first member: NCCL's
+// nodes, each a chain of its GPUs in communicator-rank order.
+std::vector<std::vector<int32_t>> NodesOf(const CollectiveSpec& spec, const StepBuilder& out) {
+  std::vector<std::vector<int32_t>> nodes;
+  std::vector<int32_t> host_of_node;
+  const auto& eps = out.schedule().endpoints;
+  for (int32_t i = 0; i < Size(spec); ++i) {
+    const int32_t h = eps[size_t(spec.members[size_t(i)])].host;
+    size_t k = 0;
+    while (k < host_of_node.size() && (host_of_node[k] != h || h < 0)) ++k;
+    if (k == host_of_node.size()) {
+      host_of_node.push_back(h);
+      nodes.emplace_back();
+    }
+    nodes[k].push_back(i);
+  }
+  return nodes;
+}
+
+// NCCL's tree TREE (0 or 1) as a parent per communicator rank: a double
+// binary tree over the nodes (TreeParent), and inside each node a chain
+// from its head; tree 1 runs the chain the other way, so another GPU
+// talks to the network.
+std::vector<int32_t> NcclTreeParents(const std::vector<std::vector<int32_t>>& nodes, int32_t n,
+                                     int tree) {
+  std::vector<int32_t> parent(size_t(n), -1);
+  const int32_t nn = int32_t(nodes.size());
+  auto chain = [&](int32_t k) {
+    std::vector<int32_t> c = nodes[size_t(k)];
+    if (tree == 1) std::reverse(c.begin(), c.end());
+    return c;
+  };
+  for (int32_t k = 0; k < nn; ++k) {
+    const auto c = chain(k);
+    for (size_t j = 1; j < c.size(); ++j) parent[size_t(c[j])] = c[j - 1];
+    const int32_t up = TreeParent(nn, k, tree);
+    parent[size_t(c.front())] = up < 0 ? -1 : chain(up).front();
+  }
+  return parent;
+}
+
+// PAT for one GPU per node: all-gather as Bruck's log2 n steps (at distance
+// d each rank sends the min(d, n - d) blocks it holds to rank i - d);
+// reduce-scatter the same steps in reverse order and direction.
+void PatSteps(const CollectiveSpec& spec, uint64_t bytes, bool gather, StepBuilder& out,
+              const StepLatency& lat) {
+  const int32_t n = Size(spec);
+  std::vector<int32_t> distances;
+  for (int32_t d = 1; d < n; d <<= 1) distances.push_back(d);
+  if (!gather) std::reverse(distances.begin(), distances.end());
+  std::vector<uint32_t> last(size_t(n), kNoStep), cur(size_t(n), kNoStep);
+  const uint64_t block = bytes / uint64_t(n);
+  for (int32_t d : distances) {
+    const uint64_t blocks = uint64_t(std::min(d, n - d));
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t to = gather ? Mod(i - d, n) : (i + d) % n;
+      auto p = Hop(out, spec.members[size_t(i)], spec.members[size_t(to)], blocks * block,
+                   last[size_t(i)], lat);
+      cur[size_t(to)] = p.recv;
+    }
+    last = cur;
+  }
+}
+
+bool IsNcclTuned(Collective c) {
+  return c == Collective::kAllReduce || c == Collective::kAllGather ||
+         c == Collective::kReduceScatter || c == Collective::kBroadcast ||
+         c == Collective::kReduce;
+}
+
+// NCCL as it runs a collective: the algorithm and protocol recorded for the
+// call, else NCCL's tuning model under the recorded settings; the op's
+// payload over that many channels, each cut into pipeline pieces of the
+// protocol's chunk, with the protocol's wire bytes, its base latency once
+// per op and its per-hop latency before every send. Collectives NCCL runs
+// as point-to-point (all-to-all, gather, scatter) lower as the ring entry does.
+void LowerNcclOp(const CollectiveSpec& spec, const LowerOptions& options, StepBuilder& out,
+                 ScheduleOp* op) {
+  const int32_t n = Size(spec);
+  if (n < 2 || !IsNcclTuned(spec.collective)) {
+    LowerOptions plain = options;
+    plain.algorithm = kRingAlgorithm;
+    LowerCollective(*FindAlgorithm(kRingAlgorithm), spec, plain, out);
+    if (op) op->nccl_reason = n < 2 ? "one rank" : "point-to-point";
+    return;
+  }
+  const NcclSystem& system = options.nccl_system ? *options.nccl_system : DefaultNcclSystem();
+  const auto nodes = NodesOf(spec, out);
+  NcclCall call{spec.collective, spec.bytes, n, int32_t(nodes.size())};
+  NcclChoice choice;
+  std::string reason;
+  if (spec.recorded_algo != NcclAlgo::kUnknown && spec.recorded_proto != NcclProto::kUnknown) {
+    choice = NcclChannelsFor(call, spec.recorded_algo, spec.recorded_proto, options.nccl, system);
+    if (spec.recorded_channels > 0) choice.channels = spec.recorded_channels;
+    reason = NcclReasonName(NcclReason::kRecorded);
+  } else {
+    choice = ChooseNccl(call, options.nccl, system);
+    reason = NcclReasonName(choice.reason);
+  }
+  // What is lowered: Ring, Tree (all-reduce) and PAT (all-gather and
+  // reduce-scatter, one GPU per node) as NCCL runs them; anything else
+  // (NVLS, CollNet, or a recorded pair NCCL would not run) as a ring.
+  NcclAlgo lowered = choice.algo;
+  const bool tree_ok = lowered == NcclAlgo::kTree && spec.collective == Collective::kAllReduce;
+  const bool pat_ok = lowered == NcclAlgo::kPat && (spec.collective == Collective::kAllGather ||
+                                                    spec.collective == Collective::kReduceScatter);
+  if (!tree_ok && !pat_ok && lowered != NcclAlgo::kRing) {
+    reason += std::string(", lowered as Ring");
+    lowered = NcclAlgo::kRing;
+  }
+  if (op) {
+    op->nccl_algorithm = NcclAlgoName(choice.algo);
+    op->nccl_protocol = NcclProtoName(choice.proto);
+    op->nccl_channels = choice.channels;
+    op->nccl_reason = reason;
+  }
+  const NcclProto proto = choice.proto;
+  StepLatency lat;
+  lat.intra_ns = uint64_t(NcclStepLatencyUs(lowered, proto, false, system) * 1000);
+  lat.inter_ns = uint64_t(NcclStepLatencyUs(lowered, proto, true, system) * 1000);
+  // Launch and synchronisation, once per op on every member.
+  const uint64_t base_ns = uint64_t(NcclBaseLatencyUs(lowered, proto) * 1000);
+  if (base_ns > 0)
+    for (int32_t m : spec.members) out.SetEntry(m, {out.Compute(m, base_ns, {})});
+
+  const uint64_t channels = uint64_t(std::max(choice.channels, 1));
+  // Payload one pipeline piece of a channel carries: a ring moves one chunk
+  // per rank per step, a tree or PAT one chunk.
+  const uint64_t piece_payload = std::max<uint64_t>(
+      1, lowered == NcclAlgo::kRing ? choice.chunk_bytes * uint64_t(n) : choice.chunk_bytes);
+  // NCCL reduces on the GPU inside its kernels: no host arithmetic or per-message cost.
+  static const LowerOptions kGpuReduces;
+  std::vector<int32_t> order;
+  for (uint64_t c = 0; c < channels; ++c) {
+    out.set_channel(uint16_t(c));
+    const uint64_t channel_bytes = Share(spec.bytes, channels, c);
+    uint64_t pieces = std::max<uint64_t>(1, (channel_bytes + piece_payload - 1) / piece_payload);
+    pieces = std::min(pieces, kMaxNcclPiecesPerChannel);
+    for (uint64_t p = 0; p < pieces; ++p) {
+      const uint64_t wire = NcclWireBytes(proto, Share(channel_bytes, pieces, p));
+      std::vector<uint32_t> none(size_t(n), kNoStep);
+      switch (spec.collective) {
+        case Collective::kAllReduce:
+          if (lowered == NcclAlgo::kTree) {
+            // Channels alternate between the two trees: each carries half.
+            TreeUpDown(spec, NcclTreeParents(nodes, n, int(c % 2)), wire, true, true, out, lat);
+          } else {
+            RingAllGather(spec, wire, 1, out, RingReduceScatter(spec, wire, kGpuReduces, out, none, lat), lat);
+          }
+          break;
+        case Collective::kReduceScatter:
+          if (lowered == NcclAlgo::kPat) PatSteps(spec, wire, false, out, lat);
+          else RingReduceScatter(spec, wire, kGpuReduces, out, none, lat);
+          break;
+        case Collective::kAllGather:
+          if (lowered == NcclAlgo::kPat) PatSteps(spec, wire, true, out, lat);
+          else RingAllGather(spec, wire, 0, out, none, lat);
+          break;
+        case Collective::kBroadcast:
+        case Collective::kReduce: {
+          // A pipeline along the ring from (broadcast) or to (reduce) the root.
+          order.clear();
+          const bool bcast = spec.collective == Collective::kBroadcast;
+          for (int32_t k = bcast ? 0 : 1; k < (bcast ? n : n + 1); ++k)
+            order.push_back((spec.root + k) % n);
+          Chain(spec, order, wire, out, lat);
+          break;
+        }
+        default:
+          break;
+      }
+    }
+  }
+  out.set_channel(0);
+}
+
 bool LowerRecorded(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
                    StepBuilder& out) {
   return LowerRing(spec, bytes, options, out);
@@ -533,6 +743,9 @@ const std::vector<Algorithm>& AllAlgorithms() {
        LowerGossip},
       {"pairwise", "direct exchange: all-to-all, all-gather, reduce-scatter, all-reduce",
        LowerPairwise},
+      {"nccl", "as NCCL runs it: the recorded or tuning-model algorithm (Ring, double binary "
+               "Tree, PAT), protocol (LL, LL128, Simple) and channels",
+       LowerRing, nullptr, kRingAlgorithm, LowerNcclOp},
   };
   return table;
 }
@@ -565,7 +778,11 @@ void AddExtraEndpoints(const Algorithm& algo, const LowerOptions& options, Sched
 }
 
 const char* LowerCollective(const Algorithm& algo, const CollectiveSpec& spec,
-                            const LowerOptions& options, StepBuilder& out) {
+                            const LowerOptions& options, StepBuilder& out, ScheduleOp* op) {
+  if (algo.lower_op) {
+    algo.lower_op(spec, options, out, op);
+    return algo.name;
+  }
   const uint64_t channels = uint64_t(std::max(options.channels, 1));
   const char* used = algo.name;
   const Algorithm& fallback = algo.Fallback();
@@ -613,7 +830,7 @@ Schedule LowerSingleCollective(const CollectiveSpec& spec, int32_t world_size,
   s.ops.push_back(op);
   StepBuilder b(&s);
   b.BeginOp(0);
-  s.ops[0].algorithm = LowerCollective(*algo, spec, options, b);
+  s.ops[0].algorithm = LowerCollective(*algo, spec, options, b, &s.ops[0]);
   b.EndOp();
   s.iterations = 1;
   return s;

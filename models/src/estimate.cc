@@ -35,6 +35,15 @@ Estimate EstimateSchedule(const Schedule& s, const Link& network) {
   std::vector<size_t> cursor(n, 0);
   // Arrival time of each sent message not yet received.
   std::unordered_map<Key, double, KeyHash> arrivals;
+  // An op split over channels (NCCL's, or --channels) sends its channels'
+  // messages over one host link, not one link each: those sends take the
+  // sender host's link in turn (network sends only; the local link is a
+  // fixed-time model, as the executors run it).
+  std::vector<char> channelled(s.ops.size(), 0);
+  for (const RankSchedule& r : s.ranks)
+    for (const Step& st : r.steps)
+      if (st.channel > 0 && st.op < s.ops.size()) channelled[st.op] = 1;
+  std::vector<double> host_free(s.hosts.size() + 1, 0.0);
   bool progress = true;
   while (progress) {
     progress = false;
@@ -50,7 +59,14 @@ Estimate EstimateSchedule(const Schedule& s, const Link& network) {
         if (st.type == StepType::kCompute) {
           end = start + double(st.duration_ns);
         } else if (st.type == StepType::kSend) {
-          end = start + TransferNs(st.local ? s.local_link : network, st.bytes);
+          if (!st.local && st.op < s.ops.size() && channelled[st.op] && network.gbps > 0) {
+            const int32_t h = s.endpoints[e].host;
+            double& free = host_free[h >= 0 ? size_t(h) : s.hosts.size()];
+            free = std::max(start, free) + double(st.bytes) * 8.0 / network.gbps;
+            end = free + network.latency_ns;
+          } else {
+            end = start + TransferNs(st.local ? s.local_link : network, st.bytes);
+          }
           arrivals[{int32_t(e), st.peer, st.tag}] = end;
         } else {
           auto it = arrivals.find({st.peer, int32_t(e), st.tag});

@@ -55,7 +55,10 @@ class Lowerer : public lowering::OpProgress {
  public:
   Lowerer(const MergedTrace& m, const LowerOptions& o, std::vector<std::string>* notes,
           std::vector<ForcedOrder>* forced)
-      : m_(m), options_(o), notes_(notes), forced_out_(forced) {}
+      : m_(m), options_(o), notes_(notes), forced_out_(forced) {
+    if (options_.nccl.algo.empty() && options_.nccl.proto.empty() && options_.nccl.version.empty())
+      options_.nccl = RecordedNcclSettings();
+  }
 
   Schedule Run() {
     BuildEndpoints();
@@ -94,6 +97,14 @@ class Lowerer : public lowering::OpProgress {
  private:
   void Note(const std::string& n) {
     if (notes_) notes_->push_back(n);
+  }
+
+  // The NCCL settings and version the first rank that recorded NCCL's version ran with.
+  NcclSettings RecordedNcclSettings() const {
+    for (const auto& rt : m_.set->ranks)
+      if (!rt.header.nccl_version.empty())
+        return NcclSettingsFrom(rt.header.nccl_env, rt.header.nccl_version);
+    return {};
   }
 
   void BuildEndpoints() {
@@ -178,7 +189,16 @@ class Lowerer : public lowering::OpProgress {
       spec.members = m_.comms[call.comm].members;
       spec.root = call.root;
       spec.seq = call.ordinal;
-      op.algorithm = LowerCollective(*algo_, spec, options_, b);
+      // NCCL's own choice, where a member's recorder saw it (profiler plugin).
+      for (const Part& p : rec_.parts[x]) {
+        const OpEvent& e = TraceOp(p);
+        if (e.nccl_algorithm == formats::NcclAlgorithm::Unknown) continue;
+        spec.recorded_algo = NcclAlgo(int8_t(e.nccl_algorithm));
+        spec.recorded_proto = NcclProto(int8_t(e.nccl_protocol));
+        spec.recorded_channels = e.nccl_channels;
+        break;
+      }
+      op.algorithm = LowerCollective(*algo_, spec, options_, b, &op);
     } else {
       const Transfer& t = m_.transfers[op.recorded];
       b.Transfer(t.src, t.dst, t.bytes, 0, {}, {});
@@ -404,7 +424,7 @@ class Lowerer : public lowering::OpProgress {
   }
 
   const MergedTrace& m_;
-  const LowerOptions& options_;
+  LowerOptions options_;
   std::vector<std::string>* notes_;
   Schedule s_;
   RecordedOps rec_;

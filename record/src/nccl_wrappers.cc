@@ -16,7 +16,6 @@
 #include <unordered_map>
 #include <vector>
 
-#include "dltrace/formats/rank_env.h"
 #include "gpu_timing.h"
 #include "nccl_abi.h"
 #include "recorder.h"
@@ -211,19 +210,8 @@ int DeviceOf(ncclComm_t comm) {
 
 std::string NcclVersion() {
   int v = 0;
-  if (Call_ncclGetVersion(&v) != ncclSuccess || v <= 0) return "";
-  // NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z up to 2.8, X*10000+Y*100+Z after.
-  int major = v >= 10000 ? v / 10000 : v / 1000;
-  int minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
-  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
-}
-
-bool RankFromEnvironment() {
-  for (const char* n : formats::kRankVariables) {
-    const char* v = std::getenv(n);
-    if (v && *v) return true;
-  }
-  return false;
+  if (Call_ncclGetVersion(&v) != ncclSuccess) return "";
+  return NcclVersionString(v);
 }
 
 // The first communicator starts the recorder (unless MPI_Init already did).

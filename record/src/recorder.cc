@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "dltrace/formats/nccl_env.h"
 #include "dltrace/formats/rank_env.h"
 #include "dltrace/formats/writer.h"
 #include "signals.h"
@@ -231,6 +232,9 @@ OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
   op.peer = c.peer;
   op.tag = c.tag;
   op.group = c.group;
+  op.nccl_algorithm = c.nccl_algorithm;
+  op.nccl_protocol = c.nccl_protocol;
+  op.nccl_channels = c.nccl_channels;
   op.count = c.count;
   op.bytes = c.bytes;
   op.seq = c.seq;
@@ -410,6 +414,9 @@ void Recorder::Append(OpEvent&& op) {
   r.peer = op.peer;
   r.tag = op.tag;
   r.group = op.group;
+  r.nccl_algorithm = op.nccl_algorithm;
+  r.nccl_protocol = op.nccl_protocol;
+  r.nccl_channels = op.nccl_channels;
   r.count = op.count;
   r.bytes = op.bytes;
   r.seq = op.seq;
@@ -509,10 +516,12 @@ bool Recorder::Start(const StartInfo& info) {
   h.gpu_device = info.gpu_device;
   h.gpu_bus_id = info.gpu_bus_id;
   h.job_id = JobId();
+  h.attributes = info.attributes;
   KeepRawValues(formats::kRankVariables, &h.rank_env);
   KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
   KeepRawValues(formats::kWorldSizeVariables, &h.rank_env);
   KeepRawValues(formats::kJobIdVariables, &h.rank_env);
+  KeepRawValues(formats::kNcclSettingVariables, &h.nccl_env);
 
   // Where the file goes: a template with %-codes names the file; otherwise
   // the setting (or the agreed default) is a directory of rank files.
@@ -874,6 +883,21 @@ void Recorder::Stop(const char* reason) {
     w->flusher.join();
   }
   if (g_signal.load() == 0) FinishFile(reason, false);
+}
+
+std::string NcclVersionString(int v) {
+  if (v <= 0) return "";
+  const int major = v >= 10000 ? v / 10000 : v / 1000;
+  const int minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(v % 100);
+}
+
+bool RankFromEnvironment() {
+  for (const char* n : formats::kRankVariables) {
+    const char* v = std::getenv(n);
+    if (v && *v) return true;
+  }
+  return false;
 }
 
 }  // namespace dltrace::record

@@ -47,6 +47,7 @@ struct StartInfo {
   std::string nccl_version;
   int gpu_device = -1;     // CUDA device of the first NCCL communicator
   std::string gpu_bus_id;
+  formats::KeyValues attributes;  // header extras (the profiler plugin's API version)
 };
 
 // Ops whose record is complete only after their call returned (NCCL ops
@@ -78,9 +79,19 @@ struct OpRecord {
   int32_t peer = -1;  // root or peer, in communicator ranks
   int32_t tag = -1;
   uint32_t group = 0;
+  // NCCL's choice (profiler plugin); in what was padding, so still 96 bytes.
+  formats::NcclAlgorithm nccl_algorithm = formats::NcclAlgorithm::Unknown;
+  formats::NcclProtocol nccl_protocol = formats::NcclProtocol::Unknown;
+  uint16_t nccl_channels = 0;
   uint64_t count = 0, bytes = 0, seq = 0, stream = 0;
   int64_t enter_ns = 0, exit_ns = 0, gpu_start_ns = 0, gpu_end_ns = 0, completion_ns = 0;
 };
+
+// "2.28.9" from ncclGetVersion's code (NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z
+// up to 2.8, X*10000+Y*100+Z after); empty for a code <= 0.
+std::string NcclVersionString(int code);
+// Whether a launcher set one of the rank variables (formats/rank_env.h).
+bool RankFromEnvironment();
 
 class Recorder {
  public:

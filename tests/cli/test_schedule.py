@@ -12,7 +12,7 @@ import unittest
 import views_fixtures
 
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
-ALGORITHMS = ["recorded", "ring", "tree", "hd", "ps", "stepwise", "gossip", "pairwise"]
+ALGORITHMS = ["recorded", "ring", "tree", "hd", "ps", "stepwise", "gossip", "pairwise", "nccl"]
 
 
 def run(*args):
@@ -110,6 +110,17 @@ class ScheduleTest(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("missing.json", p.stderr)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1)
+
+    def test_nccl_says_per_op_what_nccl_chose_and_why(self):
+        p = run("schedule", self.synth, "--algo", "nccl", "--no-steps")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [l for l in p.stdout.splitlines() if "ncclAllReduce" in l]
+        self.assertTrue(rows)
+        for row in rows:
+            # 4 ranks, 2 per host: 2 nodes; 25 MB buckets are rings (tuning model, no recorded choice).
+            self.assertRegex(row, r"nccl\s+[\d.]+\s+Ring/(LL128|Simple) x\d+ \(tuning model\)$")
+        p = run("schedule", self.synth, "--algo", "nccl", "--no-steps", "--rank", "0")
+        self.assertEqual(p.returncode, 0, p.stderr)
 
     def test_errors(self):
         p = run("schedule", self.synth, "--algo", "magic")

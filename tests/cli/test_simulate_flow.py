@@ -75,6 +75,30 @@ class FlowSimulateTest(unittest.TestCase):
         self.assertIn("h0-sw0", {row["link"] for row in links})
         self.assertGreater(max(float(row["utilisation"]) for row in links), 0.9)
 
+    def test_nccl_lowering_agrees_with_the_alpha_beta_estimate(self):
+        # 16 ranks on 2 nodes (ResNet-50 buckets): the nccl lowering's channels share a host
+        # link in both the estimate and the flow engine; iteration times within 5%.
+        trace = self.out("nccl16")
+        r = run("synth", "--model", "resnet50", "--ranks", "16", "--ranks-per-host", "8", "--iterations", "2",
+                "--compute-ms", "1", "-o", trace)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        est = run("schedule", trace, "--algo", "nccl", "--no-steps", "--link-gbps", "100", "--latency-us", "2")
+        self.assertEqual(est.returncode, 0, est.stderr)
+        def iterations(stdout, column):  # the numbered rows of the iteration table
+            rows = [l.split() for l in stdout.split("\niteration", 1)[1].splitlines()[1:]]
+            return [float(f[column]) for f in rows if f and f[0].isdigit()][:2]
+        estimated = iterations(est.stdout, 1)
+        out = self.out("nccl16-flow")
+        r = run("simulate", trace, "--engine", "flow", "--topo", "star:rate=100Gbps,delay=1us", "--algo", "nccl",
+                "--cfg", "network/bandwidth-factor:1", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("all received", r.stdout)
+        simulated = iterations(r.stdout, 2)
+        self.assertEqual(len(estimated), 2)
+        self.assertEqual(len(simulated), 2)
+        for e, s in zip(estimated, simulated):
+            self.assertAlmostEqual(s / e, 1.0, delta=0.05, msg="flow %.3f ms, estimate %.3f ms" % (s, e))
+
     def test_channels_spread_over_equal_cost_paths(self):
         # Ring on 2 leaves x 4 hosts: only host 3 -> host 4 crosses from leaf0 to leaf1. One
         # connection takes one spine; eight channels (NCCL channels, one TCP connection each)

@@ -167,6 +167,7 @@ TEST(TraceFormat, RoundTripsEveryField) {
   TempDir dir;
   std::string err;
   Header h = FullHeader();
+  h.nccl_env = {{"NCCL_ALGO", "Tree"}, {"NCCL_MAX_NCHANNELS", "4"}};
   auto w = TraceWriter::Create(dir.file("r.dltrace"), h, &err);
   ASSERT_TRUE(w) << err;
   Communicator c = FullComm();
@@ -210,12 +211,24 @@ TEST(TraceFormat, RoundTripsEveryField) {
   gpu_unknown.gpu_start_ns.reset();
   gpu_unknown.gpu_end_ns.reset();
   ops.push_back(gpu_unknown);
+  // NCCL's choice from the profiler plugin; the same call with another
+  // choice is another shape.
+  OpEvent chosen = FullOp(1'400'000'000, 4);
+  chosen.nccl_algorithm = NcclAlgorithm::Tree;
+  chosen.nccl_protocol = NcclProtocol::LL128;
+  chosen.nccl_channels = 24;
+  ops.push_back(chosen);
+  chosen.seq = 5;
+  chosen.nccl_algorithm = NcclAlgorithm::Pat;
+  chosen.nccl_protocol = NcclProtocol::Simple;
+  chosen.nccl_channels = 2;
+  ops.push_back(chosen);
   for (const auto& op : ops) w->AddOp(op);
   w->AddSample({5, 133.25f, 123456789, 10, 20, 30, 40});
   ASSERT_TRUE(w->Flush(&err)) << err;
 
   // Second chunk: values that need the wide columns.
-  OpEvent wide = FullOp(1'300'000'000 + 10'000'000'000ll, 5'000'000'000ull);  // +10 s, big seq
+  OpEvent wide = FullOp(1'400'000'000 + 10'000'000'000ll, 5'000'000'000ull);  // +10 s, big seq
   wide.exit_ns = wide.enter_ns + 6'000'000'000ll;       // 6 s on the host
   wide.gpu_start_ns = wide.enter_ns - 3'000'000'000ll;  // -3 s offset
   wide.gpu_end_ns = *wide.gpu_start_ns + 5'000'000'000ll;

@@ -56,7 +56,7 @@ TEST(Algorithms, TableListsEveryAlgorithmOnce) {
   std::vector<std::string> names;
   for (const auto& a : AllAlgorithms()) names.push_back(a.name);
   EXPECT_EQ(names, (std::vector<std::string>{"recorded", "ring", "tree", "hd", "ps", "stepwise",
-                                             "gossip", "pairwise"}));
+                                             "gossip", "pairwise", "nccl"}));
   EXPECT_EQ(FindAlgorithm("ring")->name, std::string("ring"));
   EXPECT_EQ(FindAlgorithm("nope"), nullptr);
 }
@@ -313,9 +313,9 @@ TEST(Algorithms, UndefinedCollectivesFallBackToRing) {
 
 TEST(Algorithms, NamesListTheTableInOrder) {
   EXPECT_EQ(AlgorithmNames(), (std::vector<std::string>{"recorded", "ring", "tree", "hd", "ps",
-                                                        "stepwise", "gossip", "pairwise"}));
-  EXPECT_EQ(AlgorithmNamesJoined(), "recorded, ring, tree, hd, ps, stepwise, gossip, pairwise");
-  EXPECT_EQ(AlgorithmNamesJoined("|"), "recorded|ring|tree|hd|ps|stepwise|gossip|pairwise");
+                                                        "stepwise", "gossip", "pairwise", "nccl"}));
+  EXPECT_EQ(AlgorithmNamesJoined(), "recorded, ring, tree, hd, ps, stepwise, gossip, pairwise, nccl");
+  EXPECT_EQ(AlgorithmNamesJoined("|"), "recorded|ring|tree|hd|ps|stepwise|gossip|pairwise|nccl");
   EXPECT_NE(FindAlgorithm(LowerOptions{}.algorithm), nullptr);
 }
 
@@ -391,6 +391,7 @@ TEST(Algorithms, UndefinedCollectivesUseTheEntrysDeclaredFallback) {
 TEST(Algorithms, ChannelsAndChunksSplitBytesWithoutChangingTotals) {
   for (int n = 2; n <= kMaxRanks; n += 5) {
     for (const auto& a : AllAlgorithms()) {
+      if (a.lower_op) continue;  // nccl picks its own channels and chunks (nccl_test.cc)
       uint64_t S = SizeFor(n) + 7;  // not divisible: shares must still add up
       LowerOptions o;
       o.channels = 3;

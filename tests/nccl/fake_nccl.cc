@@ -3,7 +3,11 @@
 // wraps and check that data really moved. One POSIX shared-memory segment per
 // communicator holds a barrier, a data slot per rank and a mailbox per
 // (sender, receiver) pair. Each operation also keeps its stream busy for
-// FAKE_NCCL_OP_NS of simulated GPU time (fake_cuda.cc). Test-only.
+// FAKE_NCCL_OP_NS of simulated GPU time (fake_cuda.cc). With
+// NCCL_PROFILER_PLUGIN set it loads that profiler plugin and makes the calls
+// NCCL 2.28 makes (init per communicator, start/stop events per operation
+// with an algorithm, protocol and channel count, finalize). Test-only.
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <stdio.h>
@@ -50,6 +54,8 @@ struct ncclComm {
   std::string name;  // the shared-memory segment
   int rank, nranks, device;
   int splits = 0, shrinks = 0;
+  void* profiler = nullptr;  // the plugin's context for this communicator
+  uint64_t seq = 0;          // collectives so far (the profiler's seqNumber)
 };
 
 namespace {
@@ -87,6 +93,154 @@ void Barrier(ncclComm* c) {
   for (int spins = 0; s->generation.load(std::memory_order_acquire) == gen; ++spins) Pause(spins);
 }
 
+// ---- the profiler plugin, as NCCL 2.28 calls it ------------------------------------
+// The plugin interface written out again from NCCL's ext-profiler/example
+// headers (profiler_v5.h, profiler_v4.h), independently of the plugin's own
+// declarations, so a layout mistake there shows up here.
+
+struct ProfCollV4 {
+  uint64_t seqNumber;
+  const char* func;
+  const void* sendBuff;
+  void* recvBuff;
+  size_t count;
+  int root;
+  const char* datatype;
+  uint8_t nChannels;
+  uint8_t nWarps;
+  const char* algo;
+  const char* proto;
+  void* parentGroup;  // v5 only
+};
+struct ProfP2pV4 {
+  const char* func;
+  void* buff;
+  const char* datatype;
+  size_t count;
+  int peer;
+  uint8_t nChannels;
+  void* parentGroup;  // v5 only
+};
+struct ProfDescrV5 {
+  uint64_t type;  // v4: uint8_t, at the same offset (little-endian: the low byte)
+  void* parentObj;
+  int rank;
+  union {
+    ProfCollV4 coll;
+    ProfP2pV4 p2p;
+    char reserve[256];
+  };
+};
+using ProfInitV5 = int (*)(void**, uint64_t, int*, const char*, int, int, int, void*);
+using ProfInitV4 = int (*)(void**, int*, const char*, uint64_t, int, int, int, void*);
+struct ProfTable {
+  const char* name;
+  void* init;
+  int (*startEvent)(void* context, void** handle, ProfDescrV5* descr);
+  int (*stopEvent)(void* handle);
+  int (*recordEventState)(void* handle, int state, void* args);
+  int (*finalize)(void* context);
+};
+constexpr uint64_t kProfColl = 1u << 1, kProfP2p = 1u << 2;
+
+int ProfilerApi() {
+  const char* v = getenv("FAKE_NCCL_PROFILER_API");
+  return v ? atoi(v) : 5;
+}
+
+// The plugin NCCL_PROFILER_PLUGIN names, once per process; FAKE_NCCL_PROFILER_API
+// = 4 asks for the v4 table (NCCL 2.26), otherwise v5 (2.28).
+const ProfTable* Profiler() {
+  static const ProfTable* table = []() -> const ProfTable* {
+    const char* path = getenv("NCCL_PROFILER_PLUGIN");
+    if (!path || !*path) return nullptr;
+    void* lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      fprintf(stderr, "fake nccl: cannot load profiler plugin %s: %s\n", path, dlerror());
+      return nullptr;
+    }
+    return static_cast<const ProfTable*>(dlsym(lib, ProfilerApi() == 4 ? "ncclProfiler_v4" : "ncclProfiler_v5"));
+  }();
+  return table;
+}
+
+// NCCL's commHash: its getHash (DJB2a, chars sign-extended) over the 128-byte unique id.
+uint64_t CommHash(const std::string& name) {
+  char id[NCCL_UNIQUE_ID_BYTES] = {};
+  memcpy(id, name.data(), name.size() < sizeof(id) ? name.size() : sizeof(id));
+  uint64_t h = 5381;
+  for (char ch : id) h = ((h << 5) + h) ^ uint64_t(int64_t(ch));
+  return h;
+}
+
+void ProfilerInit(ncclComm* c) {
+  const ProfTable* p = Profiler();
+  if (!p) return;
+  int mask = 0;
+  const char* per_node = getenv("LOCAL_WORLD_SIZE");
+  int ppn = per_node ? atoi(per_node) : c->nranks;
+  int nodes = ppn > 0 ? (c->nranks + ppn - 1) / ppn : 1;
+  if (ProfilerApi() == 4)
+    reinterpret_cast<ProfInitV4>(p->init)(&c->profiler, &mask, c->name.c_str(), CommHash(c->name),
+                                          nodes, c->nranks, c->rank, nullptr);
+  else
+    reinterpret_cast<ProfInitV5>(p->init)(&c->profiler, CommHash(c->name), &mask, c->name.c_str(),
+                                          nodes, c->nranks, c->rank, nullptr);
+}
+
+// What this double says NCCL chose: NCCL_ALGO / NCCL_PROTO when set (a single
+// name), else Tree/LL for all-reduces up to 4 KiB, Ring/LL for other
+// collectives up to 4 KiB, Ring/Simple above; 1 channel up to 4 KiB, else 2.
+// tests/record/test_nccl_profiler.py expects exactly this.
+struct FakeChoice {
+  const char* algo;
+  const char* proto;
+  uint8_t channels;
+};
+FakeChoice Choose(const char* func, size_t bytes) {
+  const bool small = bytes <= 4096;
+  FakeChoice ch{small && strcmp(func, "AllReduce") == 0 ? "Tree" : "Ring", small ? "LL" : "Simple",
+                uint8_t(small ? 1 : 2)};
+  if (const char* a = getenv("NCCL_ALGO")) ch.algo = a;
+  if (const char* p = getenv("NCCL_PROTO")) ch.proto = p;
+  return ch;
+}
+
+const char* TypeName(ncclDataType_t t) {
+  static const char* names[] = {"ncclInt8",    "ncclUint8",    "ncclInt32",      "ncclUint32",
+                                "ncclInt64",   "ncclUint64",   "ncclFloat16",    "ncclFloat32",
+                                "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
+  return int(t) >= 0 && int(t) < 12 ? names[int(t)] : "ncclInt8";
+}
+
+// A profiler event around one operation: started at construction, stopped at destruction.
+class ProfEvent {
+ public:
+  ProfEvent(ncclComm* c, const char* func, size_t count, ncclDataType_t t, int root_or_peer,
+            bool p2p, size_t bytes) {
+    const ProfTable* p = Profiler();
+    if (!p || !c || !c->profiler) return;
+    ProfDescrV5 d;
+    memset(&d, 0, sizeof(d));
+    d.type = p2p ? kProfP2p : kProfColl;
+    d.rank = c->rank;
+    if (p2p) {
+      d.p2p = {func, nullptr, TypeName(t), count, root_or_peer, 1, nullptr};
+    } else {
+      FakeChoice ch = Choose(func, bytes);
+      d.coll = {c->seq++, func, nullptr, nullptr, count, root_or_peer, TypeName(t),
+                ch.channels, 16, ch.algo, ch.proto, nullptr};
+    }
+    p->startEvent(c->profiler, &handle_, &d);
+  }
+  ~ProfEvent() {
+    if (handle_) Profiler()->stopEvent(handle_);
+  }
+
+ private:
+  void* handle_ = nullptr;
+};
+
 // Opens (or creates) the segment NAME for a communicator of NRANKS.
 ncclResult_t Open(const std::string& name, int nranks, int rank, ncclComm_t* out) {
   if (nranks < 1 || nranks > kMaxRanks || rank < 0 || rank >= nranks) return ncclInvalidArgument;
@@ -102,6 +256,7 @@ ncclResult_t Open(const std::string& name, int nranks, int rank, ncclComm_t* out
   auto* c = new ncclComm{static_cast<Shared*>(p), name, rank, nranks, ProcessDevice()};
   Barrier(c);  // everyone has it mapped: the name can go
   if (rank == 0) shm_unlink(name.c_str());
+  ProfilerInit(c);
   *out = c;
   return ncclSuccess;
 }
@@ -293,6 +448,7 @@ ncclResult_t ncclCommFinalize(ncclComm_t comm) { return comm ? ncclSuccess : ncc
 
 ncclResult_t ncclCommDestroy(ncclComm_t comm) {
   if (!comm) return ncclInvalidArgument;
+  if (comm->profiler) Profiler()->finalize(comm->profiler);
   munmap(comm->shared, sizeof(Shared));
   delete comm;
   return ncclSuccess;
@@ -321,6 +477,7 @@ ncclResult_t ncclCommUserRank(const ncclComm_t comm, int* rank) {
 ncclResult_t ncclAllReduce(const void* in, void* out, size_t count, ncclDataType_t t,
                            ncclRedOp_t op, ncclComm_t c, cudaStream_t stream) {
   size_t bytes = count * SizeOf(t);
+  ProfEvent event(c, "AllReduce", count, t, 0, false, bytes);
   return Collective(c, stream, in, bytes, [=]() {
     return Reduce(c, out, 0, count, t, op) ? ncclSuccess : ncclInvalidArgument;
   });
@@ -330,6 +487,7 @@ ncclResult_t ncclBroadcast(const void* in, void* out, size_t count, ncclDataType
                            ncclComm_t c, cudaStream_t stream) {
   if (!c || root < 0 || root >= c->nranks) return ncclInvalidArgument;
   size_t bytes = count * SizeOf(t);
+  ProfEvent event(c, "Broadcast", count, t, root, false, bytes);
   return Collective(c, stream, c->rank == root ? in : nullptr, c->rank == root ? bytes : 0, [=]() {
     memcpy(out, c->shared->slots[root], bytes);
     return ncclSuccess;
@@ -344,6 +502,7 @@ ncclResult_t ncclBcast(void* buff, size_t count, ncclDataType_t t, int root, ncc
 ncclResult_t ncclReduce(const void* in, void* out, size_t count, ncclDataType_t t, ncclRedOp_t op,
                         int root, ncclComm_t c, cudaStream_t stream) {
   if (!c || root < 0 || root >= c->nranks) return ncclInvalidArgument;
+  ProfEvent event(c, "Reduce", count, t, root, false, count * SizeOf(t));
   return Collective(c, stream, in, count * SizeOf(t), [=]() {
     if (c->rank != root) return ncclSuccess;
     return Reduce(c, out, 0, count, t, op) ? ncclSuccess : ncclInvalidArgument;
@@ -353,6 +512,7 @@ ncclResult_t ncclReduce(const void* in, void* out, size_t count, ncclDataType_t 
 ncclResult_t ncclAllGather(const void* in, void* out, size_t count, ncclDataType_t t,
                            ncclComm_t c, cudaStream_t stream) {
   size_t bytes = count * SizeOf(t);
+  ProfEvent event(c, "AllGather", count, t, 0, false, bytes);
   return Collective(c, stream, in, bytes, [=]() {
     for (int r = 0; r < c->nranks; ++r)
       memcpy(static_cast<char*>(out) + size_t(r) * bytes, c->shared->slots[r], bytes);
@@ -364,6 +524,7 @@ ncclResult_t ncclReduceScatter(const void* in, void* out, size_t count, ncclData
                                ncclRedOp_t op, ncclComm_t c, cudaStream_t stream) {
   if (!c) return ncclInvalidArgument;
   size_t bytes = count * SizeOf(t);
+  ProfEvent event(c, "ReduceScatter", count, t, 0, false, bytes);
   return Collective(c, stream, in, bytes * size_t(c->nranks), [=]() {
     return Reduce(c, out, size_t(c->rank) * bytes, count, t, op) ? ncclSuccess
                                                                  : ncclInvalidArgument;
@@ -409,6 +570,7 @@ ncclResult_t ncclSend(const void* in, size_t count, ncclDataType_t t, int peer, 
                       cudaStream_t stream) {
   size_t bytes = count * SizeOf(t);
   if (!c || peer < 0 || peer >= c->nranks || bytes > kMailBytes) return ncclInvalidArgument;
+  ProfEvent event(c, "Send", count, t, peer, true, bytes);
   std::vector<char> copy(static_cast<const char*>(in), static_cast<const char*>(in) + bytes);
   return Enqueue(0, stream, [=]() {
     Mailbox& m = c->shared->mail[c->rank][peer];
@@ -426,6 +588,7 @@ ncclResult_t ncclRecv(void* out, size_t count, ncclDataType_t t, int peer, ncclC
                       cudaStream_t stream) {
   size_t bytes = count * SizeOf(t);
   if (!c || peer < 0 || peer >= c->nranks) return ncclInvalidArgument;
+  ProfEvent event(c, "Recv", count, t, peer, true, bytes);
   return Enqueue(2, stream, [=]() {
     Mailbox& m = c->shared->mail[peer][c->rank];
     uint32_t head = m.head.load(std::memory_order_relaxed);

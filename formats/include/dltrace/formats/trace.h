@@ -16,6 +16,8 @@ using Api = fb::v1::Api;
 using OpKind = fb::v1::OpKind;
 using DataType = fb::v1::DataType;
 using RedOp = fb::v1::RedOp;
+using NcclAlgorithm = fb::v1::NcclAlgorithm;
+using NcclProtocol = fb::v1::NcclProtocol;
 
 // The schema version this code writes and the newest it reads.
 constexpr uint32_t kSchemaVersion = 2;
@@ -42,6 +44,7 @@ struct Header {
   std::string job_id;
   KeyValues rank_env;
   KeyValues attributes;
+  KeyValues nccl_env;  // NCCL_ALGO, NCCL_PROTO, ... as set when recording
   bool operator==(const Header&) const;
 };
 
@@ -83,6 +86,10 @@ struct OpEvent {
   std::optional<int64_t> gpu_start_ns;
   std::optional<int64_t> gpu_end_ns;
   std::optional<int64_t> completion_ns;  // nonblocking ops
+  // What NCCL chose (profiler plugin recordings); Unknown / 0 when not recorded.
+  NcclAlgorithm nccl_algorithm = NcclAlgorithm::Unknown;
+  NcclProtocol nccl_protocol = NcclProtocol::Unknown;
+  uint16_t nccl_channels = 0;
   bool operator==(const OpEvent&) const;
 
   // Duration on the GPU when known, else on the host.
@@ -118,5 +125,8 @@ const char* OpKindName(OpKind kind);
 const char* DataTypeName(DataType type);
 const char* RedOpName(RedOp op);
 const char* ApiName(Api api);
+// NCCL's own spellings: "Tree", "Ring", "NVLS", "PAT", ...; "LL", "LL128", "Simple".
+const char* NcclAlgorithmName(NcclAlgorithm algo);
+const char* NcclProtocolName(NcclProtocol proto);
 
 }  // namespace dltrace::formats

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/models/nccl.h"
 #include "dltrace/models/schedule.h"
 
 namespace dltrace::models {
@@ -17,6 +18,7 @@ namespace dltrace::models {
 // lowers collectives another algorithm does not define (Algorithm::fallback).
 inline constexpr char kRecordedAlgorithm[] = "recorded";
 inline constexpr char kRingAlgorithm[] = "ring";
+inline constexpr char kNcclAlgorithm[] = "nccl";
 
 // Same-host link models. GPUs of one host talk over NVLink-like links (300 GB/s,
 // 1 us); MPI ranks of one host through shared memory: Open MPI's vader moves a
@@ -59,6 +61,10 @@ struct LowerOptions {
   // btl_tcp_eager_limit and btl_vader_eager_limit.
   uint64_t eager_limit_bytes = 65536;
   uint64_t eager_limit_local_bytes = 4096;
+  // The nccl algorithm: the settings NCCL ran with (LowerTrace fills them
+  // from the trace headers when left empty) and the machine its tuning model assumes.
+  NcclSettings nccl;
+  const NcclSystem* nccl_system = nullptr;  // nullptr: DefaultNcclSystem()
 };
 
 // The same-host link of OPTIONS for a job whose transfers are NCCL's (NCCL)
@@ -72,6 +78,10 @@ struct CollectiveSpec {
   std::vector<int32_t> members;  // endpoint ids, index = communicator rank
   int32_t root = 0;              // communicator rank of the root
   uint64_t seq = 0;              // which call on the communicator (gossip rotates peers)
+  // What NCCL's profiler plugin recorded for this call (kUnknown / 0: nothing).
+  NcclAlgo recorded_algo = NcclAlgo::kUnknown;
+  NcclProto recorded_proto = NcclProto::kUnknown;
+  int recorded_channels = 0;
 };
 
 // Step ids in a dependency list; kNoStep entries are skipped, so "the
@@ -139,6 +149,11 @@ class StepBuilder {
 using LowerFn = bool (*)(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
                          StepBuilder& out);
 
+// Lowers a whole collective, channels and pipelining included, for
+// algorithms that choose those per call (nccl); says what it chose in *OP.
+using LowerOpFn = void (*)(const CollectiveSpec& spec, const LowerOptions& options,
+                           StepBuilder& out, ScheduleOp* op);
+
 // How many endpoints of their own (servers) an algorithm adds to the workers.
 using ExtraEndpointsFn = int (*)(const LowerOptions& options);
 
@@ -149,6 +164,7 @@ struct Algorithm {
   ExtraEndpointsFn extra_endpoints = nullptr;  // nullptr: none
   // Lowers the collectives LOWER does not define; must name a table entry.
   const char* fallback = kRingAlgorithm;
+  LowerOpFn lower_op = nullptr;  // set: lowers whole ops instead of LOWER
 
   int ExtraEndpoints(const LowerOptions& options) const {
     return extra_endpoints ? extra_endpoints(options) : 0;
@@ -170,9 +186,11 @@ void AddExtraEndpoints(const Algorithm& algo, const LowerOptions& options, Sched
 // Lowers SPEC with ALGO across options.channels channels and chunk_bytes
 // pieces; once a piece needs a collective the algorithm does not define, it
 // and the pieces after it use algo.Fallback(). Returns the name of the
-// algorithm that was used last.
+// algorithm that was used last. An algorithm with lower_op lowers the whole
+// op itself and fills OP's nccl_* fields (when OP is given).
 const char* LowerCollective(const Algorithm& algo, const CollectiveSpec& spec,
-                            const LowerOptions& options, StepBuilder& out);
+                            const LowerOptions& options, StepBuilder& out,
+                            ScheduleOp* op = nullptr);
 
 // A schedule holding only SPEC lowered on workers 0..n-1, each on a host of
 // its own (plus the algorithm's extra endpoints): what tests and the CLI

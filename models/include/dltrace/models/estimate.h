@@ -30,7 +30,9 @@ struct Estimate {
   bool complete = true;
 };
 
-// No contention: links are as many as transfers; same-host transfers use
+// No contention: links are as many as transfers, except that the channels
+// of one op share their sender host's link (its sends take it in turn, in
+// the order the sweep reaches them); same-host transfers use
 // schedule.local_link, the others NETWORK.
 Estimate EstimateSchedule(const Schedule& schedule, const Link& network);
 

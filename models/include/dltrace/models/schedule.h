@@ -66,6 +66,11 @@ struct ScheduleOp {
   int32_t comm = -1;        // index into MergedTrace::comms; -1 when none
   uint64_t bytes = 0;       // as recorded (nccl-tests "size")
   std::string algorithm;    // the algorithm that actually lowered it
+  // The nccl algorithm's lowering: NCCL's algorithm ("Ring", "Tree", "PAT")
+  // and protocol ("LL", "LL128", "Simple"), its channels, and why ("recorded",
+  // "NCCL_ALGO", "NCCL_PROTO", "tuning model"). Empty / 0 for other algorithms.
+  std::string nccl_algorithm, nccl_protocol, nccl_reason;
+  int32_t nccl_channels = 0;
 };
 
 // Bandwidth and latency of a link class, for executors and the estimate.

@@ -1,0 +1,355 @@
+// libdltrace-nccl-profiler.so: the recorder as an NCCL profiler plugin, for
+// programs whose NCCL the interposer cannot see (linked in statically). NCCL
+// loads it by itself (NCCL_PROFILER_PLUGIN=path) and reports each collective
+// and point-to-point operation with the algorithm, protocol and channels it
+// chose; the plugin writes them to the same trace files the interposer writes.
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "nccl_profiler_abi.h"
+#include "recorder.h"
+
+namespace dltrace::record {
+namespace {
+
+using formats::DataType;
+using formats::NcclAlgorithm;
+using formats::NcclProtocol;
+using formats::OpEvent;
+using formats::OpKind;
+
+// One communicator, as NCCL's init call describes it (v4 and later) or as
+// its first event names it (v1-v3).
+struct Context {
+  uint32_t comm = formats::kNoCommunicator;
+  uint64_t hash = 0;
+  int nranks = 0, rank = -1;
+  bool described = false;
+};
+
+// One operation between startEvent and stopEvent.
+struct Event {
+  OpEvent op;
+};
+
+std::mutex g_mu;  // communicator registration
+const char* g_api = "";  // which table NCCL took
+
+// Names as NCCL's ncclFuncToString / ncclDatatypeToString / ncclAlgoStr spell them.
+OpKind KindOf(const char* func) {
+  if (!func) return OpKind::Unknown;
+  static const std::pair<const char*, OpKind> names[] = {
+      {"AllReduce", OpKind::NcclAllReduce}, {"Broadcast", OpKind::NcclBroadcast},
+      {"Reduce", OpKind::NcclReduce},       {"AllGather", OpKind::NcclAllGather},
+      {"ReduceScatter", OpKind::NcclReduceScatter}, {"Send", OpKind::NcclSend},
+      {"Recv", OpKind::NcclRecv}};
+  for (const auto& [n, k] : names)
+    if (std::strcmp(func, n) == 0) return k;
+  return OpKind::Unknown;
+}
+OpKind KindOfV1(uint8_t func) {
+  switch (func) {  // ncclFunc_t
+    case 0: return OpKind::NcclBroadcast;
+    case 1: return OpKind::NcclReduce;
+    case 2: return OpKind::NcclAllGather;
+    case 3: return OpKind::NcclReduceScatter;
+    case 4: return OpKind::NcclAllReduce;
+    case 6: return OpKind::NcclSend;
+    case 7: return OpKind::NcclRecv;
+    default: return OpKind::Unknown;
+  }
+}
+
+constexpr const char* kTypeNames[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",     "ncclUint32",
+                                      "ncclInt64",   "ncclUint64",  "ncclFloat16",   "ncclFloat32",
+                                      "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
+constexpr DataType kTypes[] = {DataType::Int8,    DataType::Uint8,   DataType::Int32,
+                               DataType::Uint32,  DataType::Int64,   DataType::Uint64,
+                               DataType::Float16, DataType::Float32, DataType::Float64,
+                               DataType::BFloat16, DataType::Float8E4M3, DataType::Float8E5M2};
+constexpr uint64_t kTypeSizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
+int TypeIndex(const char* name) {
+  if (!name) return -1;
+  for (int i = 0; i < 12; ++i)
+    if (std::strcmp(name, kTypeNames[i]) == 0) return i;
+  return -1;
+}
+
+constexpr const char* kAlgoNames[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
+constexpr const char* kProtoNames[] = {"LL", "LL128", "Simple"};
+NcclAlgorithm AlgoOf(const char* s) {
+  for (int i = 0; s && i < 7; ++i)
+    if (strcasecmp(s, kAlgoNames[i]) == 0) return NcclAlgorithm(i);
+  return NcclAlgorithm::Unknown;
+}
+NcclProtocol ProtoOf(const char* s) {
+  for (int i = 0; s && i < 3; ++i)
+    if (strcasecmp(s, kProtoNames[i]) == 0) return NcclProtocol(i);
+  return NcclProtocol::Unknown;
+}
+
+// NCCL's version from the program itself when it exports ncclGetVersion
+// (a static NCCL often does not: the plugin table's version says the range).
+std::string NcclVersion() {
+  using Fn = int (*)(int*);
+  auto fn = reinterpret_cast<Fn>(dlsym(RTLD_DEFAULT, "ncclGetVersion"));
+  int v = 0;
+  if (!fn || fn(&v) != 0) return "";
+  return NcclVersionString(v);
+}
+
+// The first communicator starts the recorder, as with the interposer.
+bool EnsureStarted(const Context& c) {
+  Recorder& r = Recorder::Get();
+  if (r.active()) return true;
+  if (!r.startable()) return false;
+  StartInfo info;
+  if (!RankFromEnvironment() && c.rank >= 0) {
+    info.rank = c.rank;
+    info.world_size = c.nranks;
+  }
+  if (r.settings().output.empty()) {
+    char dir[64];
+    std::snprintf(dir, sizeof(dir), "dltrace-nccl-%016" PRIx64, c.hash);
+    info.output_dir = dir;
+  }
+  info.nccl_version = NcclVersion();
+  info.attributes.emplace_back("nccl.profiler_api", g_api);
+  return r.Start(info);
+}
+
+// Writes C's communicator record once (its size and rank may come with the first event).
+void Describe(Context* c, int rank) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (c->described) return;
+  if (c->rank < 0) c->rank = rank;
+  if (!EnsureStarted(*c)) return;
+  c->described = true;
+  c->comm = Recorder::Get().NewCommunicatorId();
+  formats::Communicator rec;
+  rec.id = c->comm;
+  rec.api = formats::Api::Nccl;
+  rec.name = "profiler";
+  rec.size = c->nranks;
+  rec.rank = c->rank;
+  rec.nccl_unique_id_hash = c->hash;  // NCCL's commHash: the hash of the unique id
+  rec.created_ns = uint64_t(NowNs());
+  Recorder::Get().AddCommunicator(std::move(rec));
+}
+
+// v1-v3 contexts carry no communicator: events name it by hash.
+Context* ContextFor(Context* init, uint64_t hash) {
+  if (init->hash == hash || init->hash == 0) {
+    init->hash = hash;
+    return init;
+  }
+  static std::unordered_map<uint64_t, Context*> by_hash;
+  std::lock_guard<std::mutex> lock(g_mu);
+  Context*& c = by_hash[hash];
+  if (!c) {
+    c = new Context();
+    c->hash = hash;
+  }
+  return c;
+}
+
+// Starts recording one operation of context C (kind, counts, NCCL's choice).
+Event* Begin(Context* c, int rank, OpKind kind, size_t count, int type, int peer_or_root,
+             uint64_t seq, NcclAlgorithm algo, NcclProtocol proto, int channels) {
+  if (kind == OpKind::Unknown) return nullptr;
+  Describe(c, rank);
+  if (!c->described || !Recorder::Get().active()) return nullptr;
+  auto* e = new Event();
+  OpEvent& op = e->op;
+  op.kind = kind;
+  op.comm = c->comm;
+  op.count = count;
+  op.datatype = type >= 0 ? kTypes[type] : DataType::Unknown;
+  uint64_t bytes = uint64_t(count) * (type >= 0 ? kTypeSizes[type] : 0);
+  // nccl-tests "size": the whole gathered buffer / the whole scattered input.
+  if ((kind == OpKind::NcclAllGather || kind == OpKind::NcclReduceScatter) && c->nranks > 0)
+    bytes *= uint64_t(c->nranks);
+  op.bytes = bytes;
+  const bool rooted = kind == OpKind::NcclBroadcast || kind == OpKind::NcclReduce;
+  op.peer = rooted || kind == OpKind::NcclSend || kind == OpKind::NcclRecv ? peer_or_root : -1;
+  op.seq = seq;
+  op.thread = Recorder::Get().ThreadIndex();
+  op.nccl_algorithm = algo;
+  op.nccl_protocol = proto;
+  op.nccl_channels = uint16_t(channels);
+  op.enter_ns = NowNs();
+  return e;
+}
+
+// Whether the interposer (libdltrace-record.so, preloaded) records NCCL in
+// this process: it is loaded and so is a shared libnccl whose calls it
+// sees. The plugin then stays out, so one recorder writes the rank's file
+// (dltrace record --nccl auto offers both).
+bool InterposerRecordsNccl() {
+  struct Seen {
+    bool interposer = false, nccl = false;
+  } seen;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        auto* s = static_cast<Seen*>(data);
+        const char* path = info->dlpi_name;
+        const char* base = path ? std::strrchr(path, '/') : nullptr;
+        base = base ? base + 1 : path;
+        if (!base) return 0;
+        if (std::strncmp(base, "libdltrace-record.so", 20) == 0) s->interposer = true;
+        if (std::strncmp(base, "libnccl.so", 10) == 0) s->nccl = true;
+        return 0;
+      },
+      &seen);
+  return seen.interposer && seen.nccl;
+}
+
+Context* NewContext(uint64_t hash, int nranks, int rank) {
+  static const bool inert = InterposerRecordsNccl();
+  if (inert) return nullptr;
+  auto* c = new Context();
+  c->hash = hash;
+  c->nranks = nranks;
+  c->rank = rank;
+  return c;
+}
+
+constexpr int kMask = int(profiler::kColl | profiler::kP2p);
+
+// A null context (the interposer records NCCL) asks for no events.
+profiler::Result InitV1(void** context, int* mask) {
+  *context = NewContext(0, 0, -1);
+  *mask = *context ? kMask : 0;
+  return 0;
+}
+profiler::Result InitV4(void** context, int* mask, const char*, uint64_t hash, int, int nranks,
+                        int rank, profiler::DebugLogger) {
+  *context = NewContext(hash, nranks, rank);
+  *mask = *context ? kMask : 0;
+  return 0;
+}
+profiler::Result InitV5(void** context, uint64_t hash, int* mask, const char*, int, int nranks,
+                        int rank, profiler::DebugLogger) {
+  *context = NewContext(hash, nranks, rank);
+  *mask = *context ? kMask : 0;
+  return 0;
+}
+
+template <typename Descr>
+profiler::Result StartV1(void* context, void** handle, Descr* d) {
+  *handle = nullptr;
+  auto* init = static_cast<Context*>(context);
+  if (!init) return 0;
+  if (d->type == profiler::kColl) {
+    const auto& c = d->coll;
+    *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOfV1(c.func), c.count,
+                    c.datatype < 12 ? int(c.datatype) : -1, c.root, c.seqNumber,
+                    c.algo < 7 ? NcclAlgorithm(c.algo) : NcclAlgorithm::Unknown,
+                    c.proto < 3 ? NcclProtocol(c.proto) : NcclProtocol::Unknown, c.nMaxChannels);
+  } else if (d->type == profiler::kP2p) {
+    const auto& p = d->p2p;
+    *handle = Begin(ContextFor(init, p.commHash), d->rank, KindOfV1(p.func), p.count,
+                    p.datatype < 12 ? int(p.datatype) : -1, p.peer, 0, NcclAlgorithm::Unknown,
+                    NcclProtocol::Unknown, 0);
+  }
+  return 0;
+}
+
+template <typename Descr>
+profiler::Result StartV2(void* context, void** handle, Descr* d) {
+  *handle = nullptr;
+  auto* init = static_cast<Context*>(context);
+  if (!init) return 0;
+  if (d->type == profiler::kColl) {
+    const auto& c = d->coll;
+    *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOf(c.func), c.count,
+                    TypeIndex(c.datatype), c.root, c.seqNumber, AlgoOf(c.algo), ProtoOf(c.proto),
+                    c.nMaxChannels);
+  } else if (d->type == profiler::kP2p) {
+    const auto& p = d->p2p;
+    *handle = Begin(ContextFor(init, p.commHash), d->rank, KindOf(p.func), p.count,
+                    TypeIndex(p.datatype), p.peer, 0, NcclAlgorithm::Unknown,
+                    NcclProtocol::Unknown, 0);
+  }
+  return 0;
+}
+
+template <typename Descr>
+profiler::Result StartV4(void* context, void** handle, Descr* d) {
+  *handle = nullptr;
+  auto* c = static_cast<Context*>(context);
+  if (!c) return 0;
+  if (d->type == profiler::kColl) {
+    const auto& k = d->coll;
+    *handle = Begin(c, d->rank, KindOf(k.func), k.count, TypeIndex(k.datatype), k.root,
+                    k.seqNumber, AlgoOf(k.algo), ProtoOf(k.proto), k.nChannels);
+  } else if (d->type == profiler::kP2p) {
+    const auto& p = d->p2p;
+    *handle = Begin(c, d->rank, KindOf(p.func), p.count, TypeIndex(p.datatype), p.peer, 0,
+                    NcclAlgorithm::Unknown, NcclProtocol::Unknown, p.nChannels);
+  }
+  return 0;
+}
+
+profiler::Result Stop(void* handle) {
+  auto* e = static_cast<Event*>(handle);
+  if (!e) return 0;
+  e->op.exit_ns = NowNs();
+  if (Recorder::Get().active()) Recorder::Get().Append(std::move(e->op));
+  delete e;
+  return 0;
+}
+
+profiler::Result RecordState(void*, int, void*) { return 0; }
+
+profiler::Result Finalize(void* context) {
+  // Contexts stay: events of other communicators may still name them.
+  (void)context;
+  return 0;
+}
+
+}  // namespace
+}  // namespace dltrace::record
+
+namespace p = dltrace::record::profiler;
+namespace r = dltrace::record;
+
+// The tables NCCL looks up; every other symbol of the library is hidden.
+// Each init notes which table NCCL took (it asks for the newest it knows).
+namespace dltrace::record {
+namespace {
+constexpr char kV1[] = "v1", kV2[] = "v2", kV3[] = "v3", kV4[] = "v4", kV5[] = "v5";
+p::Result NoteV1(void** c, int* m) { g_api = kV1; return InitV1(c, m); }
+p::Result NoteV2(void** c, int* m) { g_api = kV2; return InitV1(c, m); }
+p::Result NoteV3(void** c, int* m) { g_api = kV3; return InitV1(c, m); }
+p::Result NoteV4(void** c, int* m, const char* n, uint64_t h, int nn, int nr, int rk, p::DebugLogger l) {
+  g_api = kV4;
+  return InitV4(c, m, n, h, nn, nr, rk, l);
+}
+p::Result NoteV5(void** c, uint64_t h, int* m, const char* n, int nn, int nr, int rk, p::DebugLogger l) {
+  g_api = kV5;
+  return InitV5(c, h, m, n, nn, nr, rk, l);
+}
+}  // namespace
+}  // namespace dltrace::record
+
+extern "C" {
+__attribute__((visibility("default"))) p::TableV5 ncclProfiler_v5 = {
+    "dltrace", r::NoteV5, r::StartV4<p::DescrV5>, r::Stop, r::RecordState, r::Finalize};
+__attribute__((visibility("default"))) p::TableV4 ncclProfiler_v4 = {
+    "dltrace", r::NoteV4, r::StartV4<p::DescrV4>, r::Stop, r::RecordState, r::Finalize};
+__attribute__((visibility("default"))) p::TableV3 ncclProfiler_v3 = {
+    "dltrace", r::NoteV3, r::StartV2<p::DescrV3>, r::Stop, r::RecordState, r::Finalize};
+__attribute__((visibility("default"))) p::TableV2 ncclProfiler_v2 = {
+    "dltrace", r::NoteV2, r::StartV2<p::DescrV2>, r::Stop, r::RecordState, r::Finalize};
+__attribute__((visibility("default"))) p::TableV1 ncclProfiler_v1 = {
+    "dltrace", r::NoteV1, r::StartV1<p::DescrV1>, r::Stop, r::RecordState, r::Finalize};
+}
