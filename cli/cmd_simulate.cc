@@ -57,7 +57,11 @@ struct SimulateOptions {
 #ifdef DLTRACE_HAVE_NS3
 int RunNs3(SimulateOptions& options, const std::vector<models::JobPlacement>& jobs) {
   ns3::DltraceScenarioConfig& config = options.config;
-  if (!options.cc.empty()) config.congestionControl = options.cc;
+  if (config.transport == "rdma") {
+    if (!options.cc.empty()) config.rdmaCongestionControl = options.cc;
+  } else if (!options.cc.empty()) {
+    config.congestionControl = options.cc;
+  }
   for (const char* type : {"ns3::TcpMltcpNewReno", "ns3::TcpMltcpDctcp"}) {
     ns3::Config::SetDefault(std::string(type) + "::Slope", ns3::DoubleValue(options.mltcp.slope));
     ns3::Config::SetDefault(std::string(type) + "::Intercept", ns3::DoubleValue(options.mltcp.intercept));
@@ -77,8 +81,10 @@ int RunNs3(SimulateOptions& options, const std::vector<models::JobPlacement>& jo
   scenario.Run();
   scenario.PrintSummary(std::cout);
   if (!scenario.WriteOutputs(out_dir, &error)) return Fail(error);
+  const bool rdma = config.transport == "rdma";
   std::cout << "results: " << out_dir << " (rank*.results.json" << (config.jobs.size() > 1 ? " under job<J>/" : "")
-            << ", flows.csv, links.csv" << (config.flowMonitor ? ", flowmon.xml" : "") << (pcap ? ", pcap/" : "")
+            << ", flows.csv, links.csv" << (config.flowMonitor && !rdma ? ", flowmon.xml" : "")
+            << (rdma ? ", queues.csv, pfc.csv, qps.csv, messages.csv" : "") << (pcap ? ", pcap/" : "")
             << ")" << std::endl;
   if (!scenario.AllJobsComplete()) return Fail("some endpoints did not finish; their results say complete: false");
   return kExitOk;
@@ -274,6 +280,13 @@ Command AddSimulateCommand(CLI::App& dltrace) {
          "stop at this simulated time in seconds (0: when every job is done)")
       ->default_str("0")
       ->check(NonNegative());
+  packet->add_option("--transport", config.transport,
+                     "tcp (default) or rdma: RoCEv2 queue pairs over PFC switches; --cc then picks none, dcqcn "
+                     "(default), hpcc or timely")
+      ->check(CLI::IsMember({"tcp", "rdma"}));
+  packet->add_option("--cc-param", config.ccParams,
+                     "rdma: NAME=VALUE, an attribute of the congestion control (e.g. RateAi=40000000, Eta=0.9)")
+      ->type_name("NAME=VALUE");
   packet->add_flag_callback("--no-flowmon", [o] { o->config.flowMonitor = false; }, "no flowmon.xml (ns-3 FlowMonitor)");
   packet->add_flag("--pcap", o->pcap, "a pcap of every link under DIR/pcap/");
 #endif
