@@ -10,11 +10,13 @@
 #include "ns3/dltrace-rdma-hpcc.h"
 #include "ns3/dltrace-rdma-net-device.h"
 #include "ns3/dltrace-rdma-timely.h"
+#include "ns3/dltrace-scenario.h"
 #include "ns3/double.h"
 #include "ns3/simulator.h"
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
 
+#include "dltrace/models/algorithms.h"
 #include "dltrace/models/topology.h"
 
 #include <cmath>
@@ -570,6 +572,152 @@ class TimelyTestCase : public TestCase
     }
 };
 
+// --- dltrace simulate --transport rdma --------------------------------------
+
+std::shared_ptr<dltrace::models::Schedule>
+RingAllReduce(int n, uint64_t bytes)
+{
+    dltrace::models::LowerOptions o;
+    o.algorithm = "ring";
+    dltrace::models::CollectiveSpec spec;
+    spec.collective = dltrace::formats::Collective::kAllReduce;
+    spec.bytes = bytes;
+    for (int i = 0; i < n; ++i)
+    {
+        spec.members.push_back(i);
+    }
+    return std::make_shared<dltrace::models::Schedule>(
+        dltrace::models::LowerSingleCollective(spec, n, o));
+}
+
+DltraceScenarioConfig
+RdmaConfig(const std::string& topology, const std::string& cc)
+{
+    DltraceScenarioConfig c;
+    c.topology = topology;
+    c.transport = "rdma";
+    c.rdmaCongestionControl = cc;
+    c.flowMonitor = false;
+    c.utilInterval = Seconds(0);
+    return c;
+}
+
+DltraceJobSpec
+RingJob(int n, uint64_t bytes, std::vector<uint32_t> hosts, uint32_t priority)
+{
+    DltraceJobSpec j;
+    j.schedule = RingAllReduce(n, bytes);
+    j.lower.algorithm = "ring";
+    j.hosts = std::move(hosts);
+    j.priority = priority;
+    return j;
+}
+
+// Runs CONFIG; per job its duration (s), or -1 when an endpoint did not
+// finish or received other than its scheduled bytes.
+std::vector<double>
+RunScenario(const DltraceScenarioConfig& config)
+{
+    DltraceScenario s;
+    std::string error;
+    if (!s.Setup(config, &error))
+    {
+        NS_FATAL_ERROR("scenario setup failed: " << error);
+    }
+    s.Run();
+    std::vector<double> times;
+    for (uint32_t j = 0; j < s.GetJobCount(); ++j)
+    {
+        bool ok = true;
+        for (const auto& r : s.GetJob(j)->GetResults())
+        {
+            ok = ok && r.complete && r.bytes_received == r.bytes_scheduled_recv &&
+                 r.bytes_sent == r.bytes_scheduled_send;
+        }
+        times.push_back(ok ? s.GetJobDuration(j).GetSeconds() : -1.0);
+    }
+    s.Destroy();
+    return times;
+}
+
+// A 4 MB ring all-reduce on 4 hosts of a 10 Gb/s star, under every RDMA
+// congestion control: every endpoint receives exactly its scheduled bytes,
+// and the time matches the bandwidth term 2 (n-1)/n S / B (latency terms
+// are ~0.1%) with the wire bytes counted: per 1,024 payload bytes a
+// 1,086-byte frame one way and, since a ring sends both ways on every host
+// link, the 64-byte ACK of the opposite direction's packet on the same
+// link. HPCC adds INT (2 + 16 bytes per switch, on data and ACK) and holds
+// the link at eta = 0.95; its window also settles to eta at each step's
+// start, so it gets 10% where the others get 5%.
+class RdmaScenarioTestCase : public TestCase
+{
+  public:
+    RdmaScenarioTestCase()
+        : TestCase("dltrace simulate --transport rdma: a ring all-reduce delivers every "
+                   "scheduled byte at line rate under none, dcqcn, hpcc and timely")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        const uint64_t bytes = 4000000;
+        for (const std::string cc : {"none", "dcqcn", "hpcc", "timely"})
+        {
+            const bool hpcc = cc == "hpcc";
+            const double intBytes = hpcc ? 2 + 16 : 0;
+            const double wire = (kFrame + intBytes + 64 + intBytes) / kMtu;
+            const double estimate = 2.0 * 3 / 4 * bytes * 8 / 10e9 * wire / (hpcc ? 0.95 : 1.0);
+            const double tolerance = hpcc ? 0.10 : 0.05;
+            Reset();
+            DltraceScenarioConfig c = RdmaConfig("star:hosts=4,rate=10Gbps,delay=1us", cc);
+            c.jobs.push_back(RingJob(4, bytes, {}, 0));
+            const double t = RunScenario(c).at(0);
+            std::cout << "rdma " << cc << ": ring all-reduce " << t * 1e3 << " ms (estimate "
+                      << estimate * 1e3 << " ms)" << std::endl;
+            NS_TEST_EXPECT_MSG_GT(t, 0, cc << ": every endpoint got its scheduled bytes");
+            NS_TEST_EXPECT_MSG_LT(std::abs(t - estimate) / estimate, tolerance, cc << ": near line rate");
+        }
+        Reset();
+    }
+};
+
+// Two ring all-reduces share a dumbbell's 10 Gb/s bottleneck. With strict
+// priority, the job in the higher class finishes in about its time alone,
+// sooner than at equal priority, and the other job still finishes.
+class RdmaPriorityTestCase : public TestCase
+{
+  public:
+    RdmaPriorityTestCase()
+        : TestCase("--job ...:priority=N: strict priority lets the higher class go first")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        const std::string topo = "dumbbell:hosts=8,rate=10Gbps,bottleneck=10Gbps,delay=1us";
+        auto run = [&](uint32_t priorityA) {
+            Reset();
+            DltraceScenarioConfig c = RdmaConfig(topo, "none");
+            // Each job: two hosts on each side, so its ring crosses the bottleneck.
+            c.jobs.push_back(RingJob(4, 4000000, {0, 4, 1, 5}, priorityA));
+            c.jobs.push_back(RingJob(4, 4000000, {2, 6, 3, 7}, 0));
+            return RunScenario(c);
+        };
+        std::vector<double> equal = run(0);
+        std::vector<double> first = run(1);
+        std::cout << "priority: equal " << equal[0] * 1e3 << " / " << equal[1] * 1e3
+                  << " ms; job 0 first " << first[0] * 1e3 << " / " << first[1] * 1e3 << " ms"
+                  << std::endl;
+        NS_TEST_EXPECT_MSG_GT(equal[0], 0, "both jobs finish");
+        NS_TEST_EXPECT_MSG_GT(first[1], 0, "the lower class finishes too");
+        NS_TEST_EXPECT_MSG_LT(first[0], 0.8 * equal[0], "the higher class is faster");
+        NS_TEST_EXPECT_MSG_GT(first[1], first[0], "and ahead of the other job");
+        Reset();
+    }
+};
+
 class DltraceRdmaTestSuite : public TestSuite
 {
   public:
@@ -585,6 +733,8 @@ class DltraceRdmaTestSuite : public TestSuite
         AddTestCase(new DcqcnTestCase(8), TestCase::QUICK);
         AddTestCase(new HpccTestCase, TestCase::QUICK);
         AddTestCase(new TimelyTestCase, TestCase::QUICK);
+        AddTestCase(new RdmaScenarioTestCase, TestCase::QUICK);
+        AddTestCase(new RdmaPriorityTestCase, TestCase::QUICK);
     }
 };
 
