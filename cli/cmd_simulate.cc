@@ -287,6 +287,12 @@ Command AddSimulateCommand(CLI::App& dltrace) {
   packet->add_option("--cc-param", config.ccParams,
                      "rdma: NAME=VALUE, an attribute of the congestion control (e.g. RateAi=40000000, Eta=0.9)")
       ->type_name("NAME=VALUE");
+  packet->add_option("--rdma-egress", config.rdmaEgress,
+                     "rdma: switch egress over traffic classes: strict (priority 7 first) or wrr[:W0,...,W7] "
+                     "(weighted round robin)")
+      ->capture_default_str();
+  packet->add_flag_callback("--no-pfc", [o] { o->config.pfc = false; },
+                            "rdma: lossy RoCE (no PFC; drops counted, go-back-N recovers)");
   packet->add_flag_callback("--no-flowmon", [o] { o->config.flowMonitor = false; }, "no flowmon.xml (ns-3 FlowMonitor)");
   packet->add_flag("--pcap", o->pcap, "a pcap of every link under DIR/pcap/");
 #endif

@@ -7,6 +7,7 @@
 
 #include "ns3/dltrace-application.h"
 #include "ns3/dltrace-rdma-net-device.h"
+#include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
 #include "ns3/pointer.h"
@@ -265,6 +266,29 @@ DltraceScenario::ConfigureRdma(std::string* error)
             return false;
         }
     }
+    const std::string& egress = m_config.rdmaEgress;
+    if (egress == "strict")
+    {
+        Config::SetDefault("ns3::DltraceRdmaNetDevice::Scheduler", StringValue("strict"));
+    }
+    else if (egress == "wrr" || egress.rfind("wrr:", 0) == 0)
+    {
+        Config::SetDefault("ns3::DltraceRdmaNetDevice::Scheduler", StringValue("wrr"));
+        const std::string weights = egress.size() > 4 ? egress.substr(4) : "1,1,1,1,1,1,1,1";
+        std::array<uint32_t, DltraceRdmaNetDevice::kClasses> parsed;
+        if (!DltraceRdmaNetDevice::ParseWeights(weights, &parsed))
+        {
+            *error = "--rdma-egress '" + egress + "': weights are up to 8 comma-separated numbers 1..1000";
+            return false;
+        }
+        Config::SetDefault("ns3::DltraceRdmaNetDevice::WrrWeights", StringValue(weights));
+    }
+    else
+    {
+        *error = "--rdma-egress '" + egress + "': strict or wrr[:W0,...,W7]";
+        return false;
+    }
+    Config::SetDefault("ns3::DltraceRdmaSwitchMmu::PfcEnabled", BooleanValue(m_config.pfc));
     m_rdma = std::make_unique<DltraceRdmaHelper>();
     m_rdma->SetCongestionControl(m_config.rdmaCongestionControl);
     return true;

@@ -61,6 +61,8 @@ struct DltraceScenarioConfig
     std::string transport = "tcp";    ///< tcp, or rdma (RoCEv2 queue pairs, PFC; DltraceRdmaHelper)
     std::string rdmaCongestionControl = "dcqcn"; ///< rdma: none, dcqcn, hpcc, timely
     std::vector<std::string> ccParams; ///< rdma: "name=value", attributes of the congestion control
+    std::string rdmaEgress = "strict"; ///< rdma: switch egress "strict" or "wrr[:w0,...,w7]" (DltraceRdmaNetDevice::Scheduler)
+    bool pfc = true;                   ///< rdma: DltraceRdmaSwitchMmu::PfcEnabled (false: lossy RoCE)
     std::string pcapPrefix;           ///< non-empty: pcap of every link under this prefix
     std::vector<DltraceJobSpec> jobs;
 };

@@ -20,35 +20,6 @@ NS_LOG_COMPONENT_DEFINE("DltraceRdmaNetDevice");
 
 NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNetDevice);
 
-namespace
-{
-// Parses "w0,w1,...,w7" (fewer: the rest 1) into WEIGHTS; false on a bad list.
-bool
-ParseWeights(const std::string& text, std::array<uint32_t, DltraceRdmaNetDevice::kClasses>* weights)
-{
-    std::array<uint32_t, DltraceRdmaNetDevice::kClasses> w;
-    w.fill(1);
-    std::stringstream in(text);
-    std::string item;
-    uint32_t i = 0;
-    while (std::getline(in, item, ','))
-    {
-        if (i >= w.size())
-        {
-            return false;
-        }
-        char* end = nullptr;
-        unsigned long v = std::strtoul(item.c_str(), &end, 10);
-        if (item.empty() || *end != '\0' || v == 0 || v > 1000)
-        {
-            return false;
-        }
-        w[i++] = static_cast<uint32_t>(v);
-    }
-    *weights = w;
-    return true;
-}
-} // namespace
 
 TypeId
 DltraceRdmaNetDevice::GetTypeId()
@@ -157,6 +128,33 @@ DltraceRdmaNetDevice::Attach(Ptr<DltraceRdmaChannel> channel)
 {
     m_channel = channel;
     channel->Attach(this);
+    return true;
+}
+
+// Parses "w0,w1,...,w7" (fewer: the rest 1) into WEIGHTS; false on a bad list.
+bool
+DltraceRdmaNetDevice::ParseWeights(const std::string& text, std::array<uint32_t, kClasses>* weights)
+{
+    std::array<uint32_t, DltraceRdmaNetDevice::kClasses> w;
+    w.fill(1);
+    std::stringstream in(text);
+    std::string item;
+    uint32_t i = 0;
+    while (std::getline(in, item, ','))
+    {
+        if (i >= w.size())
+        {
+            return false;
+        }
+        char* end = nullptr;
+        unsigned long v = std::strtoul(item.c_str(), &end, 10);
+        if (item.empty() || *end != '\0' || v == 0 || v > 1000)
+        {
+            return false;
+        }
+        w[i++] = static_cast<uint32_t>(v);
+    }
+    *weights = w;
     return true;
 }
 

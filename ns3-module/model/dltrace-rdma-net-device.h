@@ -75,6 +75,8 @@ class DltraceRdmaNetDevice : public NetDevice
     bool Attach(Ptr<DltraceRdmaChannel> channel);
     Ptr<DltraceRdmaChannel> GetRdmaChannel() const;
     DataRate GetDataRate() const;
+    /// Parses "w0,w1,..." (up to 8 weights 1..1000, the rest 1); false on a bad list.
+    static bool ParseWeights(const std::string& text, std::array<uint32_t, kClasses>* weights);
     /// WrrWeights attribute: "w0,...,w7".
     void SetWrrWeights(std::string text);
     std::string GetWrrWeights() const;
