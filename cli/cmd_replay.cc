@@ -28,7 +28,7 @@
 
 #include "dltrace/models/job.h"
 #include "dltrace/replay/rendezvous.h"
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/replay/socket_replay.h"
 #include "dltrace/runs/comparison.h"
 #include "dltrace/runs/results_file.h"
@@ -43,7 +43,7 @@ struct ReplayRun {
   models::LowerOptions lower;
   models::Schedule schedule;
   replay::SocketOptions socket;
-  replay::EngineOptions engine;
+  executor::ExecutorOptions executor;
   bool quiet_progress = false;
 };
 
@@ -53,7 +53,7 @@ int RunEndpoint(const ReplayRun& run) {
   replay::ProgressFn progress;
   if (e == 0 && !run.quiet_progress) {
     const bool tty = isatty(STDERR_FILENO);
-    progress = [&run, tty](const replay::RankResult& r) {
+    progress = [&run, tty](const executor::RankResult& r) {
       int32_t iteration = 0;
       for (size_t i = 0; i < r.iterations.size(); ++i)
         if (r.iterations[i].valid) iteration = int32_t(i);
@@ -64,7 +64,7 @@ int RunEndpoint(const ReplayRun& run) {
       std::fflush(stderr);
     };
   }
-  replay::RankResult r = replay::RunSocketReplay(run.schedule, run.socket, run.engine, progress);
+  executor::RankResult r = replay::RunSocketReplay(run.schedule, run.socket, run.executor, progress);
   if (progress && isatty(STDERR_FILENO)) std::fprintf(stderr, "\n");
   runs::ResultsFile f = runs::MakeResultsFile(run.schedule, r);
   f.source = "replay";
@@ -88,7 +88,7 @@ int RunEndpoint(const ReplayRun& run) {
 void PrintSummary(const ReplayRun& run, const models::Job& job, const runs::RunTimes& replayed) {
   std::printf("# replay of %s: algorithm %s, %zu endpoints, %d iterations, time scale %g\n",
               run.trace.c_str(), run.lower.algorithm.c_str(), run.schedule.ranks.size(),
-              run.schedule.iterations, run.engine.time_scale);
+              run.schedule.iterations, run.executor.time_scale);
   std::fputs(runs::FormatAgainstRecorded(run.schedule, &job, replayed, "replayed_ms").c_str(), stdout);
   // Each rank starts when its own connections are up, so the first
   // iteration absorbs the ranks' start-up skew (no job-wide start barrier yet).
@@ -242,8 +242,8 @@ int RunReplay(ReplayOptions options) {
   if (!job) return Fail(error);
   for (const auto& n : job->notes) Warn(n);
   run.schedule = job->schedule;
-  if (iterations > 0) replay::KeepIterations(&run.schedule, iterations);
-  run.socket.schedule_hash = replay::ScheduleHash(run.schedule);
+  if (iterations > 0) executor::KeepIterations(&run.schedule, iterations);
+  run.socket.schedule_hash = executor::ScheduleHash(run.schedule);
 
   const size_t endpoints = run.schedule.ranks.size();
   if (!coordinator.empty()) {
@@ -335,7 +335,7 @@ Command AddReplayCommand(CLI::App& dltrace) {
   cmd->add_option("--iterations", o->iterations, "replay only the first N iterations")
       ->check(Positive())
       ->default_str("");
-  cmd->add_option("--time-scale", run.engine.time_scale, "multiply compute gaps (0 skips them)")
+  cmd->add_option("--time-scale", run.executor.time_scale, "multiply compute gaps (0 skips them)")
       ->check(NonNegative());
   cmd->add_option("--cc", run.socket.congestion, "TCP congestion control per socket (e.g. cubic, reno, bbr)");
   cmd->add_option("--sndbuf", run.socket.send_buffer, "socket send buffer in bytes")

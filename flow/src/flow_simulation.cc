@@ -1,4 +1,4 @@
-// The schedule engine over SimGrid: each message is a host-to-host SimGrid
+// The schedule executor over SimGrid: each message is a host-to-host SimGrid
 // communication (Comm::sendto) run by a short-lived actor, each compute gap a
 // sleeping actor, so every engine callback runs inside the simulation and
 // simulated time advances only through SimGrid's flow-level network model.
@@ -25,7 +25,7 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/comparison.h"
 #include "dltrace/runs/run.h"
@@ -61,9 +61,9 @@ struct JobState {
   std::unique_ptr<models::Job> loaded;  // null for a schedule given in code
   models::Schedule schedule;
   std::vector<std::unique_ptr<FlowTransport>> transports;
-  std::vector<std::unique_ptr<replay::ScheduleEngine>> engines;
+  std::vector<std::unique_ptr<executor::ScheduleExecutor>> engines;
   std::unique_ptr<models::JobProgress> progress;  // MLTCP's bytes ratio (null without --cc mltcp)
-  std::vector<replay::RankResult> results;
+  std::vector<executor::RankResult> results;
   std::vector<bool> done;
   uint32_t done_count = 0;
   uint64_t end_ns = 0;
@@ -131,7 +131,7 @@ struct FlowSimulation::State {
   void Sample();
 };
 
-class FlowTransport final : public replay::Transport {
+class FlowTransport final : public executor::Transport {
  public:
   FlowTransport(FlowSimulation::State* s, uint32_t job, int32_t endpoint) : s_(s), job_(job), endpoint_(endpoint) {}
   void Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, std::function<void()> on_sent) override {
@@ -260,7 +260,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       job->schedule = std::move(job->loaded->schedule);
       job->loaded->schedule.ops = job->schedule.ops;
     }
-    if (job->placement.iterations > 0) replay::KeepIterations(&job->schedule, job->placement.iterations);
+    if (job->placement.iterations > 0) executor::KeepIterations(&job->schedule, job->placement.iterations);
     if (job->schedule.ranks.empty()) {
       *error = "job " + std::to_string(j) + " has no endpoints to simulate";
       return false;
@@ -355,8 +355,8 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     const size_t n = job.schedule.ranks.size();
     job.results.resize(n);
     job.done.assign(n, false);
-    replay::EngineOptions engine_options;
-    engine_options.time_scale = job.placement.time_scale;
+    executor::ExecutorOptions executor_options;
+    executor_options.time_scale = job.placement.time_scale;
     for (size_t e = 0; e < n; ++e) {
       job.results[e].endpoint = int32_t(e);
       job.results[e].error = "never finished (waiting on a peer that never sent)";
@@ -364,13 +364,13 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     }
     for (size_t e = 0; e < n; ++e)
       job.engines.push_back(
-          std::make_unique<replay::ScheduleEngine>(job.schedule, int32_t(e), *job.transports[e], engine_options));
+          std::make_unique<executor::ScheduleExecutor>(job.schedule, int32_t(e), *job.transports[e], executor_options));
     s.endpoints_left += n;
     for (size_t e = 0; e < n; ++e) {
       const double start = double(job.placement.start_ns) * 1e-9;
       s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
         s4u::this_actor::sleep_until(start);
-        job.engines[e]->Start([&s, &job, e](const replay::RankResult& r) {
+        job.engines[e]->Start([&s, &job, e](const executor::RankResult& r) {
           job.results[e] = r;
           if (!job.done[e]) {
             job.done[e] = true;

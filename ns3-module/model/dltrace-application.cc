@@ -1,4 +1,4 @@
-// DltraceApplication: wires a ScheduleEngine to a DltraceSocketTransport at
+// DltraceApplication: wires a ScheduleExecutor to a DltraceSocketTransport at
 // start, hands the result to the job at the end, and reports ops as they run.
 #include "dltrace-application.h"
 
@@ -11,8 +11,8 @@
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
-#include "dltrace/replay/engine.h"
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_executor.h"
+#include "dltrace/executor/schedule_tools.h"
 
 namespace ns3
 {
@@ -67,7 +67,7 @@ DltraceApplication::~DltraceApplication() = default;
 void
 DltraceApplication::DoDispose()
 {
-    m_engine.reset();
+    m_executor.reset();
     m_socket = nullptr;
     m_transport.reset();
     m_job = nullptr;
@@ -90,7 +90,7 @@ DltraceApplication::GetEndpoint() const
 bool
 DltraceApplication::IsFinished() const
 {
-    return m_engine && m_engine->finished();
+    return m_executor && m_executor->finished();
 }
 
 void
@@ -116,7 +116,7 @@ DltraceApplication::StartApplication()
             addresses.emplace_back(m_job->GetEndpointAddress(e), m_job->GetEndpointPort(e));
         }
         std::vector<DltraceSocketTransport::PeerChannels> peers;
-        for (const auto& p : dltrace::replay::PeersOf(schedule, int32_t(m_endpoint)))
+        for (const auto& p : dltrace::executor::PeersOf(schedule, int32_t(m_endpoint)))
         {
             peers.push_back({p.peer, p.channels});
         }
@@ -128,15 +128,15 @@ DltraceApplication::StartApplication()
         m_socket = socket.get();
         m_transport = std::move(socket);
     }
-    dltrace::replay::EngineOptions options;
+    dltrace::executor::ExecutorOptions options;
     options.time_scale = m_job->GetTimeScale();
-    m_engine = std::make_unique<dltrace::replay::ScheduleEngine>(schedule,
+    m_executor = std::make_unique<dltrace::executor::ScheduleExecutor>(schedule,
                                                                  int32_t(m_endpoint),
                                                                  *m_transport,
                                                                  options);
-    m_engine->set_on_op_start([this](uint32_t op) { m_opStart(m_endpoint, op); });
-    m_engine->set_on_op_finish([this](uint32_t op, const dltrace::replay::TimeRange& range) {
-        const uint64_t origin = m_engine->result().clock_origin_ns;
+    m_executor->set_on_op_start([this](uint32_t op) { m_opStart(m_endpoint, op); });
+    m_executor->set_on_op_finish([this](uint32_t op, const dltrace::executor::TimeRange& range) {
+        const uint64_t origin = m_executor->result().clock_origin_ns;
         m_opFinish(m_endpoint,
                    op,
                    NanoSeconds(int64_t(origin + range.start_ns)),
@@ -148,7 +148,7 @@ DltraceApplication::StartApplication()
         m_socket->Start();
     }
     Ptr<DltraceJob> job = m_job;
-    m_engine->Start([this, job](const dltrace::replay::RankResult& result) {
+    m_executor->Start([this, job](const dltrace::executor::RankResult& result) {
         job->NotifyEndpointDone(result);
     });
 }
@@ -156,9 +156,9 @@ DltraceApplication::StartApplication()
 void
 DltraceApplication::Abandon(const std::string& reason)
 {
-    if (m_engine && !m_engine->finished())
+    if (m_executor && !m_executor->finished())
     {
-        m_engine->Fail(reason); // the engine was started, so this reaches the job
+        m_executor->Fail(reason); // the engine was started, so this reaches the job
     }
 }
 

@@ -1,5 +1,5 @@
 // The ns-3 application that runs one endpoint of a dltrace job: the replay
-// schedule engine over ns-3 TCP sockets, in simulated time.
+// schedule executor over ns-3 TCP sockets, in simulated time.
 #ifndef DLTRACE_APPLICATION_H
 #define DLTRACE_APPLICATION_H
 
@@ -15,8 +15,7 @@
 
 namespace dltrace::replay
 {
-class ScheduleEngine;
-class Transport;
+class ScheduleExecutor;
 }
 
 namespace ns3
@@ -72,9 +71,9 @@ class DltraceApplication : public Application
     Ptr<DltraceJob> m_job;
     uint32_t m_endpoint;
     Ptr<DltraceRdmaNetwork> m_rdma; ///< set: the RDMA transport instead of TCP sockets
-    std::unique_ptr<dltrace::replay::Transport> m_transport;
+    std::unique_ptr<dltrace::executor::Transport> m_transport;
     DltraceSocketTransport* m_socket = nullptr; ///< m_transport when it is the TCP one
-    std::unique_ptr<dltrace::replay::ScheduleEngine> m_engine;
+    std::unique_ptr<dltrace::executor::ScheduleExecutor> m_executor;
 
     TracedCallback<uint32_t, uint32_t> m_opStart;
     TracedCallback<uint32_t, uint32_t, Time, Time> m_opFinish;

@@ -11,7 +11,7 @@
 
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/job.h"
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 
 namespace ns3
 {
@@ -143,11 +143,11 @@ DltraceJob::Prepare()
 {
     if (m_iterations > 0)
     {
-        dltrace::replay::KeepIterations(&m_schedule, int32_t(m_iterations));
+        dltrace::executor::KeepIterations(&m_schedule, int32_t(m_iterations));
     }
     const size_t n = m_schedule.ranks.size();
     m_addresses.assign(n, Ipv4Address());
-    m_results.assign(n, dltrace::replay::RankResult());
+    m_results.assign(n, dltrace::executor::RankResult());
     for (size_t e = 0; e < n; ++e)
     {
         m_results[e].endpoint = int32_t(e);
@@ -231,7 +231,7 @@ DltraceJob::GetAlgorithm() const
 }
 
 void
-DltraceJob::NotifyEndpointDone(const dltrace::replay::RankResult& result)
+DltraceJob::NotifyEndpointDone(const dltrace::executor::RankResult& result)
 {
     size_t e = size_t(result.endpoint);
     NS_ABORT_MSG_IF(e >= m_results.size(), "DltraceJob: result of unknown endpoint " << e);
@@ -259,7 +259,7 @@ DltraceJob::IsDone() const
     return !m_done.empty() && m_doneCount == m_done.size();
 }
 
-const std::vector<dltrace::replay::RankResult>&
+const std::vector<dltrace::executor::RankResult>&
 DltraceJob::GetResults() const
 {
     return m_results;

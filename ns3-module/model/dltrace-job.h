@@ -10,7 +10,7 @@
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/mltcp.h"
 #include "dltrace/models/schedule.h"
-#include "dltrace/replay/engine.h"
+#include "dltrace/executor/schedule_executor.h"
 
 #include <memory>
 #include <string>
@@ -69,12 +69,12 @@ class DltraceJob : public Object
     std::string GetAlgorithm() const;
 
     /// Called by each application when its engine finished (or failed).
-    void NotifyEndpointDone(const dltrace::replay::RankResult& result);
+    void NotifyEndpointDone(const dltrace::executor::RankResult& result);
     /// Endpoints whose engine finished so far.
     uint32_t GetEndpointsDone() const;
     bool IsDone() const;
     /// Each endpoint's result (an endpoint that never finished: complete == false).
-    const std::vector<dltrace::replay::RankResult>& GetResults() const;
+    const std::vector<dltrace::executor::RankResult>& GetResults() const;
     /// Marks endpoints that never finished as incomplete with REASON.
     void MarkUnfinished(const std::string& reason);
 
@@ -98,7 +98,7 @@ class DltraceJob : public Object
     dltrace::models::Schedule m_schedule;
     std::shared_ptr<dltrace::models::JobProgress> m_progress;
     std::vector<Ipv4Address> m_addresses;
-    std::vector<dltrace::replay::RankResult> m_results;
+    std::vector<dltrace::executor::RankResult> m_results;
     std::vector<bool> m_done;
     uint32_t m_doneCount;
 

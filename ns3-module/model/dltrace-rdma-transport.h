@@ -8,7 +8,7 @@
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 
-#include "dltrace/replay/transport.h"
+#include "dltrace/executor/transport.h"
 
 #include <cstdint>
 #include <deque>
@@ -122,7 +122,7 @@ class DltraceRdmaNetwork : public Object
  * \ingroup dltrace
  * \brief One endpoint's transport on the RDMA fabric.
  */
-class DltraceRdmaTransport : public dltrace::replay::Transport
+class DltraceRdmaTransport : public dltrace::executor::Transport
 {
   public:
     DltraceRdmaTransport(Ptr<DltraceRdmaNetwork> network, uint32_t job, int32_t self);

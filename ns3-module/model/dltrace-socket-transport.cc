@@ -1,4 +1,4 @@
-// ns-3 TCP transport for the replay engine: connection set-up with hello
+// ns-3 TCP transport for the schedule executor: connection set-up with hello
 // frames, a queue of framed messages per connection, stream parsing on receive.
 #include "dltrace-socket-transport.h"
 

@@ -1,4 +1,4 @@
-// The replay engine's Transport on ns-3 TCP sockets: one connection per
+// The schedule executor's Transport on ns-3 TCP sockets: one connection per
 // endpoint pair and channel, framed messages, send-until-full in simulated time.
 #ifndef DLTRACE_SOCKET_TRANSPORT_H
 #define DLTRACE_SOCKET_TRANSPORT_H
@@ -9,7 +9,7 @@
 #include "ns3/socket.h"
 
 #include "dltrace/models/mltcp.h"
-#include "dltrace/replay/transport.h"
+#include "dltrace/executor/transport.h"
 
 #include <cstdint>
 #include <deque>
@@ -24,7 +24,7 @@ namespace ns3
 
 /**
  * \ingroup dltrace
- * \brief dltrace::replay::Transport over ns-3 TCP sockets.
+ * \brief dltrace::executor::Transport over ns-3 TCP sockets.
  *
  * The lower endpoint of a pair connects to the higher one, once per channel,
  * and opens with a hello frame naming itself and the channel. Every message
@@ -33,7 +33,7 @@ namespace ns3
  * headers are real data. Sending follows BulkSendApplication: fill the socket
  * while it has room, resume from its send callback.
  */
-class DltraceSocketTransport : public dltrace::replay::Transport
+class DltraceSocketTransport : public dltrace::executor::Transport
 {
   public:
     static constexpr uint32_t kFrameBytes = 24;

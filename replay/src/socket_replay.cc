@@ -24,13 +24,19 @@
 #include <memory>
 #include <set>
 
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 
 namespace dltrace::replay {
 
 namespace asio = boost::asio;
 using asio::ip::tcp;
 using boost::system::error_code;
+using executor::ConnectedEndpoints;
+using executor::ExecutorOptions;
+using executor::PeersOf;
+using executor::RankResult;
+using executor::ScheduleExecutor;
+using executor::Transport;
 
 bool ParseHostList(const std::string& text, std::vector<HostPort>* out, std::string* error) {
   out->clear();
@@ -1019,13 +1025,13 @@ void SocketTransport::CloseAll() {
 }  // namespace
 
 RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions& options,
-                           const EngineOptions& engine_options, ProgressFn progress) {
+                           const ExecutorOptions& executor_options, ProgressFn progress) {
   // sendfile() has no MSG_NOSIGNAL: a peer that went away must give EPIPE (and
   // the error naming it), not a SIGPIPE that ends this rank without a word.
   std::signal(SIGPIPE, SIG_IGN);
   asio::io_context io(1);
   SocketTransport transport(io, schedule, options);
-  ScheduleEngine engine(schedule, options.self, transport, engine_options);
+  ScheduleExecutor engine(schedule, options.self, transport, executor_options);
   transport.expects_from = [&engine](int32_t peer) { return engine.expects_from(peer); };
   RankResult failed;
   failed.endpoint = options.self;

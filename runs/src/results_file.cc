@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "dltrace/formats/op_kind.h"
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/json.h"
 
@@ -17,7 +17,7 @@ std::string ResultsFileName(int32_t endpoint) {
   return "rank" + std::to_string(endpoint) + ".results.json";
 }
 
-ResultsFile MakeResultsFile(const models::Schedule& schedule, const replay::RankResult& r) {
+ResultsFile MakeResultsFile(const models::Schedule& schedule, const executor::RankResult& r) {
   ResultsFile f;
   f.endpoint = r.endpoint;
   f.endpoints = int32_t(schedule.ranks.size());
@@ -56,9 +56,9 @@ ResultsFile MakeResultsFile(const models::Schedule& schedule, const replay::Rank
 }
 
 std::vector<ResultsFile> MakeResultsFiles(const models::Schedule& schedule,
-                                          const std::vector<replay::RankResult>& results, const std::string& source,
+                                          const std::vector<executor::RankResult>& results, const std::string& source,
                                           const std::string& trace, const std::string& algorithm) {
-  const uint64_t hash = replay::ScheduleHash(schedule);
+  const uint64_t hash = executor::ScheduleHash(schedule);
   std::vector<ResultsFile> files;
   for (const auto& r : results) {
     files.push_back(MakeResultsFile(schedule, r));

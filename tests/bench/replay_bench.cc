@@ -30,7 +30,7 @@
 
 #include "dltrace/models/schedule.h"
 #include "dltrace/replay/rendezvous.h"
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/replay/socket_replay.h"
 
 using namespace dltrace;
@@ -136,7 +136,7 @@ bool RunReplay(const models::Schedule& schedule, const Options& o, EndpointRepor
     return false;
   }
   replay::SocketOptions so;
-  so.schedule_hash = replay::ScheduleHash(schedule);
+  so.schedule_hash = executor::ScheduleHash(schedule);
   so.send_buffer = o.send_buffer;
   so.receive_buffer = o.receive_buffer;
   int fds[2];
@@ -157,7 +157,7 @@ bool RunReplay(const models::Schedule& schedule, const Options& o, EndpointRepor
       ::close(pipes[e][0]);
       so.self = e;
       so.listen_fd = fds[e];
-      replay::RankResult r = replay::RunSocketReplay(schedule, so, replay::EngineOptions{});
+      executor::RankResult r = replay::RunSocketReplay(schedule, so, executor::ExecutorOptions{});
       EndpointReport rep;
       rep.complete = r.complete;
       if (!r.ops.empty() && r.ops[0].valid) rep.op_ns = r.ops[0].end_ns - r.ops[0].start_ns;

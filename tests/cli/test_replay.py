@@ -18,6 +18,10 @@ import time
 import unittest
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
+# Wall-clock bounds (how soon ranks start together or stop after a fault,
+# how close to the model a replay lands) are checked only in the `timing`
+# run: ctest -L timing sets DLTRACE_TIMING_TESTS=1.
+TIMING = os.environ.get("DLTRACE_TIMING_TESTS") == "1"
 ALGORITHMS = ["recorded", "ring", "tree", "hd", "ps", "stepwise", "gossip", "pairwise"]
 
 
@@ -155,8 +159,9 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(len(origins), 4)
         for rank, origin in enumerate(origins):
             self.assertGreater(origin, late, "rank %d started before rank 2 was launched" % rank)
-        # Once all are up they learn it within a few message delays.
-        self.assertLess(max(origins) - min(origins), 250e6, origins)
+        if TIMING:
+            # Once all are up they learn it within a few message delays.
+            self.assertLess(max(origins) - min(origins), 250e6, origins)
 
     def test_start_barrier_in_the_local_form(self):
         out = self.out("barrier-local")
@@ -164,7 +169,8 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         origins = self.origins(out)
         self.assertEqual(len(origins), 4)
-        self.assertLess(max(origins) - min(origins), 250e6, origins)
+        if TIMING:
+            self.assertLess(max(origins) - min(origins), 250e6, origins)
 
     def test_peer_without_the_token_is_refused(self):
         results = self.start_ranks(self.out("token"), tokens=("s3cret", None),
@@ -236,7 +242,8 @@ class ReplayTest(unittest.TestCase):
         [(rc, _, stderr)] = self.launch_with_env(self.tmp, [1], "127.0.0.1:%d" % port,
                                                  extra=("--connect-timeout", "1"))
         self.assertEqual(rc, 1)
-        self.assertLess(time.time() - started, 10)
+        if TIMING:
+            self.assertLess(time.time() - started, 10)
         self.assertIn("cannot reach the coordinator 127.0.0.1:%d" % port, stderr)
         self.assertEqual(stderr.count("\n"), 1, stderr)
 
@@ -256,8 +263,10 @@ class ReplayTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.check_results(out, 1)
         replayed = float(re.search(r"(?m)^ncclAllReduce\s+\d+\s+\d+\s+[\d.]+\s+([\d.]+)", p.stdout).group(1))
+        # The model's delay is a floor on any machine; how far above it a busy machine lands is timing.
         self.assertGreaterEqual(replayed, estimate * 0.99, p.stdout)
-        self.assertLess(replayed, estimate * 1.5 + 50, p.stdout)
+        if TIMING:
+            self.assertLess(replayed, estimate * 1.5 + 50, p.stdout)
         self.assertRegex(p.stdout, r"same-host: \d+ of those bytes timed on the model's local link \(4 Gbit/s")
         for path in glob.glob(os.path.join(out, "rank*.results.json")):
             with open(path) as f:
@@ -283,8 +292,9 @@ class ReplayTest(unittest.TestCase):
             time.sleep(1.0)  # mid-replay: connections are up, data is flowing
             os.kill(procs[2].pid, signal.SIGSTOP)
             stopped_at = time.time()
-            others = [(r, procs[r].wait(timeout=20), procs[r].communicate()[1]) for r in (0, 1, 3)]
-            self.assertLess(time.time() - stopped_at, 8, "the others did not stop in time")
+            others = [(r, procs[r].wait(timeout=60), procs[r].communicate()[1]) for r in (0, 1, 3)]
+            if TIMING:
+                self.assertLess(time.time() - stopped_at, 8, "the others did not stop in time")
         finally:
             os.kill(procs[2].pid, signal.SIGKILL)
             os.kill(procs[2].pid, signal.SIGCONT)
@@ -315,7 +325,8 @@ class ReplayTest(unittest.TestCase):
         os.kill(children[2], signal.SIGKILL)
         killed_at = time.time()
         stdout, stderr = proc.communicate(timeout=30)
-        self.assertLess(time.time() - killed_at, 15, "the others did not stop in time")
+        if TIMING:
+            self.assertLess(time.time() - killed_at, 15, "the others did not stop in time")
         self.assertEqual(proc.returncode, 1, stderr)
         self.assertIn("endpoint 2 was killed by signal 9", stderr)
         self.assertRegex(stderr, r"endpoint [013]: peer 2 \(127\.0\.0\.1:\d+\)")

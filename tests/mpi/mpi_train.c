@@ -386,9 +386,11 @@ int main(int argc, char** argv) {
       for (int i = 0; i < n; ++i) layers[l].params[i] -= o.lr * layers[l].grads[i] / global_batch;
     }
     MPI_Allreduce(MPI_IN_PLACE, stats, 2, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && (step % o.print_every == 0 || step == 1))
+    if (rank == 0 && (step % o.print_every == 0 || step == 1)) {
       printf("step %d loss %.6f accuracy %.4f\n", step, stats[0] / global_batch,
              stats[1] / global_batch);
+      fflush(stdout); /* progress a test can wait for through a pipe */
+    }
     if (o.sleep_ms) SleepMs(o.sleep_ms);
   }
 

@@ -18,6 +18,11 @@ LIB = os.environ["DLTRACE_RECORD_LIB"]
 BIN = os.environ["DLTRACE_TEST_BIN"]  # directory of the MPI test programs
 
 MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none"]
+# Bounds that depend on how busy the machine is (clock conversion under
+# preemption, how late a flush lands) are checked only in the `timing` run:
+# ctest -L timing sets DLTRACE_TIMING_TESTS=1.
+TIMING = os.environ.get("DLTRACE_TIMING_TESTS") == "1"
+STEPS_BEFORE_KILL = 10  # training steps rank 0 reports before the signal tests kill it
 if os.geteuid() == 0:
     MPIRUN.append("--allow-run-as-root")
 
@@ -180,7 +185,11 @@ class RecorderTest(unittest.TestCase):
         at each flush on the line between two readings of both clocks; a
         wrong rate or offset would be off by tens of microseconds)."""
         iters = 2000
-        for clock, slack in (("auto", 1000), ("monotonic", 0)):
+        # With clock_gettime the check is exact on any machine; the TSC
+        # conversion's 1 us holds unless the two clock readings it rests on
+        # are split by preemption, so that one is a timing check.
+        clocks = (("auto", 1000), ("monotonic", 0)) if TIMING else (("monotonic", 0),)
+        for clock, slack in clocks:
             out = os.path.join(self.tmp, "clock-" + clock)
             env = dict(DLTRACE_CLOCK=clock, DLTRACE_FLUSH_MS=50)
             p = subprocess.run(mpirun_preloaded(2, [prog("dltrace-mpi-clock"), str(iters), "20"],
@@ -327,21 +336,41 @@ class RecorderTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertNotIn("no matching", p.stderr)
 
+    def _wait_for_step(self, proc, step):
+        """Reads rank 0's progress lines (--print-every 1: "step N ...") until step STEP."""
+        for line in proc.stdout:
+            if line.startswith("step ") and int(line.split()[1]) >= step:
+                return
+        self.fail("the program ended before step %d" % step)
+
+    def _wait_for_flushed_ops(self, out, ops):
+        """Waits until the trace files on disk hold more than OPS ops on every rank."""
+        while True:
+            try:
+                _, j, _ = info(out)
+            except json.JSONDecodeError:
+                j = None
+            if j and len(j.get("ranks", [])) == 2 and all(r["ops"] > ops for r in j["ranks"]):
+                return
+            time.sleep(0.05)
+
     def _run_and_kill(self, sig, out, handler="--handle-sigterm", steps=100000, **extra):
-        argv = [prog("dltrace-mpi-train"), "--steps", str(steps), "--sleep-ms", "5"]
+        """Kills both ranks once rank 0 has finished STEPS_BEFORE_KILL steps
+        (and, for SIGKILL, once the flusher has put some of them on disk), so
+        what a trace must hold does not depend on how busy the machine is."""
+        argv = [prog("dltrace-mpi-train"), "--steps", str(steps), "--sleep-ms", "5", "--print-every", "1"]
         if sig == signal.SIGTERM and handler:
             argv.append(handler)
         proc = subprocess.Popen(mpirun_preloaded(2, argv, out, **extra),
-                                env=preload_env(out, **extra), stdout=subprocess.DEVNULL,
+                                env=preload_env(out, **extra), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
-        deadline = time.time() + 30
-        ranks = []
-        while time.time() < deadline and len(ranks) < 2:
-            time.sleep(0.2)
-            ps = subprocess.run(["pgrep", "-f", f"dltrace-mpi-train --steps {steps} "],
-                                capture_output=True, text=True)
-            ranks = [int(x) for x in ps.stdout.split() if int(x) != proc.pid]
-        time.sleep(1.5)  # let it record a while
+        self._wait_for_step(proc, STEPS_BEFORE_KILL)
+        if sig == signal.SIGKILL:
+            self._wait_for_flushed_ops(out, 10)
+        ps = subprocess.run(["pgrep", "-f", f"dltrace-mpi-train --steps {steps} "],
+                            capture_output=True, text=True)
+        ranks = [int(x) for x in ps.stdout.split() if int(x) != proc.pid]
+        self.assertEqual(len(ranks), 2, ps.stdout)
         self.kill_ns = time.monotonic_ns()  # CLOCK_MONOTONIC, the recorder's clock
         for pid in ranks:
             os.kill(pid, sig)
@@ -357,8 +386,8 @@ class RecorderTest(unittest.TestCase):
         for f in footers:
             ops = [r for r in recs if r["type"] == "op" and r["rank"] == f["rank"]]
             self.assertEqual(f["events_written"], len(ops))
-            # Steps before the kill (about 50 on a quiet machine, 30 under a load of 12).
-            self.assertGreater(len(ops), 10)
+            # At least STEPS_BEFORE_KILL steps of 3 all-reduces each came before the kill.
+            self.assertGreater(len(ops), 3 * STEPS_BEFORE_KILL)
 
     def test_sigterm_flushes_and_chains_to_the_programs_handler(self):
         out = os.path.join(self.tmp, "term")
@@ -378,7 +407,7 @@ class RecorderTest(unittest.TestCase):
 
     def test_sigterm_ignored_after_mpi_init_stays_ignored(self):
         out = os.path.join(self.tmp, "term-ignored")
-        # About 3 s of steps; SIGTERM comes after about 1.5 s and must change nothing.
+        # 600 steps; SIGTERM comes after STEPS_BEFORE_KILL of them and must change nothing.
         stderr = self._run_and_kill(signal.SIGTERM, out, "--ignore-sigterm-after-init", steps=600)
         self.assertEqual(self.returncode, 0, stderr)
         rc, j, err = info(out)
@@ -398,23 +427,24 @@ class RecorderTest(unittest.TestCase):
         self.assertIn("no footer", err + json.dumps(j["warnings"]))
         for r in j["ranks"]:
             self.assertIn(r["status"], ("no footer", "truncated"))
-            # Steps before the kill (about 50 on a quiet machine, 30 under a load of 12).
+            # What was on disk before the kill (the test waited for it) is still read back.
             self.assertGreater(r["ops"], 10)
-        # What is lost is the last flush interval (100 ms), plus what a
-        # loaded machine delays the flusher by: not the whole run.
         rc, recs, err = dump(out)
         self.assertEqual(rc, 3, err)  # every record read, the set incomplete
-        for rank in (0, 1):
-            last = max(o["exit_ns"] for o in recs if o["type"] == "op" and o["rank"] == rank)
-            self.assertLess(self.kill_ns - last, 600_000_000, rank)
+        if TIMING:
+            # What is lost is the last flush interval (100 ms), plus what a
+            # loaded machine delays the flusher by: not the whole run.
+            for rank in (0, 1):
+                last = max(o["exit_ns"] for o in recs if o["type"] == "op" and o["rank"] == rank)
+                self.assertLess(self.kill_ns - last, 600_000_000, rank)
 
     def test_sigterm_to_dltrace_record_reaches_every_rank(self):
         out = os.path.join(self.tmp, "rec-term")
         proc = subprocess.Popen([DLTRACE, "record", "-o", out, "--"] + MPIRUN +
                                 ["-np", "2", prog("dltrace-mpi-train"), "--steps", "100000",
-                                 "--sleep-ms", "5"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(3)
+                                 "--sleep-ms", "5", "--print-every", "1"],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self._wait_for_step(proc, 20)  # 3 all-reduces a step: over 50 ops on each rank
         proc.send_signal(signal.SIGTERM)
         _, stderr = proc.communicate(timeout=60)
         self.assertNotEqual(proc.returncode, 0)

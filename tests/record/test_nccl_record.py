@@ -23,6 +23,10 @@ LAUNCH = [sys.executable, os.path.join(SRC, "tests", "nccl", "launch.py")]
 PROGRAM = os.path.join(BIN, "dltrace-nccl-all-calls")
 OP_NS = 20_000_000   # simulated GPU time of one NCCL operation (FAKE_NCCL_OP_NS)
 SLACK_NS = 15_000_000  # host scheduling on a busy 2-core machine
+# The simulated kernels take exactly their time, so lower bounds hold on any
+# machine; upper bounds (host scheduling delays) are checked only in the
+# `timing` run: ctest -L timing sets DLTRACE_TIMING_TESTS=1.
+TIMING = os.environ.get("DLTRACE_TIMING_TESTS") == "1"
 CALIBRATION_NS = 50_000
 
 
@@ -135,10 +139,11 @@ class NcclRecorderTest(unittest.TestCase):
                 start, end = o["gpu_start_ns"], o["gpu_end_ns"]
                 want = e["gpu_units"] * OP_NS
                 self.assertGreaterEqual(end - start, want - CALIBRATION_NS, where)
-                self.assertLessEqual(end - start, want + SLACK_NS, where)
+                if TIMING:
+                    self.assertLessEqual(end - start, want + SLACK_NS, where)
                 self.assertGreaterEqual(start, o["enter_ns"] - CALIBRATION_NS, where)
                 self.assertGreaterEqual(end, o["exit_ns"] - CALIBRATION_NS, where)
-                if e["group"] == 0:
+                if e["group"] == 0 and TIMING:
                     self.assertLess(o["exit_ns"] - o["enter_ns"], want, where + " host time")
             self.assertEqual(len(set(groups.values())), len(groups), f"rank {rank} group ids")
 
@@ -150,7 +155,8 @@ class NcclRecorderTest(unittest.TestCase):
                 avg = [k for k, o in enumerate(on_s1) if o["red_op"] == "Avg"][0]
                 gap = on_s1[avg]["gpu_start_ns"] - on_s1[avg - 1]["gpu_end_ns"]
                 self.assertGreaterEqual(gap, 50_000_000 - CALIBRATION_NS, f"rank {rank} gap")
-                self.assertLessEqual(gap, 50_000_000 + SLACK_NS, f"rank {rank} gap")
+                if TIMING:
+                    self.assertLessEqual(gap, 50_000_000 + SLACK_NS, f"rank {rank} gap")
 
             footer = [r for r in recs if r["type"] == "footer"][0]
             self.assertEqual(footer["reason"], "exit")

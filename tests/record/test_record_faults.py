@@ -192,8 +192,9 @@ class RecorderFaultsTest(unittest.TestCase):
         self.assertEqual(kept + dropped, expected)
         self.assertGreater(dropped, 0)
         self.assertLess(got["max_rss_kb"], bound_kb)
-        # Held up once (about 2 s), not for the whole stall.
-        self.assertLess(loop_s, ref_loop_s + freeze_s / 2)
+        if os.environ.get("DLTRACE_TIMING_TESTS") == "1":  # ctest -L timing
+            # Held up once (about 2 s), not for the whole stall.
+            self.assertLess(loop_s, ref_loop_s + freeze_s / 2)
 
 
 if __name__ == "__main__":

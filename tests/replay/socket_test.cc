@@ -13,13 +13,16 @@
 
 #include "dltrace/models/algorithms.h"
 #include "dltrace/replay/rendezvous.h"
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/replay/socket_replay.h"
-#include "sound_run.h"
+#include "../executor/sound_run.h"
 
 namespace dltrace::replay {
 namespace {
 
+using executor::ExecutorOptions;
+using executor::RankResult;
+using executor::ScheduleHash;
 using formats::Collective;
 
 std::vector<RankResult> RunOverSockets(const models::Schedule& s) {
@@ -42,7 +45,7 @@ std::vector<RankResult> RunOverSockets(const models::Schedule& s) {
     SocketOptions mine = o;
     mine.self = int32_t(e);
     mine.listen_fd = fds[e];
-    threads.emplace_back([&s, &results, e, mine] { results[e] = RunSocketReplay(s, mine, EngineOptions{}); });
+    threads.emplace_back([&s, &results, e, mine] { results[e] = RunSocketReplay(s, mine, ExecutorOptions{}); });
   }
   for (auto& t : threads) t.join();
   return results;

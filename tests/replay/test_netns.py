@@ -40,6 +40,11 @@ ITERATIONS = 4  # the first is warm-up (connection set-up, slow start, start ske
 TOLERANCE = 0.10
 PREFIX = "dlt%d" % os.getpid()
 SKIP_PREFIX = "network namespaces unavailable"
+# The replay's time against the estimate, and how soon ranks stop after a
+# kill, are checked only in the `timing` run (ctest -L timing sets
+# DLTRACE_TIMING_TESTS=1); the default run checks that the shaped replay
+# completes with every scheduled byte.
+TIMING = os.environ.get("DLTRACE_TIMING_TESTS") == "1"
 
 
 def ip(*args, ns=None, check=True):
@@ -206,8 +211,9 @@ class NetnsReplayTest(unittest.TestCase):
               % (whole_ms, whole_expected_ms, (whole_ms / whole_expected_ms - 1) * 100))
         # Both ways: slower means the replayer loses bandwidth; faster means
         # the shaping did not hold (or the estimate is off).
-        self.assertLess(abs(measured_ms / expected_ms - 1), TOLERANCE,
-                        "replayed %.1f ms, estimate %.1f ms" % (measured_ms, expected_ms))
+        if TIMING:
+            self.assertLess(abs(measured_ms / expected_ms - 1), TOLERANCE,
+                            "replayed %.1f ms, estimate %.1f ms" % (measured_ms, expected_ms))
 
     def test_killed_rank_stops_the_others_with_an_error_naming_a_peer(self):
         long_set = os.path.join(self.tmp, "long-set")
@@ -231,7 +237,8 @@ class NetnsReplayTest(unittest.TestCase):
             _, stderr = p.communicate(timeout=30)
             self.assertNotEqual(p.returncode, 0, "rank %d" % r)
             errors[r] = stderr
-        self.assertLess(time.time() - killed_at, 15, "the others did not stop in time")
+        if TIMING:
+            self.assertLess(time.time() - killed_at, 15, "the others did not stop in time")
         for r, stderr in errors.items():
             # One line naming the endpoint and the peer whose connection went.
             self.assertRegex(stderr, r"dltrace: error: endpoint %d: peer [0-3] \(%s\.[1-4]:%d\)"

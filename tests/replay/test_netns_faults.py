@@ -23,7 +23,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_netns  # noqa: E402
-from test_netns import DLTRACE, RANKS, ip, tc  # noqa: E402
+from test_netns import DLTRACE, RANKS, TIMING, ip, tc  # noqa: E402
 
 # Names and addresses of this test's own (test_netns uses dlt<pid>, 10.250.77).
 test_netns.PREFIX = "dltfault%d" % os.getpid()
@@ -116,7 +116,8 @@ class LinkFaultsTest(test_netns.NetnsReplayTest):
               % (worst, its[worst], steady, its[worst] - steady))
         # The 2 s without a link is in one iteration (TCP retransmits after
         # the link is back, so the pause can only be longer).
-        self.assertGreater(its[worst] - steady, 1800)
+        if TIMING:
+            self.assertGreater(its[worst] - steady, 1800)
 
     def test_link_down_past_peer_timeout_stops_every_rank_naming_a_peer(self):
         out = os.path.join(self.tmp, "down")
@@ -138,7 +139,8 @@ class LinkFaultsTest(test_netns.NetnsReplayTest):
             self.assertNotEqual(rc, 0, "rank %d" % r)
             self.assertRegex(stderr, r"dltrace: error: endpoint %d: .*peer [0-3] \(%s\.[1-4]:%d\)"
                              % (r, re.escape(test_netns.SUBNET), test_netns.PORT))
-        self.assertLess(took, bound)
+        if TIMING:
+            self.assertLess(took, bound)
 
     def test_rate_cut_10x_mid_run_completes_and_slows_that_iteration(self):
         out = os.path.join(self.tmp, "slow")
@@ -153,7 +155,8 @@ class LinkFaultsTest(test_netns.NetnsReplayTest):
               % (worst, its[worst], steady, its[worst] / steady))
         # A ring goes at its slowest link: ~0.6 s of all-reduce at 1 Gbit/s
         # takes ~6 s at 100 Mbit/s, so 3 s of the cut add well over 1.5 s.
-        self.assertGreater(its[worst], 2 * steady)
+        if TIMING:
+            self.assertGreater(its[worst], 2 * steady)
 
 
 if __name__ == "__main__":

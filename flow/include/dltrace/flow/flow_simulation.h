@@ -1,4 +1,4 @@
-// The flow-level simulator: the replay engine over SimGrid's flow-level TCP
+// The flow-level simulator: the schedule executor over SimGrid's flow-level TCP
 // model, on the same topologies, jobs and outputs as the ns-3 module, for
 // runs of hundreds to thousands of ranks.
 #pragma once
@@ -13,7 +13,7 @@
 #include "dltrace/models/placement.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/models/topology.h"
-#include "dltrace/replay/engine.h"
+#include "dltrace/executor/schedule_executor.h"
 #include "dltrace/runs/results_file.h"
 
 namespace dltrace::flow {

@@ -1,5 +1,5 @@
 // Replays one endpoint of a schedule over real TCP connections (Boost.Asio):
-// connection set-up with a handshake, then the schedule engine over the sockets.
+// connection set-up with a handshake, then the schedule executor over the sockets.
 #pragma once
 
 #include <cstdint>
@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "dltrace/executor/schedule_executor.h"
 #include "dltrace/models/schedule.h"
-#include "dltrace/replay/engine.h"
 
 namespace dltrace::replay {
 
@@ -49,14 +49,14 @@ struct SocketOptions {
 };
 
 // Called about once a second while the schedule runs.
-using ProgressFn = std::function<void(const RankResult& progress)>;
+using ProgressFn = std::function<void(const executor::RankResult& progress)>;
 
 // Connects to every peer the endpoint exchanges messages with (one
 // connection per channel; the lower endpoint connects to the higher), runs
 // the schedule and returns the result: complete, or with one error line
 // naming the peer and the cause.
-RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions& options,
-                           const EngineOptions& engine_options, ProgressFn progress = nullptr);
+executor::RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions& options,
+                                     const executor::ExecutorOptions& executor_options, ProgressFn progress = nullptr);
 
 // Checks that the kernel offers congestion control NAME; else false with one
 // line listing the ones it does offer.

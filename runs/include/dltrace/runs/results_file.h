@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "dltrace/models/schedule.h"
-#include "dltrace/replay/engine.h"
+#include "dltrace/executor/schedule_executor.h"
 
 namespace dltrace::runs {
 
@@ -52,11 +52,11 @@ struct ResultsFile {
 };
 
 // Rows of RESULT for SCHEDULE's ops (those this endpoint took part in).
-ResultsFile MakeResultsFile(const models::Schedule& schedule, const replay::RankResult& result);
+ResultsFile MakeResultsFile(const models::Schedule& schedule, const executor::RankResult& result);
 // Every endpoint's file of a run an executor holds in memory (a simulation):
 // source, trace, algorithm and the schedule's hash filled in.
 std::vector<ResultsFile> MakeResultsFiles(const models::Schedule& schedule,
-                                          const std::vector<replay::RankResult>& results, const std::string& source,
+                                          const std::vector<executor::RankResult>& results, const std::string& source,
                                           const std::string& trace, const std::string& algorithm);
 
 std::string ResultsToJson(const ResultsFile& results);

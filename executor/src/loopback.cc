@@ -1,7 +1,7 @@
 // The in-memory loopback network: one event queue in simulated nanoseconds,
 // one serialised link per (sender, receiver, channel), chunked delivery;
 // notices of same-host steps take the link's latency only.
-#include "dltrace/replay/loopback.h"
+#include "dltrace/executor/loopback.h"
 
 #include <algorithm>
 #include <functional>
@@ -10,7 +10,7 @@
 #include <queue>
 #include <tuple>
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 namespace {
 
@@ -74,12 +74,12 @@ class Network {
   std::vector<RankResult> Run(const models::Schedule& s) {
     const size_t n = s.ranks.size();
     for (size_t e = 0; e < n; ++e) transports_.push_back(std::make_unique<LoopbackTransport>(this, int32_t(e)));
-    std::vector<std::unique_ptr<ScheduleEngine>> engines;
+    std::vector<std::unique_ptr<ScheduleExecutor>> executors;
     for (size_t e = 0; e < n; ++e)
-      engines.push_back(std::make_unique<ScheduleEngine>(s, int32_t(e), *transports_[e], options_.engine));
+      executors.push_back(std::make_unique<ScheduleExecutor>(s, int32_t(e), *transports_[e], options_.executor));
     if (options_.setup)
-      for (size_t e = 0; e < n; ++e) options_.setup(int32_t(e), *engines[e]);
-    for (auto& engine : engines) engine->Start([](const RankResult&) {});
+      for (size_t e = 0; e < n; ++e) options_.setup(int32_t(e), *executors[e]);
+    for (auto& executor : executors) executor->Start([](const RankResult&) {});
     while (!queue_.empty()) {
       Event ev = queue_.top();
       queue_.pop();
@@ -87,11 +87,11 @@ class Network {
       ev.fn();
     }
     std::vector<RankResult> results;
-    for (auto& engine : engines) {
-      if (!engine->finished())
-        engine->Fail("stalled after " + std::to_string(engine->result().steps_done) + " of " +
-                     std::to_string(engine->result().steps_total) + " steps");
-      results.push_back(engine->result());
+    for (auto& executor : executors) {
+      if (!executor->finished())
+        executor->Fail("stalled after " + std::to_string(executor->result().steps_done) + " of " +
+                     std::to_string(executor->result().steps_total) + " steps");
+      results.push_back(executor->result());
     }
     return results;
   }
@@ -129,4 +129,4 @@ std::vector<RankResult> RunLoopback(const models::Schedule& schedule, const Loop
   return net.Run(schedule);
 }
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

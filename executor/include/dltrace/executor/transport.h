@@ -1,7 +1,7 @@
-// The transport interface the schedule engine runs over: send, timer, clock,
+// The transport interface the schedule executor runs over: send, timer, clock,
 // delivery of incoming bytes, and notices of same-host transfers the model
 // times. Sockets (Asio), ns-3 and the in-memory test network implement it;
-// the engine never sees which one it has.
+// the executor never sees which one it has.
 #pragma once
 
 #include <cstdint>
@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 class Transport {
  public:
@@ -31,7 +31,7 @@ class Transport {
   virtual uint64_t NowNs() const = 0;
 
   // Tells PEER that BYTES of (CHANNEL, TAG) went over a link the model times
-  // (a same-host step): only the count travels, and PEER's engine waits the
+  // (a same-host step): only the count travels, and PEER's executor waits the
   // model's time. A transport that cannot carry notices sends the bytes.
   virtual void SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
                           std::function<void()> on_sent) {
@@ -60,4 +60,4 @@ class Transport {
   ErrorFn on_error_;
 };
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -1,17 +1,17 @@
-// The schedule engine: a ready queue over the dependency graph of one
+// The schedule executor: a ready queue over the dependency graph of one
 // endpoint's steps; transports call back into it when sends, timers and data finish.
-#include "dltrace/replay/engine.h"
+#include "dltrace/executor/schedule_executor.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 using models::Step;
 using models::StepType;
 
-ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoint,
-                               Transport& transport, EngineOptions options)
+ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t endpoint,
+                               Transport& transport, ExecutorOptions options)
     : schedule_(schedule),
       rank_(schedule.ranks.at(size_t(endpoint))),
       endpoint_(endpoint),
@@ -65,11 +65,11 @@ ScheduleEngine::ScheduleEngine(const models::Schedule& schedule, int32_t endpoin
   }
 }
 
-bool ScheduleEngine::expects_from(int32_t peer) const {
+bool ScheduleExecutor::expects_from(int32_t peer) const {
   return peer >= 0 && size_t(peer) < peer_outstanding_.size() && peer_outstanding_[size_t(peer)] > 0;
 }
 
-void ScheduleEngine::Start(DoneFn done) {
+void ScheduleExecutor::Start(DoneFn done) {
   done_ = std::move(done);
   started_ = true;
   result_.clock_origin_ns = transport_.NowNs();
@@ -78,7 +78,7 @@ void ScheduleEngine::Start(DoneFn done) {
   Pump();
 }
 
-void ScheduleEngine::Pump() {
+void ScheduleExecutor::Pump() {
   if (pumping_) return;  // a callback that ran inside Issue: the loop below picks it up
   pumping_ = true;
   while (!ready_.empty() && !finished_) {
@@ -90,7 +90,7 @@ void ScheduleEngine::Pump() {
   if (!finished_ && result_.steps_done == result_.steps_total) Finish();
 }
 
-void ScheduleEngine::Issue(uint32_t id) {
+void ScheduleExecutor::Issue(uint32_t id) {
   const Step& s = rank_.steps[id];
   TimeRange& t = result_.steps[id];
   t.start_ns = transport_.NowNs() - result_.clock_origin_ns;
@@ -135,14 +135,14 @@ void ScheduleEngine::Issue(uint32_t id) {
   }
 }
 
-uint64_t ScheduleEngine::LocalNs(uint64_t bytes, bool with_latency) const {
+uint64_t ScheduleExecutor::LocalNs(uint64_t bytes, bool with_latency) const {
   const models::Link& l = schedule_.local_link;
   double ns = l.gbps > 0 ? double(bytes) * 8.0 / l.gbps : 0;
   if (with_latency) ns += std::max(l.latency_ns, 0.0);
   return uint64_t(std::llround(ns));
 }
 
-void ScheduleEngine::LocalSendPartDone(uint32_t id) {
+void ScheduleExecutor::LocalSendPartDone(uint32_t id) {
   if (finished_ || ++local_send_parts_[id] < 2) return;
   const Step& s = rank_.steps[id];
   result_.bytes_sent += s.bytes;
@@ -151,14 +151,14 @@ void ScheduleEngine::LocalSendPartDone(uint32_t id) {
   Complete(id);
 }
 
-void ScheduleEngine::OnData(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
+void ScheduleExecutor::OnData(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
   if (finished_) return;
   if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
     peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
   Arrived(peer, tag, bytes);
 }
 
-void ScheduleEngine::OnNotice(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
+void ScheduleExecutor::OnNotice(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
   if (finished_) return;
   // The peer owes nothing more for this message: it may finish and close
   // while the model's time runs here.
@@ -171,7 +171,7 @@ void ScheduleEngine::OnNotice(int32_t peer, uint16_t /*channel*/, uint64_t tag, 
   });
 }
 
-void ScheduleEngine::Arrived(int32_t peer, uint64_t tag, uint64_t bytes) {
+void ScheduleExecutor::Arrived(int32_t peer, uint64_t tag, uint64_t bytes) {
   result_.bytes_received += bytes;
   uint32_t op = models::TagOp(tag);
   if (op < result_.op_received.size()) result_.op_received[op] += bytes;
@@ -179,7 +179,7 @@ void ScheduleEngine::Arrived(int32_t peer, uint64_t tag, uint64_t bytes) {
   if (!matcher_.Arrive(peer, tag, bytes, &error)) Fail(error);
 }
 
-void ScheduleEngine::Complete(uint32_t id) {
+void ScheduleExecutor::Complete(uint32_t id) {
   if (finished_) return;
   const Step& s = rank_.steps[id];
   TimeRange& t = result_.steps[id];
@@ -206,14 +206,14 @@ void ScheduleEngine::Complete(uint32_t id) {
   Pump();
 }
 
-void ScheduleEngine::Finish() {
+void ScheduleExecutor::Finish() {
   finished_ = true;
   result_.complete = result_.error.empty();
   result_.end_ns = transport_.NowNs() - result_.clock_origin_ns;
   if (done_) done_(result_);
 }
 
-void ScheduleEngine::Fail(const std::string& message) {
+void ScheduleExecutor::Fail(const std::string& message) {
   if (finished_) return;
   result_.error = message;
   if (!started_) {
@@ -223,4 +223,4 @@ void ScheduleEngine::Fail(const std::string& message) {
   Finish();
 }
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 class ReceiveMatcher {
  public:
@@ -61,4 +61,4 @@ class ReceiveMatcher {
   size_t used_ = 0;
 };
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -1,10 +1,10 @@
 // Receive matching by (peer, tag): one entry per message, created by whichever
 // of the post and the first arrival comes first, removed when complete.
-#include "dltrace/replay/receive_matcher.h"
+#include "dltrace/executor/receive_matcher.h"
 
 #include <algorithm>
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 namespace {
 std::string Describe(int32_t peer, uint64_t tag) {
@@ -116,4 +116,4 @@ std::vector<int32_t> ReceiveMatcher::waiting_peers() const {
   return peers;
 }
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -7,7 +7,7 @@
 
 #include "dltrace/models/schedule.h"
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 // FNV-1a over every endpoint's steps and dependencies and every op's kind,
 // iteration and bytes: equal on two hosts that lowered the same trace the same way.
@@ -29,4 +29,4 @@ std::vector<PeerLinks> PeersOf(const models::Schedule& schedule, int32_t endpoin
 // start barrier over the data connections can reach.
 std::vector<int32_t> ConnectedEndpoints(const models::Schedule& schedule, int32_t endpoint);
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

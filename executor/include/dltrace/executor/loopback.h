@@ -1,5 +1,5 @@
 // An in-memory network in simulated time that runs every endpoint of a
-// schedule in one process: what the engine's tests (and quick checks) use.
+// schedule in one process: what the executor's tests (and quick checks) use.
 #pragma once
 
 #include <cstdint>
@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "dltrace/models/schedule.h"
-#include "dltrace/replay/engine.h"
+#include "dltrace/executor/schedule_executor.h"
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 struct LoopbackOptions {
   // Each (sender, receiver, channel) is one link of this rate and latency;
@@ -17,9 +17,9 @@ struct LoopbackOptions {
   models::Link link{100, 5000};
   // Messages arrive in parts of at most this many bytes (0: whole).
   uint64_t chunk_bytes = 0;
-  EngineOptions engine;
-  // Runs on each endpoint's engine before it starts (to attach callbacks).
-  std::function<void(int32_t endpoint, ScheduleEngine& engine)> setup;
+  ExecutorOptions executor;
+  // Runs on each endpoint's executor before it starts (to attach callbacks).
+  std::function<void(int32_t endpoint, ScheduleExecutor& executor)> setup;
 };
 
 // Runs SCHEDULE to the end (or until nothing can move) and returns each
@@ -27,4 +27,4 @@ struct LoopbackOptions {
 std::vector<RankResult> RunLoopback(const models::Schedule& schedule,
                                     const LoopbackOptions& options = {});
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -1,4 +1,4 @@
-// The schedule engine over the in-memory loopback network: every algorithm on
+// The schedule executor over the in-memory loopback network: every algorithm on
 // 2..8 ranks finishes on every endpoint, moves exactly the scheduled bytes and
 // never starts a step before its dependencies ended; results files round-trip.
 #include <gtest/gtest.h>
@@ -12,18 +12,18 @@
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/lower.h"
 #include "dltrace/models/synth.h"
-#include "dltrace/replay/loopback.h"
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/loopback.h"
+#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
 #include "sound_run.h"
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 namespace {
 
 using formats::Collective;
 using models::Schedule;
-// The results file every executor writes (runs/), written from this engine's results.
+// The results file every executor writes (runs/), written from this executor's results.
 using runs::ComputeRecordedTimes;
 using runs::MakeResultsFile;
 using runs::RecordedTimes;
@@ -44,7 +44,7 @@ Schedule Single(const std::string& algo, Collective c, int n, uint64_t bytes,
   return models::LowerSingleCollective(spec, n, o);
 }
 
-TEST(ScheduleEngine, EveryAlgorithmFinishesWithTheScheduledBytesOn2To8Ranks) {
+TEST(ScheduleExecutor, EveryAlgorithmFinishesWithTheScheduledBytesOn2To8Ranks) {
   for (const auto& algo : models::AllAlgorithms()) {
     for (int n = 2; n <= 8; ++n) {
       for (Collective c : {Collective::kAllReduce, Collective::kBroadcast, Collective::kAllGather}) {
@@ -58,7 +58,7 @@ TEST(ScheduleEngine, EveryAlgorithmFinishesWithTheScheduledBytesOn2To8Ranks) {
   }
 }
 
-TEST(ScheduleEngine, PartialArrivalsAndChannelsStillMatch) {
+TEST(ScheduleExecutor, PartialArrivalsAndChannelsStillMatch) {
   models::LowerOptions o;
   o.channels = 3;
   o.chunk_bytes = 5000;
@@ -74,7 +74,7 @@ class SynthSchedule : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string((std::filesystem::temp_directory_path() /
-                            ("dltrace-engine-test-" + std::to_string(getpid()))).string());
+                            ("dltrace-executor-test-" + std::to_string(getpid()))).string());
     models::SynthOptions o;
     o.ranks = 4;
     o.ranks_per_host = 2;
@@ -152,13 +152,13 @@ TEST_F(SynthSchedule, OpStartAndFinishCallbacksFireOncePerOp) {
     };
     std::vector<std::vector<Seen>> seen(s.ranks.size(), std::vector<Seen>(s.ops.size()));
     LoopbackOptions lo;
-    lo.setup = [&](int32_t e, ScheduleEngine& engine) {
-      engine.set_on_op_start([&seen, e](uint32_t op) {
+    lo.setup = [&](int32_t e, ScheduleExecutor& executor) {
+      executor.set_on_op_start([&seen, e](uint32_t op) {
         Seen& x = seen[size_t(e)][op];
         EXPECT_EQ(x.finishes, 0);
         ++x.starts;
       });
-      engine.set_on_op_finish([&seen, e](uint32_t op, const TimeRange& range) {
+      executor.set_on_op_finish([&seen, e](uint32_t op, const TimeRange& range) {
         Seen& x = seen[size_t(e)][op];
         EXPECT_EQ(x.starts, 1);
         ++x.finishes;
@@ -185,8 +185,8 @@ TEST_F(SynthSchedule, OpStartAndFinishCallbacksFireOncePerOp) {
 TEST_F(SynthSchedule, TimeScaleStretchesComputeSteps) {
   Schedule s = Lower("ring");
   LoopbackOptions fast, slow;
-  fast.engine.time_scale = 0;
-  slow.engine.time_scale = 2;
+  fast.executor.time_scale = 0;
+  slow.executor.time_scale = 2;
   auto a = RunLoopback(s, fast), b = RunLoopback(s, slow);
   uint64_t compute = models::ComputeTotals(s)[0].compute_ns;
   ASSERT_GT(compute, 0u);
@@ -234,7 +234,7 @@ TEST_F(SynthSchedule, SameHostStepsTakeTheLocalLinkTimeNotTheNetworks) {
   EXPECT_EQ(received, local_bytes);
 
   // Without the model they cross the (slow) network like every other step.
-  o.engine.model_local_steps = false;
+  o.executor.model_local_steps = false;
   auto over_network = RunLoopback(s, o);
   ExpectSoundRun(s, over_network, "ring, same-host steps over the network");
   EXPECT_EQ(over_network[0].bytes_local_received, 0u);
@@ -293,4 +293,4 @@ TEST_F(SynthSchedule, RecordedTimesCoverEveryOpAndIteration) {
 }
 
 }  // namespace
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "dltrace/models/schedule.h"
-#include "dltrace/replay/receive_matcher.h"
-#include "dltrace/replay/transport.h"
+#include "dltrace/executor/receive_matcher.h"
+#include "dltrace/executor/transport.h"
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
-struct EngineOptions {
+struct ExecutorOptions {
   // Compute steps last duration_ns * time_scale (0 skips them).
   double time_scale = 1.0;
   // Same-host steps (Step::local) take the model's time on
@@ -24,7 +24,7 @@ struct EngineOptions {
 };
 
 struct TimeRange {
-  uint64_t start_ns = 0, end_ns = 0;  // transport clock, relative to the engine's start
+  uint64_t start_ns = 0, end_ns = 0;  // transport clock, relative to the executor's start
   bool valid = false;
 };
 
@@ -51,7 +51,7 @@ struct RankResult {
   std::vector<TimeRange> iterations;
 };
 
-class ScheduleEngine {
+class ScheduleExecutor {
  public:
   using DoneFn = std::function<void(const RankResult& result)>;
   // An op's first transfer step on this endpoint was issued: (op).
@@ -60,10 +60,10 @@ class ScheduleEngine {
   // RankResult::ops, relative to the clock origin).
   using OpFinishFn = std::function<void(uint32_t op, const TimeRange& range)>;
 
-  // SCHEDULE must outlive the engine. The engine takes over the transport's
+  // SCHEDULE must outlive the executor. The executor takes over the transport's
   // data and error callbacks at once, so data that comes before Start is kept.
-  ScheduleEngine(const models::Schedule& schedule, int32_t endpoint, Transport& transport,
-                 EngineOptions options = {});
+  ScheduleExecutor(const models::Schedule& schedule, int32_t endpoint, Transport& transport,
+                 ExecutorOptions options = {});
 
   // Issues the steps without dependencies; DONE runs once, when every step
   // finished or the run failed.
@@ -100,7 +100,7 @@ class ScheduleEngine {
   const models::RankSchedule& rank_;
   int32_t endpoint_;
   Transport& transport_;
-  EngineOptions options_;
+  ExecutorOptions options_;
   ReceiveMatcher matcher_;
   DoneFn done_;
   OpStartFn on_op_start_;
@@ -119,4 +119,4 @@ class ScheduleEngine {
   bool finished_ = false;
 };
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "dltrace/models/schedule.h"
-#include "dltrace/replay/engine.h"
+#include "dltrace/executor/schedule_executor.h"
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 inline void ExpectSoundRun(const models::Schedule& s, const std::vector<RankResult>& results,
                     const std::string& what) {
@@ -36,4 +36,4 @@ inline void ExpectSoundRun(const models::Schedule& s, const std::vector<RankResu
   }
 }
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

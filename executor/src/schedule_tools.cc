@@ -1,10 +1,10 @@
 // Schedule fingerprint, iteration cut and peer list for the replayer.
-#include "dltrace/replay/schedule_tools.h"
+#include "dltrace/executor/schedule_tools.h"
 
 #include <algorithm>
 #include <map>
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 
 namespace {
 struct Fnv {
@@ -95,4 +95,4 @@ std::vector<int32_t> ConnectedEndpoints(const models::Schedule& s, int32_t endpo
   return out;
 }
 
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor

@@ -6,9 +6,9 @@
 #include <random>
 #include <vector>
 
-#include "dltrace/replay/receive_matcher.h"
+#include "dltrace/executor/receive_matcher.h"
 
-namespace dltrace::replay {
+namespace dltrace::executor {
 namespace {
 
 struct Fixture {
@@ -141,4 +141,4 @@ TEST(ReceiveMatcher, ThousandsOfInterleavedMessagesEachCompleteOnceWithTheirId) 
 }
 
 }  // namespace
-}  // namespace dltrace::replay
+}  // namespace dltrace::executor
