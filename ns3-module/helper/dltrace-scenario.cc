@@ -107,6 +107,12 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     m_network->SetAttribute("QueueDisc", StringValue(config.queueDisc));
     m_network->SetAttribute("QueuePackets", UintegerValue(config.queuePackets));
     m_network->SetAttribute("EcnThreshold", UintegerValue(config.ecnThresholdPackets));
+    bool priorities = false;
+    for (const auto& spec : m_specs)
+    {
+        priorities = priorities || spec.priority > 0;
+    }
+    m_network->SetAttribute("Priorities", BooleanValue(priorities));
     if (!m_network->ConfigureTcp(error))
     {
         return false;
@@ -320,6 +326,7 @@ DltraceScenario::CreateJobs(std::string* error)
         Ptr<DltraceJob> job = CreateObject<DltraceJob>();
         job->SetAttribute("TraceSet", StringValue(spec.trace));
         job->SetAttribute("Index", UintegerValue(uint32_t(j)));
+        job->SetAttribute("Priority", UintegerValue(spec.priority));
         job->SetAttribute("Algorithm", StringValue(spec.lower.algorithm));
         job->SetAttribute("Channels", UintegerValue(uint32_t(std::max(spec.lower.channels, 1))));
         job->SetAttribute("Iterations", UintegerValue(spec.iterations));

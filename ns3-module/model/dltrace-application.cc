@@ -144,6 +144,7 @@ DltraceApplication::StartApplication()
     });
     if (m_socket)
     {
+        m_socket->SetIpTos(uint8_t(m_job->GetPriority() << 5));
         m_socket->SetProgress(m_job->GetProgress());
         m_socket->Start();
     }

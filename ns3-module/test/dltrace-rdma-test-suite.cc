@@ -718,6 +718,47 @@ class RdmaPriorityTestCase : public TestCase
     }
 };
 
+// The same two jobs over TCP (NewReno, FIFO switch queues): priority=1
+// marks the job's sockets DSCP CS1 and the switches serve 8 bands by strict
+// priority, so the job in the higher class finishes sooner than at equal
+// priority.
+class TcpPriorityTestCase : public TestCase
+{
+  public:
+    TcpPriorityTestCase()
+        : TestCase("--job ...:priority=N over TCP: DSCP and a priority queue let the higher class go first")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        const std::string topo = "dumbbell:hosts=8,rate=10Gbps,bottleneck=10Gbps,delay=1us";
+        auto run = [&](uint32_t priorityA) {
+            Reset();
+            DltraceScenarioConfig c;
+            c.topology = topo;
+            c.congestionControl = "TcpNewReno";
+            c.queueDisc = "fifo";
+            c.flowMonitor = false;
+            c.utilInterval = Seconds(0);
+            c.jobs.push_back(RingJob(4, 4000000, {0, 4, 1, 5}, priorityA));
+            c.jobs.push_back(RingJob(4, 4000000, {2, 6, 3, 7}, 0));
+            return RunScenario(c);
+        };
+        std::vector<double> equal = run(0);
+        std::vector<double> first = run(1);
+        std::cout << "tcp priority: equal " << equal[0] * 1e3 << " / " << equal[1] * 1e3
+                  << " ms; job 0 first " << first[0] * 1e3 << " / " << first[1] * 1e3 << " ms"
+                  << std::endl;
+        NS_TEST_EXPECT_MSG_GT(equal[0], 0, "both jobs finish");
+        NS_TEST_EXPECT_MSG_GT(first[1], 0, "the lower class finishes too");
+        NS_TEST_EXPECT_MSG_LT(first[0], 0.8 * equal[0], "the higher class is faster");
+        NS_TEST_EXPECT_MSG_GT(first[1], first[0], "and ahead of the other job");
+        Reset();
+    }
+};
+
 class DltraceRdmaTestSuite : public TestSuite
 {
   public:
@@ -735,6 +776,7 @@ class DltraceRdmaTestSuite : public TestSuite
         AddTestCase(new TimelyTestCase, TestCase::QUICK);
         AddTestCase(new RdmaScenarioTestCase, TestCase::QUICK);
         AddTestCase(new RdmaPriorityTestCase, TestCase::QUICK);
+        AddTestCase(new TcpPriorityTestCase, TestCase::QUICK);
     }
 };
 
