@@ -178,6 +178,9 @@ int RunCompare(CompareOptions options, const Args& extra) {
     for (const auto& r : c.kinds)
       std::printf("kind,%s,%s,%" PRIu64 ",%" PRIu64 ",%s,%s,%s\n", r.kind.c_str(), label(r.run).c_str(), r.ops,
                   r.bytes, num(ms(r.ns)).c_str(), num(r.diff_percent).c_str(), num(r.busbw_gbps).c_str());
+    for (size_t k = 0; k < runs.size(); ++k)
+      std::printf("setup,,%s,%d,0,%s,,\n", label(k).c_str(), runs[k].times.setup_ops,
+                  num(ms(runs[k].times.setup_ns)).c_str());
     for (size_t i = 0; i < common_iterations; ++i)
       for (size_t k = 0; k < runs.size(); ++k)
         std::printf("iteration,%zu,%s,0,0,%s,%s,\n", i, label(k).c_str(), num(ms(c.iteration_ns[k][i])).c_str(),
@@ -198,6 +201,7 @@ int RunCompare(CompareOptions options, const Args& extra) {
       for (size_t i = 0; i < common_iterations; ++i) iterations.push_back(number(ms(c.iteration_ns[k][i])));
       doc["runs"].push_back({{"label", label(k)}, {"path", runs[k].path}, {"source", t.source},
                              {"algorithm", t.algorithm}, {"complete", t.complete}, {"endpoints", t.endpoints},
+                             {"setup_ms", number(ms(t.setup_ns))}, {"setup_ops", t.setup_ops},
                              {"mean_iteration_ms", number(ms(mean[k]))},
                              {"diff_percent", number(runs::Percent(mean[k], mean[0]))},
                              {"iteration_ms", std::move(iterations)}});
@@ -215,7 +219,8 @@ int RunCompare(CompareOptions options, const Args& extra) {
   }
 
   // Text: the runs, per op kind (one line per run), per iteration (one column per run).
-  std::printf("# dltrace compare: %zu runs; op time = the longest endpoint's, iteration time = the longest rank's\n",
+  std::printf("# dltrace compare: %zu runs; op time = the longest endpoint's, iteration time = from the previous "
+              "iteration being done on every rank (README: Iteration time)\n",
               runs.size());
   std::printf("%-22s %-9s %-10s %-9s %s\n", "run", "source", "algorithm", "complete", "path");
   for (size_t k = 0; k < runs.size(); ++k)
@@ -239,6 +244,13 @@ int RunCompare(CompareOptions options, const Args& extra) {
     else std::snprintf(text, sizeof text, "%.3f (%+.1f%%)", ms(v), runs::Percent(v, base));
     std::printf(" %22s", text);
   };
+  std::printf("%-9s", "set-up");
+  for (size_t k = 0; k < runs.size(); ++k) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.3f", ms(runs[k].times.setup_ns));
+    std::printf(" %22s", text);
+  }
+  std::printf("\n");
   for (size_t i = 0; i < common_iterations; ++i) {
     std::printf("%-9zu", i);
     for (size_t k = 0; k < runs.size(); ++k) cell(k, c.iteration_ns[k][i], c.iteration_ns[0][i]);
@@ -248,6 +260,11 @@ int RunCompare(CompareOptions options, const Args& extra) {
   for (size_t k = 0; k < runs.size(); ++k) cell(k, mean[k], mean[0]);
   std::printf("\n");
   if (from) std::printf("(iteration 0 includes start-up; the mean is over iterations 1..%zu)\n", common_iterations - 1);
+  for (size_t k = 0; k < runs.size(); ++k)
+    if (runs[k].times.setup_ops)
+      std::printf("(set-up of %s: connection set-up in the %d ops of iteration 0 that first used a peer pair, "
+                  "taken out of iteration 0; README: Set-up)\n",
+                  label(k).c_str(), runs[k].times.setup_ops);
   if (!out_dir.empty()) std::printf("results: %s\n", out_dir.c_str());
   bool complete = true;
   for (const auto& r : runs) complete = complete && r.times.complete;

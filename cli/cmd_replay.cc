@@ -26,9 +26,10 @@
 #include <map>
 #include <thread>
 
-#include "dltrace/models/job.h"
-#include "dltrace/replay/rendezvous.h"
 #include "dltrace/executor/schedule_tools.h"
+#include "dltrace/models/job.h"
+#include "dltrace/models/placement.h"
+#include "dltrace/replay/rendezvous.h"
 #include "dltrace/replay/socket_replay.h"
 #include "dltrace/runs/comparison.h"
 #include "dltrace/runs/results_file.h"
@@ -235,14 +236,15 @@ int RunReplay(ReplayOptions options) {
     return Fail(error);
   if (const char* token = std::getenv("DLTRACE_REPLAY_TOKEN")) run.socket.token = token;
 
-  models::JobOptions job_options;
-  job_options.lower = run.lower;
-  job_options.runnable = true;
-  std::unique_ptr<models::Job> job = models::LoadJob(run.trace, job_options, &error);
-  if (!job) return Fail(error);
+  models::JobPlacement placement;
+  placement.trace = run.trace;
+  placement.lower = run.lower;
+  placement.iterations = iterations;
+  models::PreparedJob prepared;
+  if (!models::PrepareJob(placement, &prepared, &error)) return Fail(error);
+  const std::unique_ptr<models::Job>& job = prepared.loaded;
   for (const auto& n : job->notes) Warn(n);
-  run.schedule = job->schedule;
-  if (iterations > 0) executor::KeepIterations(&run.schedule, iterations);
+  run.schedule = std::move(prepared.schedule);
   run.socket.schedule_hash = executor::ScheduleHash(run.schedule);
 
   const size_t endpoints = run.schedule.ranks.size();

@@ -6,6 +6,7 @@
 #include "commands.h"
 #include "dltrace/models/estimate.h"
 #include "dltrace/models/job.h"
+#include "dltrace/runs/json.h"
 
 namespace dltrace::cli {
 
@@ -17,7 +18,70 @@ struct ScheduleOptions {
   models::Link network{100, 5000};  // for the estimate
   int32_t rank = -1;                // -1: every endpoint
   bool steps = true;
+  bool json = false;
 };
+
+// The ops the lowering forced, as --json lists them.
+runs::Json ForcedJson(const models::Job& job) {
+  using runs::Json;
+  Json ops = Json::array();
+  for (const models::ForcedOrder& f : job.forced) {
+    const models::ScheduleOp& op = job.schedule.ops[f.op];
+    Json parties = Json::array();
+    for (const auto& p : f.parties) {
+      Json one = {{"rank", p.rank}, {"call", p.call}, {"enter_s", double(p.enter_ns) / 1e9},
+                  {"reached", p.reached}};
+      if (!p.reached && p.at_kind != formats::OpKind::Unknown) {
+        one["at_kind"] = formats::OpKindName(p.at_kind);
+        one["at_call"] = p.at_call;
+        one["at_enter_s"] = double(p.at_enter_ns) / 1e9;
+      }
+      parties.push_back(std::move(one));
+    }
+    Json members = Json::array();
+    if (op.comm >= 0 && size_t(op.comm) < job.merged.comms.size())
+      members = job.merged.comms[size_t(op.comm)].members;
+    ops.push_back({{"op", f.op}, {"kind", formats::OpKindName(op.kind)},
+                   {"collective", formats::CollectiveName(op.collective)}, {"bytes", op.bytes},
+                   {"comm", op.comm}, {"members", members},
+                   {"sequence", op.source == models::ScheduleOp::Source::kCollective
+                                    ? Json(job.merged.calls[op.recorded].ordinal)
+                                    : Json(nullptr)},
+                   {"ranks", parties},
+                   {"description", models::DescribeForcedOrder(job.merged, job.schedule, f)}});
+  }
+  return {{"count", job.forced.size()}, {"ops", ops}};
+}
+
+int PrintScheduleJson(const ScheduleOptions& options, const models::Job& job) {
+  using runs::Json;
+  const models::Schedule& s = job.schedule;
+  models::Estimate est = models::EstimateSchedule(s, options.network);
+  Json endpoints = Json::array();
+  auto totals = models::ComputeTotals(s);
+  for (size_t e = 0; e < totals.size(); ++e) {
+    if (options.rank >= 0 && int32_t(e) != options.rank) continue;
+    const auto& t = totals[e];
+    const auto& ep = s.endpoints[e];
+    endpoints.push_back({{"endpoint", e},
+                         {"role", ep.role == models::EndpointRole::kServer ? "server" : "worker"},
+                         {"host", ep.host >= 0 ? s.hosts[size_t(ep.host)] : std::string()},
+                         {"sends", t.sends}, {"recvs", t.recvs}, {"computes", t.computes},
+                         {"sent_bytes", t.sent_bytes}, {"recv_bytes", t.recv_bytes},
+                         {"local_sent_bytes", t.local_sent_bytes}, {"compute_ms", t.compute_ns / 1e6}});
+  }
+  Json iterations = Json::array();
+  for (const auto& it : est.iterations) iterations.push_back(it.duration_ns() / 1e6);
+  Json j = {{"path", options.path}, {"algorithm", options.lower.algorithm},
+            {"endpoints", s.ranks.size()}, {"ops", s.ops.size()}, {"iterations", s.iterations},
+            {"steps", s.step_count()}, {"totals", endpoints}, {"estimate_iteration_ms", iterations},
+            {"estimate_total_ms", est.total_ns / 1e6}, {"forced", ForcedJson(job)},
+            {"notes", job.notes}};
+  std::puts(runs::JsonText(j).c_str());
+  std::fflush(stdout);
+  for (const auto& n : job.notes) Warn(n);
+  return !job.Consistent() || !est.complete ? kExitIncomplete : kExitOk;
+}
 
 int RunSchedule(const ScheduleOptions& options) {
   const std::string& path = options.path;
@@ -31,6 +95,7 @@ int RunSchedule(const ScheduleOptions& options) {
   if (rank >= int32_t(s.ranks.size()))
     return Fail(path + ": no rank " + std::to_string(rank) + " (the schedule has " +
                 std::to_string(s.ranks.size()) + " endpoints)");
+  if (options.json) return PrintScheduleJson(options, *job);
 
   std::printf("# schedule of %s: algorithm %s, %zu endpoints, %zu ops, %d iterations, %" PRIu64
               " steps\n",
@@ -70,8 +135,8 @@ int RunSchedule(const ScheduleOptions& options) {
                 op.algorithm.c_str(), est.ops[i].duration_ns() / 1e6);
   }
   std::printf("\n%-9s %12s\n", "iteration", "time_ms");
-  for (size_t i = 0; i < est.iterations.size(); ++i)
-    std::printf("%-9zu %12.3f\n", i, est.iterations[i].duration_ns() / 1e6);
+  for (size_t i = 0; i < est.iteration_ns.size(); ++i)
+    std::printf("%-9zu %12.3f\n", i, est.iteration_ns[i] / 1e6);
   std::printf("total_ms %.3f\n", est.total_ns / 1e6);
   std::fflush(stdout);
 
@@ -95,6 +160,9 @@ Command AddScheduleCommand(CLI::App& dltrace) {
       ->check(NonNegative())
       ->default_str("");
   cmd->add_flag_callback("--no-steps", [o] { o->steps = false; }, "print totals and the estimate only");
+  cmd->add_flag("--json", o->json,
+                "print totals, the estimate per iteration, notes and the ops the lowering forced as JSON "
+                "(no steps)");
   cmd->add_option("--link-gbps", o->network.gbps, "network link rate for the estimate")->check(Positive());
   cmd->add_option_function<double>(
          "--latency-us", [o](double us) { o->network.latency_ns = us * 1000; },

@@ -40,8 +40,9 @@ Command AddScaleCommand(CLI::App& dltrace);
 Command AddScheduleCommand(CLI::App& dltrace);
 Command AddReplayCommand(CLI::App& dltrace);
 Command AddSimulateCommand(CLI::App& dltrace);
-// Which ns-3 `dltrace simulate --engine ns3` runs on (one line), or that it is not built.
-std::string Ns3BuildDescription();
+// Per simulator, which build `dltrace simulate` runs on ("ns-3 engine: ..."),
+// or that it is not built and why.
+std::vector<std::string> SimulatorBuildLines();
 Command AddPlaceCommand(CLI::App& dltrace);
 Command AddCompareCommand(CLI::App& dltrace);
 Command AddConvertCommand(CLI::App& dltrace);

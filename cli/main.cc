@@ -78,8 +78,9 @@ int main(int argc, char** argv) {
   CLI::App dltrace(std::string("dltrace ") + DLTRACE_VERSION_STRING +
                        ": record, replay and simulate distributed-training traffic",
                    "dltrace");
-  dltrace.set_version_flag("--version", std::string("dltrace ") + DLTRACE_VERSION_STRING +
-                                            "\nns-3 engine: " + Ns3BuildDescription());
+  std::string version = std::string("dltrace ") + DLTRACE_VERSION_STRING;
+  for (const auto& line : SimulatorBuildLines()) version += "\n" + line;
+  dltrace.set_version_flag("--version", version);
   dltrace.footer("'dltrace COMMAND --help' shows a command's options.");
   dltrace.option_defaults()->always_capture_default();
   dltrace.get_formatter()->column_width(28);

@@ -55,6 +55,17 @@ void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
   command->add_option("--iteration-ops", o->iteration_ops, "ops per iteration (0: detected)")
       ->check(CLI::Range(1, 1 << 30))
       ->group(group);
+  command
+      ->add_option("--eager-limit", o->eager_limit_bytes,
+                   "MPI eager limit between hosts in bytes: a blocking MPI_Send up to this size completes "
+                   "without its receive (Open MPI's btl_tcp_eager_limit)")
+      ->capture_default_str()
+      ->group(group);
+  command
+      ->add_option("--eager-limit-local", o->eager_limit_local_bytes,
+                   "MPI eager limit on one host in bytes (Open MPI's btl_vader_eager_limit)")
+      ->capture_default_str()
+      ->group(group);
   const std::string by_library = " (default: NVLink-like " + CLI::detail::to_string(models::kNvlinkLink.gbps) +
                                  " for NCCL traces, shared memory " +
                                  CLI::detail::to_string(models::kSharedMemoryLink.gbps) + " for MPI)";

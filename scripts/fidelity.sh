@@ -76,8 +76,8 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else None
 def fmt(v, unit=""):
     return "-" if v is None else ("%+.1f%%" % v if unit == "%" else "%.2f" % v)
-print("| program | rate | load | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | steady iterations replayed within 5% | ns-3 err | flow err |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| program | rate | load | recorded set-up ms | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | steady iterations replayed within 5% | ns-3 err | flow err |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 failed = []
 for r in rows:
     rec = r.get("recorded")
@@ -98,9 +98,10 @@ for r in rows:
     if rep:
         steady_errs = steady([err(x, y) for x, y in zip(r["replay"], rec)])
         within = "%d of %d" % (sum(1 for e in steady_errs if e is not None and abs(e) <= 5), len(steady_errs))
-    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         r["program"] + ("" if r["algo"] == "recorded" else " (--algo %s)" % r["algo"]), r["rate"],
         "%.1f" % r["load"] if "load" in r else "-",
+        fmt(r.get("setup")),
         fmt(mean(steady(rec))),
         *(fmt(cells[s][0]) if cells[s] else "-" for s in ("replay", "ns3", "flow")),
         ("%s, %s; %s" % (fmt(rep[1], "%"), fmt(rep[2], "%"), fmt(rep[3], "%"))) if rep else "-",
@@ -332,6 +333,7 @@ if rec:
     its = rec["iteration_ms"]
     row["iterations"] = len(its)
     row["recorded"] = its
+    row["setup"] = rec.get("setup_ms")
     for src in ("replay", "ns3", "flow"):
         if src in runs:
             row[src] = runs[src]["iteration_ms"]

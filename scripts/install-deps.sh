@@ -13,6 +13,7 @@ PACKAGES=(
   openmpi-bin libopenmpi-dev gfortran
   valgrind  # scripts/bench-record.sh with DLTRACE_BENCH_INSTRUCTIONS=1
   hpcc
+  scalapack-mpi-test  # ctest lower_mpi_patterns: ScaLAPACK's QR test driver (BLACS over MPI)
   python3-mpi4py python3-numpy lammps  # scripts/fidelity.sh: a Python training loop, a real MPI application
   clang libclang-rt-14-dev
   python3 iproute2 procps

@@ -44,27 +44,6 @@ uint64_t ScheduleHash(const models::Schedule& s) {
   return f.h;
 }
 
-void KeepIterations(models::Schedule* s, int32_t iterations) {
-  if (iterations <= 0 || iterations >= s->iterations) return;
-  for (auto& r : s->ranks) {
-    std::vector<uint32_t> new_id(r.steps.size(), UINT32_MAX);
-    models::RankSchedule out;
-    for (size_t i = 0; i < r.steps.size(); ++i) {
-      const auto& st = r.steps[i];
-      if (st.op < s->ops.size() && s->ops[st.op].iteration >= iterations) continue;
-      models::Step copy = st;
-      copy.deps_begin = uint32_t(out.deps.size());
-      for (const uint32_t* d = r.deps_begin(st); d != r.deps_end(st); ++d)
-        if (new_id[*d] != UINT32_MAX) out.deps.push_back(new_id[*d]);
-      copy.deps_end = uint32_t(out.deps.size());
-      new_id[i] = uint32_t(out.steps.size());
-      out.steps.push_back(copy);
-    }
-    r = std::move(out);
-  }
-  s->iterations = iterations;
-}
-
 std::vector<PeerLinks> PeersOf(const models::Schedule& s, int32_t endpoint) {
   std::map<int32_t, uint16_t> channels;
   for (const auto& st : s.ranks.at(size_t(endpoint)).steps) {

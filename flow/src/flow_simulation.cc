@@ -4,9 +4,6 @@
 // simulated time advances only through SimGrid's flow-level network model.
 #include "dltrace/flow/flow_simulation.h"
 
-#include <sys/resource.h>
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cerrno>
@@ -25,10 +22,10 @@
 #include <simgrid/version.h>
 #include <xbt/log.h>
 
-#include "dltrace/executor/schedule_tools.h"
-#include "dltrace/runs/atomic_file.h"
-#include "dltrace/runs/comparison.h"
-#include "dltrace/runs/run.h"
+#include "dltrace/executor/schedule_executor.h"
+#include "dltrace/models/job.h"
+#include "dltrace/models/schedule.h"
+#include "dltrace/models/topology.h"
 
 namespace dltrace::flow {
 
@@ -44,6 +41,11 @@ const std::vector<std::string>& DefaultSimGridConfig() {
       "network/crosstraffic:0",
   };
   return config;
+}
+
+std::string SimGridVersion() {
+  return std::to_string(SIMGRID_VERSION_MAJOR) + "." + std::to_string(SIMGRID_VERSION_MINOR) + "." +
+         std::to_string(SIMGRID_VERSION_PATCH);
 }
 
 int MltcpStreams(double f) { return std::max(1, int(std::lround(f * kMltcpStreamsPerF))); }
@@ -66,7 +68,6 @@ struct JobState {
   std::vector<executor::RankResult> results;
   std::vector<bool> done;
   uint32_t done_count = 0;
-  uint64_t end_ns = 0;
 };
 
 // Compact: a large run holds millions.
@@ -107,12 +108,10 @@ struct FlowSimulation::State {
   uint64_t messages_total = 0, messages_done = 0;
   std::vector<std::pair<double, std::vector<double>>> samples;  // (time s, bytes per directed link since last)
   std::vector<double> last_cum;
-  mutable std::vector<FlowRecord> flow_records;
+  runs::SimulationRecords records;
   uint64_t endpoints_left = 0;
   double finish_s = -1;        // when the last endpoint finished (connections linger after)
   bool final_sampled = false;  // the sampler took its sample after finish_s
-  double sim_seconds = 0, wall_seconds = 0;
-  long peak_rss_kb = 0;
 
   static uint64_t HostKey(uint32_t host, uint32_t job, uint16_t channel) {
     return uint64_t(host) << 32 | uint64_t(job) << 16 | channel;
@@ -129,6 +128,10 @@ struct FlowSimulation::State {
   // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
+  // The records the run hands back (all but the flows, made on demand).
+  void FillRecords(double wall_seconds);
+  // records.flows: every message with the op it belongs to.
+  void MakeFlows();
 };
 
 class FlowTransport final : public executor::Transport {
@@ -241,52 +244,49 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     *error = "no job to simulate";
     return false;
   }
-  std::vector<uint32_t> endpoints;
-  for (size_t j = 0; j < config.jobs.size(); ++j) {
+  // Load, lower, cut and place every job (models::PrepareJobs, as every executor does).
+  std::vector<models::JobPlacement> placements = config.jobs;
+  std::vector<models::PreparedJob> prepared;
+  uint32_t needed = 0;
+  if (!models::PrepareJobs(&placements, &prepared, &needed, error)) return false;
+  for (size_t j = 0; j < prepared.size(); ++j) {
     auto job = std::make_unique<JobState>();
-    job->placement = config.jobs[j];
-    if (job->placement.schedule) {
-      job->schedule = *job->placement.schedule;
-    } else {
-      models::JobOptions options;
-      options.lower = job->placement.lower;
-      options.runnable = true;
-      job->loaded = models::LoadJob(job->placement.trace, options, error);
-      if (!job->loaded) return false;
-      // Incomplete input (a truncated or damaged file, a missing rank) is
-      // simulated as far as it goes, and said as replay and schedule say it.
+    job->placement = placements[j];
+    job->loaded = std::move(prepared[j].loaded);
+    job->schedule = std::move(prepared[j].schedule);
+    // Incomplete input (a truncated or damaged file, a missing rank) is
+    // simulated as far as it goes, and said as replay and schedule say it.
+    if (job->loaded)
       for (const auto& n : job->loaded->notes) std::fprintf(stderr, "dltrace: warning: %s\n", n.c_str());
-      // One copy of the steps (a large job's biggest part); the loaded job keeps its ops for the summary.
-      job->schedule = std::move(job->loaded->schedule);
-      job->loaded->schedule.ops = job->schedule.ops;
-    }
-    if (job->placement.iterations > 0) executor::KeepIterations(&job->schedule, job->placement.iterations);
     if (job->schedule.ranks.empty()) {
       *error = "job " + std::to_string(j) + " has no endpoints to simulate";
       return false;
     }
     if (config.mltcp) job->progress = std::make_unique<models::JobProgress>(job->schedule);
-    endpoints.push_back(uint32_t(job->schedule.ranks.size()));
     s.jobs.push_back(std::move(job));
   }
-  std::vector<models::JobPlacement> placements;
-  for (const auto& j : s.jobs) placements.push_back(j->placement);
-  uint32_t needed = 0;
-  if (!models::PlaceJobs(&placements, endpoints, &needed, error)) return false;
-  for (size_t j = 0; j < s.jobs.size(); ++j) s.jobs[j]->placement.hosts = placements[j].hosts;
   if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
   s.graph = models::BuildTopology(s.spec);
 
-  // SimGrid reads its settings as command-line options: ours, then the user's.
-  std::vector<std::string> args = {"dltrace-flow", "--log=root.thres:critical", "--cfg=contexts/stack-size:32",
-                                   "--cfg=contexts/guard-size:0"};
-  for (const auto& c : DefaultSimGridConfig()) args.push_back("--cfg=" + c);
-  for (const auto& c : config.simgrid_cfg) args.push_back("--cfg=" + c);
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  int argc = int(argv.size());
+  // SimGrid's settings through its configuration API: ours, then the user's
+  // (a bad key or value throws, and is reported as one line below).
+  std::string program = "dltrace-flow";
+  char* argv[] = {program.data(), nullptr};
+  int argc = 1;
   try {
-    s.engine = std::make_unique<s4u::Engine>(&argc, argv.data());
+    s.engine = std::make_unique<s4u::Engine>(&argc, argv);
+    xbt_log_control_set("root.thres:critical");
+    for (const char* c : {"contexts/stack-size:32", "contexts/guard-size:0"}) s4u::Engine::set_config(c);
+    for (const auto& c : DefaultSimGridConfig()) s4u::Engine::set_config(c);
+    for (const auto& c : config.simgrid_cfg) {
+      try {
+        s4u::Engine::set_config(c);
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        *error = "--cfg " + c + ": SimGrid: " + what.substr(0, what.find('\n'));  // it lists every key after
+        return false;
+      }
+    }
     sg_link_load_plugin_init();
     auto* zone = s4u::create_full_zone("dltrace");
     for (const auto& l : s.graph.links) {
@@ -375,7 +375,6 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
           if (!job.done[e]) {
             job.done[e] = true;
             ++job.done_count;
-            job.end_ns = std::max(job.end_ns, NowNs());
             if (--s.endpoints_left == 0) s.finish_s = s4u::Engine::get_clock();
           }
         });
@@ -418,11 +417,7 @@ bool FlowSimulation::Run(std::string* error) {
     return false;
   }
   if (interval > 0 && !s.final_sampled) s.Sample();
-  s.sim_seconds = s.finish_s >= 0 ? s.finish_s : s4u::Engine::get_clock();
-  s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  s.peak_rss_kb = usage.ru_maxrss;
+  s.FillRecords(std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
   for (size_t j = 0; j < s.jobs.size(); ++j) {
     const JobState& job = *s.jobs[j];
     if (job.done_count == job.done.size()) continue;
@@ -443,101 +438,60 @@ bool FlowSimulation::Run(std::string* error) {
   return true;
 }
 
-std::vector<runs::ResultsFile> FlowSimulation::ResultsFiles(size_t j) const {
-  const JobState& job = *state_->jobs[j];
-  return runs::MakeResultsFiles(job.schedule, job.results, "flow", job.placement.trace,
-                                job.placement.lower.algorithm);
-}
-
-const std::vector<FlowRecord>& FlowSimulation::flows() const {
-  const State& s = *state_;
-  if (!s.flow_records.empty() || s.messages.empty()) return s.flow_records;
+void FlowSimulation::State::MakeFlows() {
+  State& s = *this;
+  std::vector<runs::FlowRecord>& flows = records.flows;
   // The op of each message: per sending endpoint, its send steps by (peer, tag).
   std::vector<std::vector<std::unordered_map<uint64_t, uint32_t>>> op_of(s.jobs.size());
   for (size_t j = 0; j < s.jobs.size(); ++j) op_of[j].resize(s.jobs[j]->schedule.ranks.size());
   auto key = [](int32_t peer, uint64_t tag) { return tag * 1000003ull ^ uint64_t(uint32_t(peer)); };
-  s.flow_records.reserve(s.messages.size());
+  flows.reserve(s.messages.size());
   for (const Message& m : s.messages) {
     auto& map = op_of[m.job][size_t(m.src)];
     if (map.empty())
       for (const auto& st : s.jobs[m.job]->schedule.ranks[size_t(m.src)].steps)
         if (st.type == models::StepType::kSend) map.emplace(key(st.peer, st.tag), st.op);
     auto it = map.find(key(m.dst, m.tag));
-    s.flow_records.push_back({m.job, it == map.end() ? 0u : it->second, m.src, m.dst, m.channel, m.bytes, m.local,
-                              double(m.start_ns) * 1e-9, double(m.end_ns) * 1e-9});
+    flows.push_back(
+        {m.job, it == map.end() ? 0u : it->second, m.src, m.dst, m.channel, m.bytes, m.local, m.start_ns, m.end_ns});
   }
-  return s.flow_records;
 }
 
-bool FlowSimulation::WriteOutputs(const std::string& dir, std::string* error) const {
-  const State& s = *state_;
-  for (size_t j = 0; j < s.jobs.size(); ++j) {
-    std::string job_dir = dir;
-    if (s.jobs.size() > 1) {
-      job_dir = dir + "/job" + std::to_string(j);
-      if (mkdir(job_dir.c_str(), 0777) != 0 && errno != EEXIST) {
-        *error = job_dir + ": " + std::strerror(errno);
-        return false;
-      }
-    }
-    for (const auto& f : ResultsFiles(j))
-      if (!runs::WriteResultsFile(f, job_dir + "/" + runs::ResultsFileName(f.endpoint), error)) return false;
+void FlowSimulation::State::FillRecords(double wall_seconds) {
+  records = runs::SimulationRecords();
+  records.source = "flow";
+  std::string title = "# flow-level simulation (SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
+                      std::to_string(SIMGRID_VERSION_MINOR) + "): " + spec.Describe();
+  if (config.mltcp) {
+    std::ostringstream f;
+    f << "; MLTCP shares, F(r) = " << config.mltcp_function.slope << " r + " << config.mltcp_function.intercept;
+    title += f.str();
   }
-  {
-    runs::AtomicFile out(dir + "/flows.csv");
-    if (!out.Open(error)) return false;
-    std::fputs("job,op,src,dst,channel,bytes,local,start_s,end_s,fct_ns\n", out.get());
-    for (const FlowRecord& f : flows())
-      std::fprintf(out.get(), "%u,%u,%d,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%.0f\n", f.job, f.op, f.src, f.dst,
-                   unsigned(f.channel), f.bytes, f.local ? 1 : 0, f.start_s, f.end_s, (f.end_s - f.start_s) * 1e9);
-    if (!out.Commit(error)) return false;
+  records.header.push_back(title);
+  for (const auto& job : jobs)
+    records.jobs.push_back({&job->schedule, job->loaded.get(), job->placement.trace,
+                            job->placement.lower.algorithm, job->placement.hosts, job->placement.start_ns,
+                            job->results});
+  records.links.time_s.reserve(samples.size());
+  for (size_t d = 0; d < directed.size(); ++d) {
+    records.links.names.push_back(directed[d]->get_cname());
+    records.links.rate_bps.push_back(double(graph.links[d / 2].rate_bps));
   }
-  runs::AtomicFile links(dir + "/links.csv");
-  if (!links.Open(error)) return false;
-  std::fputs("time_s,link,bytes,utilisation\n", links.get());
-  for (size_t i = 0; i < s.samples.size(); ++i) {
-    const double prev = i ? s.samples[i - 1].first : 0.0;
-    const double dt = s.samples[i].first - prev;
-    for (size_t d = 0; d < s.directed.size(); ++d) {
-      const double b = s.samples[i].second[d];
-      const double rate = s.graph.links[d / 2].rate_bps;
-      std::fprintf(links.get(), "%.9g,%s,%.0f,%.4g\n", s.samples[i].first, s.directed[d]->get_cname(), b,
-                   dt > 0 ? b * 8.0 / (rate * dt) : 0.0);
-    }
+  for (auto& [time_s, bytes] : samples) {
+    records.links.time_s.push_back(time_s);
+    records.links.bytes.push_back(std::move(bytes));
   }
-  return links.Commit(error);
+  samples.clear();
+  MakeFlows();
+  records.simulated_s = finish_s >= 0 ? finish_s : s4u::Engine::get_clock();
+  records.wall_s = wall_seconds;
+  records.events = messages_done;
+  records.event_unit = "messages";
+  records.peak_rss_kb = runs::PeakRssKb();
 }
 
-std::string FlowSimulation::Summary() const {
-  const State& s = *state_;
-  std::ostringstream os;
-  os << "# flow-level simulation (SimGrid " << SIMGRID_VERSION_MAJOR << "." << SIMGRID_VERSION_MINOR
-     << "): " << s.spec.Describe();
-  if (s.config.mltcp)
-    os << "; MLTCP shares, F(r) = " << s.config.mltcp_function.slope << " r + " << s.config.mltcp_function.intercept;
-  os << "\n";
-  char line[512];
-  for (size_t j = 0; j < s.jobs.size(); ++j) {
-    const JobState& job = *s.jobs[j];
-    const runs::RunTimes simulated = runs::RunFromResults(ResultsFiles(j));
-    const auto& h = job.placement.hosts;
-    std::snprintf(line, sizeof line, "\njob %zu: %s, algorithm %s, %zu endpoints on hosts %u-%u, start %g s\n", j,
-                  job.placement.trace.empty() ? "(schedule)" : job.placement.trace.c_str(),
-                  job.placement.lower.algorithm.c_str(), job.schedule.ranks.size(), h.front(), h.back(),
-                  double(job.placement.start_ns) * 1e-9);
-    os << line << runs::FormatAgainstRecorded(job.schedule, job.loaded.get(), simulated, "simulated_ms");
-    std::snprintf(line, sizeof line, "job time %.3f ms; %s\n", double(job.end_ns - job.placement.start_ns) / 1e6,
-                  runs::FormatBytes(simulated).c_str());
-    os << line;
-  }
-  std::snprintf(line, sizeof line,
-                "\nspeed: %.6f simulated s in %.3f wall s: %.4g simulated s per wall s, %" PRIu64
-                " messages, %.4g messages per wall s, peak memory %.0f MiB\n",
-                s.sim_seconds, s.wall_seconds, s.wall_seconds > 0 ? s.sim_seconds / s.wall_seconds : 0.0,
-                s.messages_done, s.wall_seconds > 0 ? double(s.messages_done) / s.wall_seconds : 0.0,
-                double(s.peak_rss_kb) / 1024);
-  os << line;
-  return os.str();
-}
+const runs::SimulationRecords& FlowSimulation::Records() const { return state_->records; }
+
+const std::vector<runs::FlowRecord>& FlowSimulation::flows() const { return state_->records.flows; }
 
 }  // namespace dltrace::flow

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "dltrace/models/iteration_time.h"
+
 namespace dltrace::models {
 
 namespace {
@@ -79,6 +81,10 @@ Estimate EstimateSchedule(const Schedule& s, const Link& network) {
   for (auto* spans : {&est.ops, &est.iterations})
     for (TimeSpan& t : *spans)
       if (t.end_ns < t.start_ns) t = {0, 0};
+  IterationClock clock(est.iterations.size());
+  for (size_t i = 0; i < est.iterations.size(); ++i)
+    if (est.iterations[i].end_ns > 0) clock.NoteEnd(long(i), est.iterations[i].end_ns);
+  est.iteration_ns = clock.TimesNs(0);
   return est;
 }
 

@@ -92,7 +92,7 @@ std::unique_ptr<Job> LoadJob(const std::string& path, const JobOptions& options,
   job->notes = job->set.warnings;
   job->merged = Merge(job->set);
   for (const auto& p : job->merged.problems) job->notes.push_back(p);
-  job->schedule = LowerTrace(job->merged, options.lower, &job->notes);
+  job->schedule = LowerTrace(job->merged, options.lower, &job->notes, &job->forced);
   LinkAndAlign(job.get());
   if (options.runnable) {
     auto problems = CheckSchedule(job->schedule, 1);

@@ -98,4 +98,55 @@ bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& end
   return true;
 }
 
+void KeepIterations(Schedule* s, int32_t iterations) {
+  if (iterations <= 0 || iterations >= s->iterations) return;
+  for (auto& r : s->ranks) {
+    std::vector<uint32_t> new_id(r.steps.size(), UINT32_MAX);
+    RankSchedule out;
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      const auto& st = r.steps[i];
+      if (st.op < s->ops.size() && s->ops[st.op].iteration >= iterations) continue;
+      Step copy = st;
+      copy.deps_begin = uint32_t(out.deps.size());
+      for (const uint32_t* d = r.deps_begin(st); d != r.deps_end(st); ++d)
+        if (new_id[*d] != UINT32_MAX) out.deps.push_back(new_id[*d]);
+      copy.deps_end = uint32_t(out.deps.size());
+      new_id[i] = uint32_t(out.steps.size());
+      out.steps.push_back(copy);
+    }
+    r = std::move(out);
+  }
+  s->iterations = iterations;
+}
+
+bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error) {
+  out->loaded.reset();
+  if (placement.schedule) {
+    out->schedule = *placement.schedule;
+  } else {
+    JobOptions options;
+    options.lower = placement.lower;
+    options.runnable = true;
+    out->loaded = LoadJob(placement.trace, options, error);
+    if (!out->loaded) return false;
+    // One copy of the steps (a large job's biggest part); the loaded job keeps its ops.
+    out->schedule = std::move(out->loaded->schedule);
+    out->loaded->schedule.ops = out->schedule.ops;
+  }
+  KeepIterations(&out->schedule, placement.iterations);
+  return true;
+}
+
+bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
+                 std::string* error) {
+  out->clear();
+  out->resize(placements->size());
+  std::vector<uint32_t> endpoints;
+  for (size_t j = 0; j < placements->size(); ++j) {
+    if (!PrepareJob((*placements)[j], &(*out)[j], error)) return false;
+    endpoints.push_back(uint32_t((*out)[j].schedule.ranks.size()));
+  }
+  return PlaceJobs(placements, endpoints, hosts_needed, error);
+}
+
 }  // namespace dltrace::models

@@ -1,9 +1,9 @@
 // DltraceScenario: checks the configuration, then puts the network helper,
-// the applications, the link monitor and the output writer in order.
+// the applications and the link monitor in order, and hands back the records
+// that runs/ writes (results, flows.csv, links.csv, the summary).
 #include "dltrace-scenario.h"
 
 #include "dltrace-helper.h"
-#include "dltrace-output-writer.h"
 
 #include "ns3/dltrace-application.h"
 #include "ns3/dltrace-rdma-net-device.h"
@@ -18,8 +18,7 @@
 #include "ns3/uinteger.h"
 
 #include "dltrace/models/job.h"
-#include "dltrace/runs/comparison.h"
-#include "dltrace/runs/results_file.h"
+#include "dltrace/runs/atomic_file.h"
 
 #include <algorithm>
 #include <cctype>
@@ -28,6 +27,7 @@
 #include <cstdio>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace ns3
 {
@@ -421,6 +421,7 @@ DltraceScenario::Run()
     {
         m_flowMonitor->CheckForLostPackets();
     }
+    FillRecords();
 }
 
 uint32_t
@@ -462,18 +463,6 @@ DltraceScenario::AllJobsComplete() const
     return !m_jobs.empty();
 }
 
-const DltraceTopologyHelper&
-DltraceScenario::GetTopology() const
-{
-    return m_topology;
-}
-
-const DltraceTopologyConfig&
-DltraceScenario::GetTopologyConfig() const
-{
-    return m_topo;
-}
-
 
 uint64_t
 DltraceScenario::GetLinkPackets() const
@@ -501,113 +490,131 @@ DltraceScenario::GetQueueDrops() const
     return m_network ? m_network->GetSwitchQueueDrops() : 0;
 }
 
-double
-DltraceScenario::GetSimulatedSeconds() const
-{
-    return m_simSeconds;
-}
-
-double
-DltraceScenario::GetWallSeconds() const
-{
-    return m_wallSeconds;
-}
-
 std::string
 DltraceScenario::GetQueueDiscDescription() const
 {
     return m_network ? m_network->GetQueueDiscDescription() : "";
 }
 
+void
+DltraceScenario::FillRecords()
+{
+    dltrace::runs::SimulationRecords& r = m_records;
+    r = dltrace::runs::SimulationRecords();
+    r.source = "ns3";
+    r.header.push_back("# ns-3 simulation: " + m_topo.Describe());
+    r.header.push_back("# on " + DltraceNs3Build());
+    const std::string cc = m_network ? m_network->GetCongestionControl().GetName() : "ns3::";
+    if (m_rdma)
+    {
+        r.header.push_back("# RDMA (RoCEv2, PFC), congestion control " +
+                           m_config.rdmaCongestionControl + ", scheduler " + m_config.scheduler);
+    }
+    else
+    {
+        r.header.push_back("# " + cc.substr(5) + ", switch queues " + GetQueueDiscDescription() +
+                           ", scheduler " + m_config.scheduler);
+    }
+    for (size_t j = 0; j < m_jobs.size(); ++j)
+    {
+        const auto& job = m_jobs[j];
+        const uint64_t startNs = uint64_t(m_specs[j].start.GetNanoSeconds());
+        r.jobs.push_back({&job->GetSchedule(),
+                          job->GetLoadedJob(),
+                          job->GetTracePath(),
+                          job->GetAlgorithm(),
+                          m_specs[j].hosts,
+                          startNs,
+                          job->GetResults()});
+        dltrace::runs::AppendFlowsFromResults(uint32_t(j),
+                                              job->GetSchedule(),
+                                              job->GetResults(),
+                                              startNs,
+                                              &r.flows);
+    }
+    if (m_links)
+    {
+        for (uint32_t d = 0; d < m_links->GetDirectionCount(); ++d)
+        {
+            r.links.names.push_back(m_links->GetDirection(d).name);
+            r.links.rate_bps.push_back(double(m_links->GetDirection(d).rateBps));
+        }
+        for (const auto& sample : m_links->GetSamples())
+        {
+            r.links.time_s.push_back(sample.timeS);
+            r.links.bytes.emplace_back(sample.bytes.begin(), sample.bytes.end());
+        }
+    }
+    const uint64_t packets = GetLinkPackets();
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "network: %" PRIu64 " packets on links, %" PRIu64 " ECN marks, %" PRIu64
+                  " drops at switch queues, %" PRIu64 " at host queues, %" PRIu64 " at devices",
+                  packets, GetEcnMarks(), GetQueueDrops(),
+                  m_network ? m_network->GetHostQueueDrops() : 0,
+                  m_links ? m_links->GetDeviceDrops() : 0);
+    r.network.push_back(line);
+    if (m_rdmaMonitor)
+    {
+        std::ostringstream rdma;
+        m_rdmaMonitor->PrintSummary(rdma);
+        std::istringstream lines(rdma.str());
+        for (std::string l; std::getline(lines, l);)
+        {
+            r.network.push_back(l);
+        }
+    }
+    r.simulated_s = m_simSeconds;
+    r.wall_s = m_wallSeconds;
+    r.events = packets;
+    r.event_unit = "packets";
+    r.peak_rss_kb = dltrace::runs::PeakRssKb();
+}
+
+const dltrace::runs::SimulationRecords&
+DltraceScenario::GetRecords() const
+{
+    return m_records;
+}
+
 bool
 DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
 {
-    std::vector<Time> starts;
-    for (const auto& spec : m_specs)
+    if (!dltrace::runs::WriteSimulationOutputs(m_records, dir, error))
     {
-        starts.push_back(spec.start);
+        return false;
     }
-    const DltraceOutputWriter writer(dir);
-    return writer.WriteResults(m_jobs, error) && writer.WriteFlows(m_jobs, starts, error) &&
-           (!m_links || writer.WriteLinks(*m_links, error)) &&
-           (!m_flowMonitor || writer.WriteFlowMonitor(m_flowMonitor, error)) &&
-           (!m_rdmaMonitor || m_rdmaMonitor->Write(dir, error));
+    return (!m_flowMonitor || WriteFlowMonitor(dir, error)) && WriteRdmaOutputs(dir, error);
+}
+
+bool
+DltraceScenario::WriteFlowMonitor(const std::string& dir, std::string* error) const
+{
+    dltrace::runs::AtomicFile xml(dir + "/flowmon.xml");
+    if (!xml.Open(error))
+    {
+        return false;
+    }
+    m_flowMonitor->SerializeToXmlFile(xml.temporary_path(), true, true);
+    return xml.Commit(error);
+}
+
+bool
+DltraceScenario::WriteRdmaOutputs(const std::string& dir, std::string* error) const
+{
+    return !m_rdmaMonitor || m_rdmaMonitor->Write(dir, error);
+}
+
+bool
+DltraceScenario::HasFlowMonitor() const
+{
+    return bool(m_flowMonitor);
 }
 
 void
 DltraceScenario::PrintSummary(std::ostream& os) const
 {
-    char line[256];
-    os << "# ns-3 simulation: " << m_topo.Describe() << "\n";
-    os << "# on " << DltraceNs3Build() << "\n";
-    const std::string cc = m_network ? m_network->GetCongestionControl().GetName() : "ns3::";
-    if (m_rdma)
-    {
-        os << "# RDMA (RoCEv2, PFC), congestion control " << m_config.rdmaCongestionControl
-           << ", scheduler " << m_config.scheduler << "\n";
-    }
-    else
-    {
-        os << "# " << cc.substr(5) << ", switch queues " << GetQueueDiscDescription() << ", scheduler " << m_config.scheduler << "\n";
-    }
-    for (size_t j = 0; j < m_jobs.size(); ++j)
-    {
-        const auto& job = m_jobs[j];
-        const auto& schedule = job->GetSchedule();
-        const auto& results = job->GetResults();
-        const dltrace::runs::RunTimes simulated =
-            dltrace::runs::RunFromResults(DltraceOutputWriter::MakeResultsFiles(job));
-        uint32_t complete = 0;
-        std::string firstError;
-        for (const auto& r : results)
-        {
-            complete += r.complete ? 1 : 0;
-            if (!r.complete && firstError.empty())
-            {
-                firstError = "endpoint " + std::to_string(r.endpoint) + ": " + r.error;
-            }
-        }
-        std::string hosts;
-        const auto& h = m_specs[j].hosts;
-        hosts = h.empty() ? "-" : std::to_string(h.front()) + (h.size() > 1 ? "-" + std::to_string(h.back()) : "");
-        os << "\njob " << j << ": " << (job->GetTracePath().empty() ? "(schedule)" : job->GetTracePath())
-           << ", algorithm " << job->GetAlgorithm() << ", " << schedule.ranks.size()
-           << " endpoints on hosts " << hosts << ", start " << m_specs[j].start.GetSeconds()
-           << " s, " << complete << "/" << results.size() << " endpoints complete\n";
-        if (!firstError.empty())
-        {
-            os << "  first error: " << firstError << "\n";
-        }
-        os << dltrace::runs::FormatAgainstRecorded(schedule,
-                                                   job->GetLoadedJob(),
-                                                   simulated,
-                                                   "simulated_ms");
-        std::snprintf(line,
-                      sizeof line,
-                      "job time %.3f ms; %s\n",
-                      GetJobDuration(uint32_t(j)).GetSeconds() * 1e3,
-                      dltrace::runs::FormatBytes(simulated).c_str());
-        os << line;
-    }
-    const uint64_t packets = GetLinkPackets();
-    std::snprintf(line, sizeof line,
-                  "\nnetwork: %" PRIu64 " packets on links, %" PRIu64 " ECN marks, %" PRIu64
-                  " drops at switch queues, %" PRIu64 " at host queues, %" PRIu64 " at devices\n",
-                  packets, GetEcnMarks(), GetQueueDrops(),
-                  m_network ? m_network->GetHostQueueDrops() : 0,
-                  m_links ? m_links->GetDeviceDrops() : 0);
-    os << line;
-    if (m_rdmaMonitor)
-    {
-        m_rdmaMonitor->PrintSummary(os);
-    }
-    std::snprintf(line, sizeof line,
-                  "speed: %.6f simulated s in %.3f wall s: %.4g simulated s per wall s, %.4g "
-                  "packets per wall s\n",
-                  m_simSeconds, m_wallSeconds,
-                  m_wallSeconds > 0 ? m_simSeconds / m_wallSeconds : 0.0,
-                  m_wallSeconds > 0 ? packets / m_wallSeconds : 0.0);
-    os << line;
+    os << dltrace::runs::FormatSimulationSummary(m_records);
 }
 
 } // namespace ns3

@@ -16,6 +16,8 @@
 #include "ns3/flow-monitor-helper.h"
 #include "ns3/nstime.h"
 
+#include "dltrace/runs/simulation_output.h"
+
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -78,7 +80,9 @@ struct DltraceScenarioConfig
  *
  * The work is done by DltraceNetworkHelper (TCP, stack, queues, addresses),
  * DltraceHelper (applications), DltraceLinkMonitor (link counters and
- * samples) and DltraceOutputWriter (files); this class puts them in order.
+ * samples); this class puts them in order. The files and the summary are
+ * written by dltrace::runs (the one writer every simulator shares) from the
+ * records Run() fills.
  */
 class DltraceScenario
 {
@@ -89,13 +93,24 @@ class DltraceScenario
     bool Setup(const DltraceScenarioConfig& config, std::string* error);
     void Run();
     /**
-     * Writes DIR/rank<E>.results.json (one job) or DIR/job<J>/rank<E>.results.json
-     * (several), DIR/flows.csv, DIR/links.csv and DIR/flowmon.xml, each through
-     * a temporary name. DIR must exist.
+     * What the run produced, for dltrace::runs::WriteSimulationOutputs and
+     * the summary (filled by Run()).
+     */
+    const dltrace::runs::SimulationRecords& GetRecords() const;
+    /**
+     * Writes the records through dltrace::runs::WriteSimulationOutputs
+     * (DIR/rank<E>.results.json or DIR/job<J>/..., DIR/flows.csv,
+     * DIR/links.csv), then DIR/flowmon.xml; each through a temporary name.
+     * DIR must exist.
      */
     bool WriteOutputs(const std::string& dir, std::string* error) const;
-    /// The summary table: per job op kinds and iterations against the recorded
-    /// times, bytes, network counters and simulation speed.
+    /// DIR/flowmon.xml (with histograms and per-probe statistics).
+    bool WriteFlowMonitor(const std::string& dir, std::string* error) const;
+    bool HasFlowMonitor() const;
+    /// With --transport rdma: DIR/queues.csv, pfc.csv, qps.csv, messages.csv (else nothing).
+    bool WriteRdmaOutputs(const std::string& dir, std::string* error) const;
+    /// The summary (dltrace::runs::FormatSimulationSummary): per job op kinds and
+    /// iterations against the recorded times, bytes, network counters and speed.
     void PrintSummary(std::ostream& os) const;
     void Destroy();
 
@@ -104,14 +119,10 @@ class DltraceScenario
     /// Simulated time from the job's start to its last endpoint's end.
     Time GetJobDuration(uint32_t j) const;
     bool AllJobsComplete() const;
-    const DltraceTopologyHelper& GetTopology() const;
-    const DltraceTopologyConfig& GetTopologyConfig() const;
     /// Packets put on links, ECN marks and drops at the queue discs.
     uint64_t GetLinkPackets() const;
     uint64_t GetEcnMarks() const;
     uint64_t GetQueueDrops() const;
-    double GetSimulatedSeconds() const;
-    double GetWallSeconds() const;
     std::string GetQueueDiscDescription() const;
 
   private:
@@ -120,6 +131,7 @@ class DltraceScenario
     void BuildRdma();
     bool PlaceJobs(uint32_t* hostsNeeded, std::string* error);
     void JobDone(Ptr<DltraceJob> job);
+    void FillRecords();
 
     DltraceScenarioConfig m_config;
     DltraceTopologyConfig m_topo;
@@ -134,6 +146,7 @@ class DltraceScenario
     std::unique_ptr<DltraceRdmaHelper> m_rdma; ///< the fabric, with --transport rdma
     Ptr<DltraceRdmaNetwork> m_rdmaNetwork;
     Ptr<DltraceRdmaMonitor> m_rdmaMonitor;
+    dltrace::runs::SimulationRecords m_records;
     double m_wallSeconds;
     double m_simSeconds;
     bool m_built;

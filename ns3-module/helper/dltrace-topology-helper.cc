@@ -17,24 +17,6 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("DltraceTopologyHelper");
 
-bool
-DltraceParseRate(const std::string& text, uint64_t* bps)
-{
-    return dltrace::models::ParseRate(text, bps);
-}
-
-bool
-DltraceParseTime(const std::string& text, Time* t)
-{
-    uint64_t ns = 0;
-    if (!dltrace::models::ParseDuration(text, &ns))
-    {
-        return false;
-    }
-    *t = NanoSeconds(int64_t(ns));
-    return true;
-}
-
 dltrace::models::TopologySpec
 DltraceTopologyConfig::ToSpec() const
 {

@@ -103,14 +103,6 @@ class DltraceTopologyHelper
     dltrace::models::TopologyGraph m_graph;
 };
 
-/**
- * Parses a rate such as "100Gbps", "25G", "400Mbps" or a plain number of bit/s.
- * \return false when TEXT is not one
- */
-bool DltraceParseRate(const std::string& text, uint64_t* bps);
-/// Parses a duration such as "1us", "500ns", "2ms", "0.5s".
-bool DltraceParseTime(const std::string& text, Time* t);
-
 } // namespace ns3
 
 #endif /* DLTRACE_TOPOLOGY_HELPER_H */

@@ -11,7 +11,7 @@
 
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/job.h"
-#include "dltrace/executor/schedule_tools.h"
+#include "dltrace/models/placement.h"
 
 namespace ns3
 {
@@ -118,21 +118,24 @@ DltraceJob::Load(std::string* error)
         *error = "no trace set given (the TraceSet attribute is empty)";
         return false;
     }
-    dltrace::models::JobOptions jobOptions;
-    jobOptions.lower = options;
-    jobOptions.runnable = true;
-    m_job = dltrace::models::LoadJob(m_tracePath, jobOptions, error);
-    if (!m_job)
+    // Loaded, lowered and cut as every executor prepares a job.
+    dltrace::models::JobPlacement placement;
+    placement.trace = m_tracePath;
+    placement.lower = options;
+    placement.iterations = int32_t(m_iterations);
+    dltrace::models::PreparedJob prepared;
+    if (!dltrace::models::PrepareJob(placement, &prepared, error))
     {
         return false;
     }
     // Said on stderr, not only in the log: a truncated or damaged trace set
     // is simulated as far as it goes, as replay and schedule do.
-    for (const auto& n : m_job->notes)
+    for (const auto& n : prepared.loaded->notes)
     {
         std::cerr << "dltrace: warning: " << n << std::endl;
     }
-    m_schedule = m_job->schedule;
+    m_job = std::move(prepared.loaded);
+    m_schedule = std::move(prepared.schedule);
     Prepare();
     return true;
 }
@@ -140,6 +143,7 @@ DltraceJob::Load(std::string* error)
 void
 DltraceJob::SetSchedule(dltrace::models::Schedule schedule)
 {
+    dltrace::models::KeepIterations(&schedule, int32_t(m_iterations));
     m_schedule = std::move(schedule);
     m_job.reset();
     Prepare();
@@ -148,10 +152,6 @@ DltraceJob::SetSchedule(dltrace::models::Schedule schedule)
 void
 DltraceJob::Prepare()
 {
-    if (m_iterations > 0)
-    {
-        dltrace::executor::KeepIterations(&m_schedule, int32_t(m_iterations));
-    }
     const size_t n = m_schedule.ranks.size();
     m_addresses.assign(n, Ipv4Address());
     m_results.assign(n, dltrace::executor::RankResult());

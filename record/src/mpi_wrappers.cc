@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -219,10 +220,24 @@ struct PersistentOp {
 };
 
 // Sharded so that threads completing different requests rarely meet.
+// Several pending ops may share one handle: Open MPI hands out its one
+// ompi_request_empty for every MPI_Isend that completed inline, so two such
+// sends in flight are two ops on one handle, completed first in, first out.
 struct RequestShard {
   std::mutex mu;
-  std::unordered_map<MPI_Request, PendingOp> pending;
+  std::unordered_map<MPI_Request, std::deque<PendingOp>> pending;
   std::unordered_map<MPI_Request, PersistentOp> persistent;
+
+  void Push(MPI_Request r, PendingOp&& p) { pending[r].push_back(std::move(p)); }
+  // The oldest op pending on R into *OUT; false when none is.
+  bool Pop(MPI_Request r, PendingOp* out) {
+    auto it = pending.find(r);
+    if (it == pending.end()) return false;
+    *out = std::move(it->second.front());
+    it->second.pop_front();
+    if (it->second.empty()) pending.erase(it);
+    return true;
+  }
 };
 std::array<RequestShard, 64> g_requests;
 
@@ -278,7 +293,7 @@ class MpiCall {
     op_.exit_ns = NowTicks();
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
-    shard.pending[*request] = {std::move(op_), type, is_recv};
+    shard.Push(*request, {std::move(op_), type, is_recv});
     record_ = false;
   }
   // Wait/Test: remember the handles, which PMPI overwrites on completion.
@@ -293,10 +308,7 @@ class MpiCall {
     PendingOp p;
     {
       std::lock_guard<std::mutex> lock(shard.mu);
-      auto it = shard.pending.find(r);
-      if (it == shard.pending.end()) return;  // unrecorded, or an inactive persistent request
-      p = std::move(it->second);
-      shard.pending.erase(it);
+      if (!shard.Pop(r, &p)) return;  // unrecorded, or an inactive persistent request
     }
     p.op.completion_ns = NowTicks();
     p.op.flags |= OpRecord::kCompletion;
@@ -341,7 +353,7 @@ class MpiCall {
       p.op.exit_ns = now;
       RequestShard& shard = ShardOf(request);
       std::lock_guard<std::mutex> lock(shard.mu);
-      shard.pending[request] = std::move(p);
+      shard.Push(request, std::move(p));
     }
     t_started.clear();
   }
@@ -355,10 +367,7 @@ class MpiCall {
     {
       std::lock_guard<std::mutex> lock(shard.mu);
       shard.persistent.erase(*request);
-      auto it = shard.pending.find(*request);
-      if (it == shard.pending.end()) return;
-      p = std::move(it->second);
-      shard.pending.erase(it);
+      if (!shard.Pop(*request, &p)) return;
     }
     Emit(p.op);  // outside the lock: it may wait for the flusher
   }
@@ -623,7 +632,8 @@ void OnInit(MpiCall& c) {
 void FlushPendingRequests() {
   for (RequestShard& shard : g_requests) {
     std::lock_guard<std::mutex> lock(shard.mu);
-    for (auto& [request, p] : shard.pending) Emit(p.op);
+    for (auto& [request, ops] : shard.pending)
+      for (PendingOp& p : ops) Emit(p.op);
     shard.pending.clear();
   }
 }

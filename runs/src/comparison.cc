@@ -83,6 +83,7 @@ Comparison CompareRuns(const std::vector<RunTimes>& runs, const models::Job* job
     double sum = 0;
     for (size_t i = c.mean_from; i < c.iterations; ++i) sum += r.iteration_ns[i];
     c.mean_ns.push_back(c.iterations > c.mean_from ? sum / double(c.iterations - c.mean_from) : NAN);
+    c.setup_ns.push_back(r.setup_ns);
   }
   return c;
 }
@@ -105,6 +106,8 @@ std::string FormatAgainstRecorded(const Comparison& c, const std::string& column
   }
   add(std::snprintf(line, sizeof line, "\n%-18s %13s %13s %8s\n", "iteration", "recorded_ms", column.c_str(),
                     "diff_%"));
+  if (c.iteration_ns.size() > 1)
+    add(std::snprintf(line, sizeof line, "%-18s %13.3f %13.3f\n", "set-up", c.setup_ns[0] / 1e6, c.setup_ns[1] / 1e6));
   for (size_t i = 0; i < c.iterations && c.iteration_ns.size() > 1; ++i) {
     const double recorded = c.iteration_ns[0][i], run = c.iteration_ns[1][i];
     add(std::snprintf(line, sizeof line, "%-18zu %13.3f %13.3f %+8.1f\n", i, recorded / 1e6, run / 1e6,

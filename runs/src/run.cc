@@ -6,14 +6,92 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
+#include <tuple>
 
 #include "dltrace/formats/op_kind.h"
 
 namespace dltrace::runs {
+
+namespace {
+
+// An op's own time in the recording: from its last member entering to its last leaving.
+double OwnNs(const models::MergedTrace& merged, const models::ScheduleOp& op) {
+  int64_t last_enter = INT64_MIN, last_exit = INT64_MIN;
+  auto note = [&](int32_t rank, int64_t index) {
+    const formats::RankTrace* rt = merged.rank(rank);
+    if (!rt || index < 0 || size_t(index) >= rt->ops.size()) return;
+    last_enter = std::max(last_enter, rt->ops[size_t(index)].enter_ns);
+    last_exit = std::max(last_exit, rt->ops[size_t(index)].exit_ns);
+  };
+  if (op.source == models::ScheduleOp::Source::kCollective && op.recorded < merged.calls.size()) {
+    const auto& call = merged.calls[op.recorded];
+    const auto& members = merged.comms[call.comm].members;
+    for (size_t m = 0; m < call.parts.size() && m < members.size(); ++m) note(members[m], call.parts[m]);
+  } else if (op.source == models::ScheduleOp::Source::kTransfer && op.recorded < merged.transfers.size()) {
+    const auto& x = merged.transfers[op.recorded];
+    note(x.src, x.send_op);
+    note(x.dst, x.recv_op);
+  }
+  return last_exit > last_enter && last_enter != INT64_MIN ? double(last_exit - last_enter) : 0;
+}
+
+}  // namespace
+
+double RecordedSetupNs(const models::MergedTrace& merged, const models::Schedule& schedule, int32_t* ops) {
+  *ops = 0;
+  // Ops whose steps first use a peer pair, in each endpoint's order.
+  std::vector<bool> first_use(schedule.ops.size(), false);
+  std::set<std::pair<int32_t, int32_t>> used;
+  for (size_t e = 0; e < schedule.ranks.size(); ++e)
+    for (const models::Step& st : schedule.ranks[e].steps) {
+      if (st.type == models::StepType::kCompute || st.peer < 0 || st.op >= schedule.ops.size()) continue;
+      auto pair = std::minmax(int32_t(e), st.peer);
+      if (used.insert({pair.first, pair.second}).second) first_use[st.op] = true;
+    }
+  // Own times of the other ops, by (call, communicator, size).
+  using Key = std::tuple<int, int32_t, uint64_t>;
+  std::map<Key, std::vector<double>> others;
+  std::vector<double> own(schedule.ops.size(), 0);
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const models::ScheduleOp& op = schedule.ops[i];
+    if (op.source == models::ScheduleOp::Source::kCompute) continue;
+    own[i] = OwnNs(merged, op);
+    if (!first_use[i] && own[i] > 0) others[{int(op.kind), op.comm, op.bytes}].push_back(own[i]);
+  }
+  double setup = 0;
+  for (size_t i = 0; i < schedule.ops.size(); ++i) {
+    const models::ScheduleOp& op = schedule.ops[i];
+    if (!first_use[i] || op.iteration != 0 || own[i] <= 0) continue;
+    ++*ops;
+    double reference = 0;
+    auto same = others.find({int(op.kind), op.comm, op.bytes});
+    if (same != others.end()) {
+      std::vector<double> v = same->second;
+      std::nth_element(v.begin(), v.begin() + long(v.size() / 2), v.end());
+      reference = v[v.size() / 2];
+    } else {
+      // The nearest size of the same call on the same communicator, scaled by bytes.
+      double best = -1;
+      for (auto it = others.lower_bound({int(op.kind), op.comm, 0});
+           it != others.end() && std::get<0>(it->first) == int(op.kind) && std::get<1>(it->first) == op.comm; ++it) {
+        const uint64_t b = std::get<2>(it->first);
+        const double distance = std::fabs(std::log(double(std::max<uint64_t>(b, 1)) / double(std::max<uint64_t>(op.bytes, 1))));
+        if (best < 0 || distance < best) {
+          best = distance;
+          reference = *std::min_element(it->second.begin(), it->second.end()) * double(op.bytes) / double(std::max<uint64_t>(b, 1));
+        }
+      }
+    }
+    setup += std::max(0.0, own[i] - reference);
+  }
+  return setup;
+}
 
 RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const models::Schedule& schedule) {
   RecordedTimes t;
@@ -25,18 +103,18 @@ RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const mode
   auto end_of = [](const formats::OpEvent& e) {
     return e.gpu_start_ns && e.gpu_end_ns ? *e.gpu_end_ns : e.exit_ns;
   };
-  // Per world rank and iteration: the last end of an op, and the rank's first start.
+  // The job starts with its earliest rank (its first op, or its origin when
+  // earlier); each iteration is done when its last op ends on any rank.
   const size_t iters = t.iteration_ns.size();
-  std::vector<std::vector<int64_t>> last_end(size_t(merged.world_size), std::vector<int64_t>(iters, INT64_MIN));
-  std::vector<int64_t> first_start(size_t(merged.world_size), INT64_MAX);
+  models::IterationClock clock(iters);
+  int64_t job_start = INT64_MAX;
   auto note = [&](int32_t rank, int64_t op_index, int32_t iteration, double* longest) {
     const formats::RankTrace* rt = merged.rank(rank);
     if (!rt || op_index < 0 || size_t(op_index) >= rt->ops.size()) return;
     const formats::OpEvent& e = rt->ops[size_t(op_index)];
     *longest = std::max(*longest, double(end_of(e) - start_of(e)));
-    first_start[size_t(rank)] = std::min(first_start[size_t(rank)], start_of(e));
-    if (iteration >= 0 && size_t(iteration) < iters)
-      last_end[size_t(rank)][size_t(iteration)] = std::max(last_end[size_t(rank)][size_t(iteration)], end_of(e));
+    job_start = std::min(job_start, start_of(e));
+    if (iteration >= 0 && size_t(iteration) < iters) clock.NoteEnd(iteration, double(end_of(e)));
   };
   for (size_t i = 0; i < schedule.ops.size(); ++i) {
     const auto& op = schedule.ops[i];
@@ -51,16 +129,13 @@ RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const mode
       note(x.dst, x.recv_op, op.iteration, &t.op_ns[i]);
     }
   }
-  for (size_t r = 0; r < last_end.size(); ++r) {
-    const formats::RankTrace* rt = merged.rank(int32_t(r));
-    int64_t prev = first_start[r];
-    if (rt) prev = std::min(prev, models::RankOriginNs(*rt));
-    for (size_t i = 0; i < iters; ++i) {
-      if (last_end[r][i] == INT64_MIN) continue;
-      t.iteration_ns[i] = std::max(t.iteration_ns[i], double(last_end[r][i] - prev));
-      prev = last_end[r][i];
-    }
-  }
+  for (int32_t r = 0; r < merged.world_size; ++r)
+    if (const formats::RankTrace* rt = merged.rank(r))
+      if (int64_t origin = models::RankOriginNs(*rt); origin > 0) job_start = std::min(job_start, origin);
+  if (job_start != INT64_MAX) t.iteration_ns = clock.TimesNs(double(job_start));
+  // Set-up comes before iteration 0 proper: the job's time is set-up plus the iterations.
+  t.setup_ns = std::min(RecordedSetupNs(merged, schedule, &t.setup_ops), t.iteration_ns.empty() ? 0.0 : t.iteration_ns[0]);
+  if (!t.iteration_ns.empty()) t.iteration_ns[0] -= t.setup_ns;
   return t;
 }
 
@@ -85,6 +160,8 @@ RunTimes RecordedRun(const models::Schedule& schedule, const models::MergedTrace
     o.seen = op.source != models::ScheduleOp::Source::kCompute;
   }
   run.iteration_ns = t.iteration_ns;
+  run.setup_ns = t.setup_ns;
+  run.setup_ops = t.setup_ops;
   run.fct_note = "a recorded run has no flow-level view";
   return run;
 }
@@ -130,13 +207,11 @@ bool AddResults(const ResultsFile& f, const std::string& where, RunTimes* run, s
     o.seen = true;
     if (row.end_ns >= row.start_ns) o.ns = std::max(o.ns, double(row.end_ns - row.start_ns));
   }
-  for (const auto& row : f.iterations) {
-    if (row.iteration < 0) continue;
-    auto& it = run->iteration_ns;
-    if (size_t(row.iteration) >= it.size()) it.resize(size_t(row.iteration) + 1, 0);
-    if (row.end_ns >= row.start_ns)
-      it[size_t(row.iteration)] = std::max(it[size_t(row.iteration)], double(row.end_ns - row.start_ns));
-  }
+  // Every endpoint's times count from its own start (the job's start: the
+  // replay's start barrier, a simulation's time 0 for the job).
+  for (const auto& row : f.iterations)
+    if (row.end_ns >= row.start_ns) run->iteration_clock.NoteEnd(row.iteration, double(row.end_ns));
+  run->iteration_ns = run->iteration_clock.TimesNs(0);
   return true;
 }
 

@@ -78,8 +78,12 @@ class CompareTest(unittest.TestCase):
         p = run("compare", os.path.join(self.algos_dir, "ring"), self.set, "--csv")
         self.assertEqual(p.returncode, 0, p.stderr)
         rows = list(csv.DictReader(io.StringIO(p.stdout)))
-        self.assertEqual({r["section"] for r in rows}, {"kind", "iteration", "summary"})
-        ring = [r for r in rows if r["run"] == "replay:ring"]
+        self.assertEqual({r["section"] for r in rows}, {"setup", "kind", "iteration", "summary"})
+        # A replay's connections are up before it starts: no set-up of its own.
+        setup = {r["run"]: float(r["time_ms"]) for r in rows if r["section"] == "setup"}
+        self.assertEqual(setup["replay:ring"], 0)
+        self.assertGreaterEqual(setup["recorded"], 0)
+        ring = [r for r in rows if r["run"] == "replay:ring" and r["section"] != "setup"]
         self.assertTrue(ring and all(float(r["diff_percent"]) == 0 for r in ring), "the first RUN is the baseline")
 
     def test_runs_of_another_job_are_refused(self):

@@ -11,6 +11,7 @@
 #include "dltrace/formats/trace_set.h"
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/lower.h"
+#include "dltrace/models/placement.h"
 #include "dltrace/models/synth.h"
 #include "dltrace/executor/loopback.h"
 #include "dltrace/executor/schedule_tools.h"
@@ -244,7 +245,7 @@ TEST_F(SynthSchedule, SameHostStepsTakeTheLocalLinkTimeNotTheNetworks) {
 TEST_F(SynthSchedule, KeepIterationsCutsTheScheduleSoundly) {
   Schedule s = Lower("tree");
   uint64_t all = models::ComputeTotals(s)[0].recv_bytes;
-  KeepIterations(&s, 1);
+  models::KeepIterations(&s, 1);
   EXPECT_EQ(s.iterations, 1);
   EXPECT_TRUE(models::CheckSchedule(s).empty());
   uint64_t one = models::ComputeTotals(s)[0].recv_bytes;
@@ -290,6 +291,53 @@ TEST_F(SynthSchedule, RecordedTimesCoverEveryOpAndIteration) {
   for (size_t i = 0; i < s.ops.size(); ++i) EXPECT_GT(t.op_ns[i], 0) << i;
   ASSERT_EQ(t.iteration_ns.size(), 3u);
   for (double ns : t.iteration_ns) EXPECT_GE(ns, 20e6);  // at least the compute time
+}
+
+// A pipeline-parallel job (Llama-3 8B, tp 2 x pp 2 x dp 2) on the in-memory
+// network: its iteration times (runs/, models/iteration_time.h) add up to
+// the job's time (the last endpoint's end) within 1%, and its identical
+// iterations take equal times after the first; the recorded run's too.
+TEST(PipelineJob, IterationTimesAddUpToTheJobAndRepeat) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("dltrace-engine-pp-" + std::to_string(getpid()))).string();
+  models::SynthOptions o;
+  o.model = "llama3-8b";
+  o.tp = o.pp = o.dp = 2;
+  o.ranks = 8;
+  o.ranks_per_host = 2;
+  o.seq_len = 1024;
+  o.iterations = 4;
+  std::string error;
+  ASSERT_TRUE(models::WriteSynthTraceSet(o, dir, &error)) << error;
+  formats::TraceSet set;
+  ASSERT_TRUE(formats::LoadTraceSet(dir, &set, &error)) << error;
+  models::MergedTrace merged = models::Merge(set);
+  models::LowerOptions lo;
+  lo.algorithm = "ring";
+  std::vector<std::string> notes;
+  Schedule s = models::LowerTrace(merged, lo, &notes);
+  auto results = RunLoopback(s);
+  ExpectSoundRun(s, results, "llama3-8b pipeline");
+  uint64_t job_ns = 0;
+  for (const auto& r : results) job_ns = std::max(job_ns, r.end_ns);
+  runs::RunTimes run = runs::RunFromResults(runs::MakeResultsFiles(s, results, "replay", dir, "ring"));
+  runs::RunTimes recorded = runs::RecordedRun(s, &merged);
+  // The recorded job: from its earliest rank's start to its last op's end.
+  int64_t first = INT64_MAX, last = 0;
+  for (const auto& rt : set.ranks) {
+    first = std::min(first, models::RankOriginNs(rt));
+    for (const auto& e : rt.ops) last = std::max(last, e.gpu_end_ns ? int64_t(*e.gpu_end_ns) : int64_t(e.exit_ns));
+  }
+  std::filesystem::remove_all(dir);
+  for (const runs::RunTimes* r : {&run, &recorded}) {
+    ASSERT_EQ(r->iteration_ns.size(), 4u) << r->source;
+    double sum = 0;
+    for (double t : r->iteration_ns) sum += t;
+    for (size_t i = 2; i < 4; ++i)
+      EXPECT_NEAR(r->iteration_ns[i], r->iteration_ns[1], 1e-3 * r->iteration_ns[1]) << r->source << " " << i;
+    const double job = r == &run ? double(job_ns) : double(last - first);
+    EXPECT_NEAR(sum, job, 0.01 * job) << r->source;
+  }
 }
 
 }  // namespace

@@ -89,8 +89,8 @@ models::JobPlacement Placed(std::shared_ptr<const models::Schedule> schedule, st
 // Completion time in seconds of each job's op 1 message (the one across the bottleneck).
 std::vector<double> BottleneckFct(const FlowSimulation& sim) {
   std::vector<double> fct(2, -1);
-  for (const FlowRecord& f : sim.flows())
-    if (f.op == 1 && !f.local && f.job < 2) fct[f.job] = f.end_s - f.start_s;
+  for (const runs::FlowRecord& f : sim.flows())
+    if (f.op == 1 && !f.local && f.job < 2) fct[f.job] = double(f.end_ns - f.start_ns) * 1e-9;
   return fct;
 }
 
@@ -139,7 +139,7 @@ std::vector<double> MeanLastTen(const FlowSimulation& sim) {
   for (size_t j = 0; j < 2; ++j) {
     double sum = 0;
     int n = 0;
-    for (const auto& f : sim.ResultsFiles(j)) {
+    for (const auto& f : runs::JobResultsFiles(sim.Records(), j)) {
       const size_t count = f.iterations.size();
       for (size_t i = count > 10 ? count - 10 : 0; i < count; ++i) {
         sum += double(f.iterations[i].end_ns - f.iterations[i].start_ns) * 1e-9;

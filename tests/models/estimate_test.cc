@@ -4,6 +4,7 @@
 
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/estimate.h"
+#include "dltrace/models/iteration_time.h"
 
 namespace dltrace::models {
 namespace {
@@ -64,6 +65,34 @@ TEST(Estimate, ReceiveWithoutSendLeavesTheEstimateIncomplete) {
   Schedule s = Ring(3, 3072);
   s.ranks[0].steps[0].tag += 99;
   EXPECT_FALSE(EstimateSchedule(s, Link{100, 0}).complete);
+}
+
+// Iteration i is done at its latest end anywhere; its time runs from i-1
+// being done (the first from the job's start), so the times add up.
+TEST(IterationTime, FromOneIterationBeingDoneToTheNextOnAnyEndpoint) {
+  IterationClock c;
+  // Two endpoints whose iterations overlap, as pipeline stages' do.
+  c.NoteEnd(0, 100);
+  c.NoteEnd(0, 140);  // the other endpoint finishes iteration 0 later
+  c.NoteEnd(1, 130);  // and its iteration 1 ends before iteration 0 is done
+  c.NoteEnd(1, 260);
+  c.NoteEnd(2, 380);
+  c.NoteEnd(-1, 1000);  // not an iteration
+  std::vector<double> t = c.TimesNs(10);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0], 130);  // 140 - 10
+  EXPECT_EQ(t[1], 120);  // 260 - 140
+  EXPECT_EQ(t[2], 120);  // 380 - 260
+  EXPECT_EQ(t[0] + t[1] + t[2], 380 - 10);
+}
+
+TEST(IterationTime, AnIterationWithoutWorkOrDoneEarlyTakesNoTime) {
+  IterationClock c(4);
+  c.NoteEnd(0, 50);
+  c.NoteEnd(2, 40);   // done before iteration 0 was: no time of its own
+  c.NoteEnd(3, 90);
+  std::vector<double> t = c.TimesNs(0);
+  EXPECT_EQ(t, (std::vector<double>{50, 0, 0, 40}));
 }
 
 }  // namespace

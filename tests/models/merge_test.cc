@@ -485,6 +485,14 @@ TEST_F(TraceSetTest, SameHostLinkFollowsTheJobsLibrary) {
   EXPECT_DOUBLE_EQ(slow.local_link.latency_ns, 500.0);
 }
 
+// The ids of RS's steps of TYPE, in order.
+std::vector<uint32_t> StepsOf(const RankSchedule& rs, StepType type) {
+  std::vector<uint32_t> ids;
+  for (uint32_t i = 0; i < rs.steps.size(); ++i)
+    if (rs.steps[i].type == type) ids.push_back(i);
+  return ids;
+}
+
 // Isend to the right, then a blocking Recv from the left, then Wait: every
 // rank's file says Recv first (the Isend is written when the Wait completes
 // it), which read as program order is a cycle around the ring.
@@ -529,11 +537,7 @@ TEST_F(TraceSetTest, BlockingCallAfterIsendDoesNotWaitForIt) {
   ASSERT_TRUE(CheckSchedule(s).empty());
   for (int r = 0; r < kRanks; ++r) {
     const RankSchedule& rs = s.ranks[size_t(r)];
-    std::vector<uint32_t> sends, recvs;
-    for (uint32_t i = 0; i < rs.steps.size(); ++i) {
-      if (rs.steps[i].type == StepType::kSend) sends.push_back(i);
-      if (rs.steps[i].type == StepType::kRecv) recvs.push_back(i);
-    }
+    std::vector<uint32_t> sends = StepsOf(rs, StepType::kSend), recvs = StepsOf(rs, StepType::kRecv);
     ASSERT_EQ(sends.size(), size_t(kIterations));
     ASSERT_EQ(recvs.size(), size_t(kIterations));
     for (int it = 0; it < kIterations; ++it) {
@@ -543,6 +547,140 @@ TEST_F(TraceSetTest, BlockingCallAfterIsendDoesNotWaitForIt) {
         EXPECT_TRUE(DependsOn(rs, sends[size_t(it) + 1], recvs[size_t(it)])) << "rank " << r;
       }
     }
+  }
+}
+
+// MPI completion semantics. Pairs (0,1) and (2,3) each send to each other
+// first, then receive (KIND, BYTES): eager sends complete without their
+// receive, so only sends that must meet their receive conflict.
+std::vector<OpEvent> CrossedSends(int r, OpKind kind, uint64_t bytes) {
+  std::vector<OpEvent> ops;
+  int64_t t = kT0;
+  for (int it = 0; it < kIterations; ++it) {
+    t += 1'000'000;
+    OpEvent send;
+    send.kind = kind;
+    send.comm = 0;
+    send.bytes = bytes;
+    send.peer = r ^ 1;
+    send.tag = it;
+    send.enter_ns = t;
+    send.exit_ns = t + 10'000;
+    OpEvent recv = send;
+    recv.kind = OpKind::MpiRecv;
+    recv.enter_ns = t + 20'000;
+    recv.exit_ns = t + 40'000;
+    ops.push_back(send);
+    ops.push_back(recv);
+    t = recv.exit_ns;
+  }
+  return ops;
+}
+
+TEST_F(TraceSetTest, EagerSendsPostedBeforeTheirReceivesAreNotForced) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) { ops = CrossedSends(r, OpKind::MpiSend, 1024); });
+  MergedTrace m = Merge(set);
+  ASSERT_TRUE(m.problems.empty()) << m.problems.front();
+  std::vector<std::string> notes;
+  std::vector<ForcedOrder> forced;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes, &forced);
+  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
+  EXPECT_TRUE(forced.empty());
+  ASSERT_TRUE(CheckSchedule(s).empty());
+  for (int r = 0; r < kRanks; ++r) {  // each rank: its send, then its receive, in order
+    const RankSchedule& rs = s.ranks[size_t(r)];
+    std::vector<uint32_t> sends = StepsOf(rs, StepType::kSend), recvs = StepsOf(rs, StepType::kRecv);
+    ASSERT_EQ(sends.size(), size_t(kIterations));
+    ASSERT_EQ(recvs.size(), size_t(kIterations));
+    for (int it = 0; it < kIterations; ++it)
+      EXPECT_TRUE(DependsOn(rs, recvs[size_t(it)], sends[size_t(it)])) << "rank " << r;
+  }
+}
+
+TEST_F(TraceSetTest, SendsOverTheEagerLimitAreForcedAndNamed) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) { ops = CrossedSends(r, OpKind::MpiSend, 1024); });
+  MergedTrace m = Merge(set);
+  LowerOptions o;
+  o.eager_limit_local_bytes = 512;  // ranks 0 and 1 share node0, 2 and 3 node1
+  std::vector<std::string> notes;
+  std::vector<ForcedOrder> forced;
+  Schedule s = LowerTrace(m, o, &notes, &forced);
+  ASSERT_TRUE(CheckSchedule(s).empty());
+  // Times count from each rank's first call (the files have no start time).
+  // Per pair and iteration, one send of the two is forced.
+  ASSERT_EQ(forced.size(), size_t(2 * kIterations));
+  ASSERT_TRUE(Mentions(notes, "contradicting orders: 10 ops"));
+  EXPECT_TRUE(Mentions(notes, "MPI_Send 0->1 of 1024 bytes on communicator 0 (MPI_COMM_WORLD) {0,1,2,3}: "
+                              "rank 0 call 0 at 0.000000 s (waiting there); rank 1 call 1 at 0.000020 s "
+                              "(still at MPI_Send, call 0 at 0.000000 s)"))
+      << ::testing::PrintToString(notes);
+  const ForcedOrder& f = forced.front();
+  ASSERT_EQ(f.parties.size(), 2u);
+  EXPECT_TRUE(f.parties[0].reached);
+  EXPECT_FALSE(f.parties[1].reached);
+  EXPECT_EQ(f.parties[1].at_kind, OpKind::MpiSend);
+}
+
+TEST_F(TraceSetTest, SynchronousSendsAreForcedAtAnySize) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) { ops = CrossedSends(r, OpKind::MpiSsend, 8); });
+  std::vector<ForcedOrder> forced;
+  Schedule s = LowerTrace(Merge(set), LowerOptions{}, nullptr, &forced);
+  EXPECT_EQ(forced.size(), size_t(2 * kIterations));
+  EXPECT_TRUE(CheckSchedule(s).empty());
+}
+
+// Rank 0 broadcasts (root), then receives rank 1's large send; rank 1 sends
+// first and joins the broadcast after. MPI lets the root finish alone, so the
+// orders agree; a lowering that waits for every member would be stuck.
+TEST_F(TraceSetTest, BroadcastRootFinishesWithoutItsPeers) {
+  formats::TraceSet set = Write([](int r, std::vector<OpEvent>& ops) {
+    ops.clear();
+    int64_t t = kT0;
+    for (int it = 0; it < kIterations; ++it) {
+      t += 1'000'000;
+      OpEvent bcast;
+      bcast.kind = OpKind::MpiBcast;
+      bcast.comm = 0;
+      bcast.bytes = 4096;
+      bcast.peer = 0;
+      bcast.seq = uint64_t(it);
+      OpEvent p2p;
+      p2p.comm = 0;
+      p2p.bytes = kActivation;  // over both eager limits
+      p2p.tag = it;
+      p2p.kind = r == 0 ? OpKind::MpiRecv : OpKind::MpiSend;
+      p2p.peer = r == 0 ? 1 : 0;
+      bcast.enter_ns = t + (r == 1 ? 300'000 : 0);
+      bcast.exit_ns = bcast.enter_ns + 10'000;
+      p2p.enter_ns = t + (r == 1 ? 0 : 100'000);
+      p2p.exit_ns = t + 200'000;
+      if (r == 0) ops.insert(ops.end(), {bcast, p2p});
+      else if (r == 1) ops.insert(ops.end(), {p2p, bcast});
+      else ops.push_back(bcast);
+      t += 400'000;
+    }
+  });
+  MergedTrace m = Merge(set);
+  ASSERT_TRUE(m.problems.empty()) << m.problems.front();
+  std::vector<std::string> notes;
+  std::vector<ForcedOrder> forced;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes, &forced);
+  EXPECT_TRUE(forced.empty()) << notes.back();
+  ASSERT_TRUE(CheckSchedule(s).empty());
+  // Rank 0's receive comes after its broadcast, rank 1's broadcast after its send.
+  for (int r = 0; r < 2; ++r) {
+    const RankSchedule& rs = s.ranks[size_t(r)];
+    uint32_t bcast = kNoOp, p2p = kNoOp;
+    for (uint32_t i = 0; i < rs.steps.size(); ++i) {
+      const Step& st = rs.steps[i];
+      if (st.type == StepType::kCompute) continue;
+      auto& first = s.ops[st.op].source == ScheduleOp::Source::kCollective ? bcast : p2p;
+      if (first == kNoOp) first = i;
+    }
+    ASSERT_NE(bcast, kNoOp);
+    ASSERT_NE(p2p, kNoOp);
+    if (r == 0) EXPECT_TRUE(DependsOn(rs, p2p, bcast));
+    else EXPECT_TRUE(DependsOn(rs, bcast, p2p));
   }
 }
 

@@ -10,6 +10,10 @@
 #include <filesystem>
 #include <string>
 
+#include "dltrace/formats/trace_set.h"
+#include "dltrace/models/lower.h"
+#include "dltrace/models/merge.h"
+#include "dltrace/models/synth.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/comparison.h"
 #include "dltrace/runs/json.h"
@@ -139,6 +143,49 @@ TEST(Comparison, PerKindAndIterationAgainstTheFirstRun) {
   EXPECT_NE(table.find("replayed_ms"), std::string::npos) << table;
   EXPECT_NE(table.find("+50.0"), std::string::npos) << table;
   EXPECT_TRUE(std::isnan(Percent(1, 0)));
+}
+
+// Set-up: a recording whose first collective took 50 ms longer on every
+// rank than the same collective later (connection set-up) reports 50 ms of
+// set-up, taken out of iteration 0; set-up plus iterations stay the job's time.
+TEST(RecordedSetup, TheFirstUseOfAPeerPairIsSetUpApartFromIterationZero) {
+  const std::string dir = (std::filesystem::temp_directory_path() /
+                           ("dltrace-runs-setup-" + std::to_string(getpid()))).string();
+  models::SynthOptions o;
+  o.ranks = 4;
+  o.ranks_per_host = 1;
+  o.iterations = 3;
+  o.compute_ms = 20;
+  std::string error;
+  ASSERT_TRUE(models::WriteSynthTraceSet(o, dir, &error)) << error;
+  formats::TraceSet plain, slow;
+  ASSERT_TRUE(formats::LoadTraceSet(dir, &plain, &error)) << error;
+  ASSERT_TRUE(formats::LoadTraceSet(dir, &slow, &error)) << error;
+  std::filesystem::remove_all(dir);
+  const int64_t kSetup = 50'000'000;
+  for (auto& rank : slow.ranks) {
+    size_t first = 0;
+    while (first < rank.ops.size() && formats::CollectiveOf(rank.ops[first].kind) == formats::Collective::kNone) ++first;
+    ASSERT_LT(first, rank.ops.size());
+    for (size_t k = first; k < rank.ops.size(); ++k) {
+      auto& e = rank.ops[k];
+      if (k > first) e.enter_ns += kSetup;
+      e.exit_ns += kSetup;
+      if (e.gpu_start_ns && k > first) *e.gpu_start_ns += kSetup;
+      if (e.gpu_end_ns) *e.gpu_end_ns += kSetup;
+    }
+  }
+  models::LowerOptions lo;
+  std::vector<std::string> notes;
+  models::MergedTrace mp = models::Merge(plain), ms = models::Merge(slow);
+  models::Schedule sp = models::LowerTrace(mp, lo, &notes), ss = models::LowerTrace(ms, lo, &notes);
+  RunTimes a = RecordedRun(sp, &mp), b = RecordedRun(ss, &ms);
+  EXPECT_EQ(a.setup_ns, 0);
+  EXPECT_GT(b.setup_ops, 0);
+  EXPECT_NEAR(b.setup_ns, double(kSetup), 1e3);
+  ASSERT_EQ(a.iteration_ns.size(), 3u);
+  ASSERT_EQ(b.iteration_ns.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_NEAR(b.iteration_ns[i], a.iteration_ns[i], 1e3) << i;
 }
 
 }  // namespace

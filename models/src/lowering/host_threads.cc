@@ -54,15 +54,20 @@ void HostThreads::Build(const formats::RankTrace& rt, int32_t g) {
     Call c;
     c.type = Call::Type::kItem;
     c.nonblocking = formats::IsNonblocking(e.kind);
+    c.kind = e.kind;
+    c.trace_op = items[k].trace_op;
     c.enter = e.enter_ns;
     c.exit = e.exit_ns;
     c.item = k;
     thread_of(e).calls.push_back(std::move(c));
   }
-  for (const OpEvent& e : rt.ops) {
+  for (uint32_t i = 0; i < rt.ops.size(); ++i) {
+    const OpEvent& e = rt.ops[i];
     if (IsNccl(e.kind) || !IsMessageWait(e.kind)) continue;
     Call c;
     c.type = IsCompletion(e.kind) ? Call::Type::kWait : Call::Type::kSkip;
+    c.kind = e.kind;
+    c.trace_op = i;
     c.enter = e.enter_ns;
     c.exit = e.exit_ns;
     thread_of(e).calls.push_back(std::move(c));
@@ -137,7 +142,7 @@ void HostThreads::AdvanceThread(int32_t r, Thread& t, OpProgress& progress) {
     }
     if (c.type == Call::Type::kWait) {
       for (uint32_t x : c.completed)
-        if (!progress.Lowered(x)) return;
+        if (!progress.Done(x, r)) return;
       const int64_t gap = ComputeBefore(t, c.enter);
       std::vector<uint32_t> after;
       if (gap > 0) after.push_back(AddCompute(r, c.completed.front(), gap, t.frontier));
@@ -157,7 +162,7 @@ void HostThreads::AdvanceThread(int32_t r, Thread& t, OpProgress& progress) {
       // op's first steps wait on one step each.
       if (gap > 0 || entry.size() > 1) entry = {AddCompute(r, item.ops.front(), gap, t.frontier)};
       for (uint32_t x : item.ops)
-        if (!progress.Lowered(x)) progress.Reach(x, r, entry);
+        if (!progress.Done(x, r)) progress.Reach(x, r, entry);
       if (c.nonblocking) {
         // Started: the thread goes on at once.
         t.frontier = std::move(entry);
@@ -172,7 +177,7 @@ void HostThreads::AdvanceThread(int32_t r, Thread& t, OpProgress& progress) {
       continue;
     }
     for (uint32_t x : item.ops)
-      if (!progress.Lowered(x)) return;
+      if (!progress.Done(x, r)) return;
     std::vector<uint32_t> after;
     for (uint32_t x : item.ops) progress.TakeExits(x, r, &after);
     std::sort(after.begin(), after.end());
@@ -192,6 +197,13 @@ void HostThreads::ForEachWaitingOp(int32_t rank, const std::function<void(uint32
     else if (call.type == Call::Type::kItem)
       for (uint32_t x : rec_.items[size_t(rank)][call.item].ops) fn(x);
   }
+}
+
+HostThreads::Position HostThreads::StandingAt(int32_t rank, const OpEvent& e) const {
+  const Thread& t = threads_[size_t(rank)][index_[size_t(rank)].at(e.thread)];
+  if (t.pos >= t.calls.size()) return {};
+  const Call& c = t.calls[t.pos];
+  return {c.kind, c.trace_op, c.enter};
 }
 
 const std::vector<uint32_t>& HostThreads::Frontier(int32_t rank, const OpEvent& e) const {

@@ -16,8 +16,9 @@ namespace dltrace::models::lowering {
 class OpProgress {
  public:
   virtual ~OpProgress() = default;
-  virtual bool Lowered(uint32_t op) const = 0;
-  // RANK's thread reached OP (not lowered yet): its steps there wait for ENTRY.
+  // OP's steps on RANK were made (they may be, before those on other ranks).
+  virtual bool Done(uint32_t op, int32_t rank) const = 0;
+  // RANK's thread reached OP (not done there yet): its steps there wait for ENTRY.
   virtual void Reach(uint32_t op, int32_t rank, std::vector<uint32_t> entry) = 0;
   // Appends to OUT what a call after OP on RANK waits for (once: a second
   // call appends nothing).
@@ -35,6 +36,13 @@ class HostThreads {
   void ForEachWaitingOp(int32_t rank, const std::function<void(uint32_t)>& fn) const;
   // What the next call of E's thread on RANK waits for.
   const std::vector<uint32_t>& Frontier(int32_t rank, const formats::OpEvent& e) const;
+  // The call E's thread on RANK stands at (kind Unknown past its last).
+  struct Position {
+    formats::OpKind kind = formats::OpKind::Unknown;
+    uint32_t call = 0;  // index in the rank's file
+    int64_t enter_ns = 0;
+  };
+  Position StandingAt(int32_t rank, const formats::OpEvent& e) const;
 
  private:
   // One call of an MPI host thread, in the order the thread made them.
@@ -47,6 +55,8 @@ class HostThreads {
     Type type = Type::kSkip;
     bool nonblocking = false;
     bool reached = false;  // kItem: its entry was made
+    formats::OpKind kind = formats::OpKind::Unknown;
+    uint32_t trace_op = 0;  // index in the rank's file
     int64_t enter = 0, exit = 0;
     uint32_t item = 0;                // kItem: index into the rank's items
     std::vector<uint32_t> completed;  // kWait: schedule ops it completed

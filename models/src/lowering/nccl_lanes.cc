@@ -25,20 +25,20 @@ NcclLanes::NcclLanes(const MergedTrace& m, const RecordedOps& rec)
       if (rec.items[r][k].nccl) order_[r].push_back(k);
 }
 
-const std::vector<uint32_t>* NcclLanes::AtCursor(int32_t rank) const {
+const Item* NcclLanes::AtCursor(int32_t rank) const {
   const auto& order = order_[size_t(rank)];
   const size_t c = cursor_[size_t(rank)];
-  return c < order.size() ? &rec_.items[size_t(rank)][order[c]].ops : nullptr;
+  return c < order.size() ? &rec_.items[size_t(rank)][order[c]] : nullptr;
 }
 
 void NcclLanes::Arrive(int32_t rank, const ReadyFn& ready) {
-  if (const auto* ops = AtCursor(rank))
-    for (uint32_t x : *ops) ready(x);
+  if (const Item* item = AtCursor(rank))
+    for (uint32_t x : item->ops) ready(x);
 }
 
 void NcclLanes::Advance(int32_t rank, const std::vector<char>& lowered, const ReadyFn& ready) {
-  while (const auto* ops = AtCursor(rank)) {
-    for (uint32_t x : *ops)
+  while (const Item* item = AtCursor(rank)) {
+    for (uint32_t x : item->ops)
       if (!lowered[x]) return;
     ++cursor_[size_t(rank)];
     Arrive(rank, ready);

@@ -22,8 +22,8 @@ class NcclLanes {
   // Moves RANK's cursor past items whose ops are all LOWERED, READY for the
   // ops of each item it arrives at.
   void Advance(int32_t rank, const std::vector<char>& lowered, const ReadyFn& ready);
-  // The ops of the item RANK's cursor stands at; nullptr past its last.
-  const std::vector<uint32_t>* AtCursor(int32_t rank) const;
+  // The item RANK's cursor stands at; nullptr past its last.
+  const Item* AtCursor(int32_t rank) const;
 
   // Lowering E's op: sets RANK's entry in B after its stream's previous op,
   // with a compute step for the stream's idle time before E.

@@ -1,5 +1,6 @@
-// What replay needs on top of a lowered schedule: a fingerprint both ends of a
-// connection compare, and cutting a schedule down to its first iterations.
+// What executors need on top of a lowered schedule: a fingerprint both ends of
+// a connection compare, and the peers and channels of an endpoint. (Cutting a
+// schedule to its first iterations is models::KeepIterations.)
 #pragma once
 
 #include <cstdint>
@@ -12,10 +13,6 @@ namespace dltrace::executor {
 // FNV-1a over every endpoint's steps and dependencies and every op's kind,
 // iteration and bytes: equal on two hosts that lowered the same trace the same way.
 uint64_t ScheduleHash(const models::Schedule& schedule);
-
-// Drops the steps of ops in iterations >= ITERATIONS (earlier steps never
-// depend on later ones, so what is left is a sound schedule).
-void KeepIterations(models::Schedule* schedule, int32_t iterations);
 
 // The endpoints ENDPOINT exchanges messages with, and how many channels each pair uses.
 struct PeerLinks {

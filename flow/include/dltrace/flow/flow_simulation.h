@@ -8,20 +8,20 @@
 #include <string>
 #include <vector>
 
-#include "dltrace/models/job.h"
 #include "dltrace/models/mltcp.h"
 #include "dltrace/models/placement.h"
-#include "dltrace/models/schedule.h"
-#include "dltrace/models/topology.h"
-#include "dltrace/executor/schedule_executor.h"
-#include "dltrace/runs/results_file.h"
+#include "dltrace/runs/simulation_output.h"
 
 namespace dltrace::flow {
 
 // SimGrid's network model settings dltrace starts from (calibrated against
-// the ns-3 module: see README "Flow-level simulation"); --cfg options given
-// by the user come after them and win.
+// the ns-3 module: see README "Flow-level simulation"), given to
+// simgrid::s4u::Engine::set_config; --cfg options given by the user come
+// after them and win.
 const std::vector<std::string>& DefaultSimGridConfig();
+
+// The SimGrid version this was built against, "3.32.0".
+std::string SimGridVersion();
 
 struct FlowConfig {
   std::string topology = "star";         // models::ParseTopology syntax
@@ -46,16 +46,6 @@ constexpr uint64_t kMltcpMinChunk = 1 << 16;  // bytes
 // The number of parallel communications that carry a piece of weight F.
 int MltcpStreams(double f);
 
-// One message as flows.csv lists it.
-struct FlowRecord {
-  uint32_t job = 0, op = 0;
-  int32_t src = 0, dst = 0;
-  uint16_t channel = 0;
-  uint64_t bytes = 0;
-  bool local = false;
-  double start_s = 0, end_s = 0;  // simulated seconds from the simulation's start
-};
-
 class FlowSimulation {
  public:
   FlowSimulation();
@@ -68,15 +58,11 @@ class FlowSimulation {
   bool Setup(const FlowConfig& config, std::string* error);
   // Runs until every job finished; false (with *error) when a job stalled.
   bool Run(std::string* error);
-  // rank<E>.results.json (source "flow"; DIR/job<J>/ for several jobs), flows.csv, links.csv.
-  bool WriteOutputs(const std::string& dir, std::string* error) const;
-  // Per job the run against its recording, bytes, then speed and memory.
-  std::string Summary() const;
-
-  // Job J's results as its results files have them (source "flow").
-  std::vector<runs::ResultsFile> ResultsFiles(size_t job) const;
+  // What the run produced (source "flow"), for runs::WriteSimulationOutputs
+  // and the summary; valid once Run returned.
+  const runs::SimulationRecords& Records() const;
   // Every message, as flows.csv lists it.
-  const std::vector<FlowRecord>& flows() const;
+  const std::vector<runs::FlowRecord>& flows() const;
 
   struct State;  // the SimGrid side, in the .cc
 

@@ -45,6 +45,13 @@ struct LowerOptions {
   std::optional<double> local_latency_ns;
   // Ops per training iteration; 0: detect from the repeating pattern of ops.
   int iteration_ops = 0;
+  // MPI's eager limits: a blocking standard-mode send (MPI_Send, the send of
+  // an MPI_Sendrecv) of at most this many bytes completes without its
+  // receiver, so the lowering does not make it wait for the receive. Between
+  // hosts and on one host; the defaults are Open MPI 4.1's
+  // btl_tcp_eager_limit and btl_vader_eager_limit.
+  uint64_t eager_limit_bytes = 65536;
+  uint64_t eager_limit_local_bytes = 4096;
 };
 
 // The same-host link of OPTIONS for a job whose transfers are NCCL's (NCCL)

@@ -18,8 +18,12 @@ struct Estimate {
   // Per schedule op: from its first transfer starting to its last one ending
   // (compute gaps excluded); zero-length for ops without transfers.
   std::vector<TimeSpan> ops;
-  // Per iteration: from its first step starting to its last step ending.
+  // Per iteration: from its first step starting to its last step ending
+  // (these overlap in pipelines and across ranks).
   std::vector<TimeSpan> iterations;
+  // Per iteration, as models/iteration_time.h defines it (they add up to
+  // the last iteration's end): what every command prints.
+  std::vector<double> iteration_ns;
   double total_ns = 0;
   // False when some steps could never run (a receive whose send never can):
   // a schedule CheckSchedule would reject.

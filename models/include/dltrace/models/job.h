@@ -21,6 +21,8 @@ struct Job {
   Schedule schedule;   // lowered with the options given to LoadJob
   // Trace-set warnings, then merge problems, then lowering notes, in that order.
   std::vector<std::string> notes;
+  // Ops the lowering had to order against some rank's recorded order.
+  std::vector<ForcedOrder> forced;
   // Per world rank, per op index in its file: the schedule op it became, or kNoOp.
   std::vector<std::vector<uint32_t>> schedule_op;
   // Per world rank: add to a CLOCK_MONOTONIC time of that rank to get

@@ -1,6 +1,7 @@
 // Jobs on a shared network: which trace, lowered how, on which hosts and from
 // when; the "--job TRACE[:hosts=..][:start=..][:algo=..]" spec every
-// simulator takes, and the placement of jobs onto topology hosts.
+// simulator takes, the placement of jobs onto topology hosts, and the one
+// preparation of a job for an executor (load, lower, cut, place).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "dltrace/models/algorithms.h"
+#include "dltrace/models/job.h"
 #include "dltrace/models/schedule.h"
 
 namespace dltrace::models {
@@ -36,5 +38,28 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
 // *HOSTS_NEEDED: one past the highest host any job uses.
 bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& endpoints, uint32_t* hosts_needed,
                std::string* error);
+
+// Drops the steps of ops in iterations >= ITERATIONS (earlier steps never
+// depend on later ones, so what is left is a sound schedule); 0: keeps all.
+void KeepIterations(Schedule* schedule, int32_t iterations);
+
+// A job ready for an executor: its runnable schedule (every send has its
+// receive) cut to the placement's iterations, and the recorded job it came
+// from (its ops and recorded times; its schedule's steps are moved out).
+struct PreparedJob {
+  std::unique_ptr<Job> loaded;  // null for a schedule given in code
+  Schedule schedule;
+};
+
+// Loads and lowers PLACEMENT's trace with its lowering options (or takes its
+// schedule), then keeps its first iterations. Notes on incomplete input
+// (a truncated file, a missing rank) are in loaded->notes for the caller to
+// say; the job is prepared as far as it goes.
+bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error);
+
+// Every job prepared, then placed: the host lists left empty filled
+// (PlaceJobs). *HOSTS_NEEDED: one past the highest host any job uses.
+bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
+                 std::string* error);
 
 }  // namespace dltrace::models

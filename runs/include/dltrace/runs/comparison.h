@@ -34,6 +34,7 @@ struct Comparison {
   std::vector<std::vector<double>> iteration_ns;
   size_t mean_from = 0;
   std::vector<double> mean_ns;
+  std::vector<double> setup_ns;  // per run (RunTimes::setup_ns)
 };
 
 // Compares RUNS (the first is the baseline) over the ops every run saw in the

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "dltrace/models/iteration_time.h"
 #include "dltrace/models/job.h"
 #include "dltrace/models/merge.h"
 #include "dltrace/models/schedule.h"
@@ -33,7 +34,14 @@ struct RunTimes {
   bool complete = true;
   std::string error;      // when not complete: what a results file said
   std::vector<OpTime> ops;  // index = schedule op
+  // Per iteration, as models/iteration_time.h defines it: they add up to the
+  // job's time up to the last iteration's end.
   std::vector<double> iteration_ns;
+  models::IterationClock iteration_clock;  // executed runs: every endpoint's iteration ends
+  // One-off costs before the iterations proper (recorded runs: RecordedSetupNs),
+  // taken out of iteration 0: set-up plus the iterations add up to the job's time.
+  double setup_ns = 0;
+  int32_t setup_ops = 0;  // ops of iteration 0 that made the first use of a peer pair
   // Totals over the endpoints' results files (executed runs only).
   uint64_t bytes_sent = 0, bytes_received = 0, bytes_scheduled_recv = 0, bytes_local_received = 0;
   // Flow completion times from DIR/flows.csv (ns-3 runs), when it has fct_ns.
@@ -52,12 +60,25 @@ struct RunTimes {
 };
 
 // Recorded duration of each schedule op (the longest member's, on the GPU
-// when timed there), and of each iteration (the longest rank's, from the end
-// of the previous iteration's last op, so compute gaps count as executors count them).
+// when timed there), and of each iteration (models/iteration_time.h: from the
+// previous iteration's last op ending on any rank, the first from the
+// earliest rank's start, so compute gaps count as executors count them).
 struct RecordedTimes {
   std::vector<double> op_ns;         // per schedule op; 0 when unknown
-  std::vector<double> iteration_ns;  // per iteration
+  std::vector<double> iteration_ns;  // per iteration; iteration 0 without the set-up
+  double setup_ns = 0;               // RecordedSetupNs, at most iteration 0's time
+  int32_t setup_ops = 0;
 };
+
+// Set-up in a recording: MPI and NCCL libraries connect two ranks when they
+// first talk, so an op of iteration 0 whose lowered steps make the first use
+// of a peer pair (either direction) carries connection set-up. Its set-up is
+// what its own time (from its last member entering to its last member
+// leaving, so waiting for late ranks does not count) exceeds the median own
+// time of later ops of the same call, communicator and size; without such
+// ops, the nearest size of that call on that communicator scaled by bytes;
+// without those, its whole own time. The sum over those ops; *OPS counts them.
+double RecordedSetupNs(const models::MergedTrace& merged, const models::Schedule& schedule, int32_t* ops);
 RecordedTimes ComputeRecordedTimes(const models::MergedTrace& merged, const models::Schedule& schedule);
 
 // The recorded run of SCHEDULE lowered from MERGED (null: a schedule built in

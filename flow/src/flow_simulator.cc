@@ -1,0 +1,70 @@
+// The flow simulator behind the one simulator interface: `dltrace simulate
+// --simulator flow`. Takes SimulationConfig, runs FlowSimulation, hands back
+// its records.
+#include "dltrace/flow/flow_simulation.h"
+#include "dltrace/simulator/simulator.h"
+
+namespace dltrace::simulator {
+
+namespace {
+
+class FlowSimulator final : public Simulator {
+ public:
+  bool Check(const SimulationConfig& config, std::string* error) override {
+    if (config.transport != "tcp") {
+      *error = "--transport " + config.transport + ": the flow simulator models tcp only";
+      return false;
+    }
+    // No TCP windows here: --cc takes only MLTCP (as mltcp, mltcp-newreno or
+    // mltcp-dctcp: bandwidth shares weighted by F).
+    const std::string& cc = config.congestion_control;
+    if (!(cc.empty() || cc == "mltcp" || cc == "mltcp-newreno" || cc == "mltcp-dctcp")) {
+      *error = "--cc " + cc +
+               ": the flow engine shares bandwidth max-min; its only --cc is mltcp "
+               "(also spelt mltcp-newreno, mltcp-dctcp)";
+      return false;
+    }
+    return true;
+  }
+
+  bool Configure(const SimulationConfig& config, std::string* error) override {
+    flow::FlowConfig flow;
+    flow.topology = config.topology;
+    flow.jobs = config.jobs;
+    flow.simgrid_cfg = SettingValues(config, "cfg");
+    flow.util_interval_ns = config.util_interval_ns;
+    flow.progress = config.progress;
+    flow.mltcp = !config.congestion_control.empty();
+    flow.mltcp_function = config.mltcp;
+    return simulation_.Setup(flow, error);
+  }
+
+  bool Run(std::string* error) override { return simulation_.Run(error); }
+  const runs::SimulationRecords& Records() const override { return simulation_.Records(); }
+
+ private:
+  flow::FlowSimulation simulation_;
+};
+
+}  // namespace
+
+void RegisterFlow() {
+  SimulatorInfo info;
+  info.name = "flow";
+  info.title = "SimGrid";
+  info.description =
+      "flow-level SimGrid model (bandwidth sharing; thousands of ranks)";
+  info.build = "SimGrid " + flow::SimGridVersion();
+  SettingSpec cfg;
+  cfg.flag = "--cfg";
+  cfg.help =
+      "flow engine: a SimGrid setting KEY:VALUE, e.g. network/bandwidth-factor:0.97 (repeatable; overrides "
+      "dltrace's calibrated defaults)";
+  cfg.repeatable = true;
+  cfg.type_name = "KEY:VALUE";
+  info.settings.push_back(cfg);
+  info.make = [] { return std::make_unique<FlowSimulator>(); };
+  RegisterSimulator(std::move(info));
+}
+
+}  // namespace dltrace::simulator

@@ -1,0 +1,85 @@
+// What a simulation hands back (per job its schedule and per-endpoint
+// results, every message, link samples, speed) and the one writer of its
+// outputs: per-rank results files, flows.csv, links.csv and the summary.
+// Every simulator backend fills SimulationRecords; none writes files itself.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "dltrace/executor/schedule_executor.h"
+#include "dltrace/models/job.h"
+#include "dltrace/models/schedule.h"
+#include "dltrace/runs/results_file.h"
+
+namespace dltrace::runs {
+
+// One message, as flows.csv lists it. Times are simulated nanoseconds from
+// the simulation's start.
+struct FlowRecord {
+  uint32_t job = 0, op = 0;
+  int32_t src = 0, dst = 0;
+  uint16_t channel = 0;
+  uint64_t bytes = 0;
+  bool local = false;
+  uint64_t start_ns = 0, end_ns = 0;
+};
+
+// Link utilisation samples, as links.csv lists them: per link direction its
+// name and rate; per sample its time and the bytes each direction carried
+// since the sample before.
+struct LinkSamples {
+  std::vector<std::string> names;
+  std::vector<double> rate_bps;
+  std::vector<double> time_s;
+  std::vector<std::vector<double>> bytes;  // [sample][direction]
+};
+
+// One job of a simulation. The pointers stay the backend's and must outlive the records.
+struct SimulatedJob {
+  const models::Schedule* schedule = nullptr;
+  const models::Job* recorded = nullptr;  // null for a schedule built in code
+  std::string trace, algorithm;
+  std::vector<uint32_t> hosts;            // host per endpoint
+  uint64_t start_ns = 0;
+  std::vector<executor::RankResult> results;  // per endpoint
+};
+
+struct SimulationRecords {
+  std::string source;                // the results files' source: "ns3", "flow"
+  std::vector<std::string> header;   // summary lines before the jobs ("# ..." lines)
+  std::vector<SimulatedJob> jobs;
+  std::vector<FlowRecord> flows;
+  LinkSamples links;
+  std::vector<std::string> network;  // summary lines after the jobs (packet counters)
+  double simulated_s = 0, wall_s = 0;
+  uint64_t events = 0;               // what the backend counts per wall second
+  std::string event_unit;            // "packets", "messages"
+  long peak_rss_kb = 0;
+};
+
+// The messages of a job as its endpoints' step times give them: from the
+// send step's start on the sender to the matching receive step's end on the
+// receiver, JOB_START_NS added (for backends that do not see messages).
+void AppendFlowsFromResults(uint32_t job, const models::Schedule& schedule,
+                            const std::vector<executor::RankResult>& results, uint64_t job_start_ns,
+                            std::vector<FlowRecord>* flows);
+
+// Job J's results files (source, trace, algorithm and schedule hash filled in).
+std::vector<ResultsFile> JobResultsFiles(const SimulationRecords& records, size_t job);
+
+// DIR/rank<E>.results.json (one job) or DIR/job<J>/rank<E>.results.json
+// (several), DIR/flows.csv and DIR/links.csv, each through a temporary name.
+// DIR must exist.
+bool WriteSimulationOutputs(const SimulationRecords& records, const std::string& dir, std::string* error);
+
+// The summary: header lines, per job its op kinds and iterations against the
+// recorded times and its bytes, the network lines, then the speed (simulated
+// s per wall s, events per wall s, peak memory).
+std::string FormatSimulationSummary(const SimulationRecords& records);
+
+// Peak resident memory of this process in KiB (getrusage).
+long PeakRssKb();
+
+}  // namespace dltrace::runs

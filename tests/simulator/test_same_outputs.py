@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""Both simulator backends, run on a fixed scenario (a 4-rank sample trace as
+two jobs, one recorded and one re-lowered to ring, on a leaf-spine at
+10 Gbit/s), write byte for byte the files kept in fixture/ from before the
+simulators shared one interface and one output writer: every results file,
+flows.csv and links.csv. The summary printed matches too, except the lines
+that legitimately differ from run to run or machine to machine: "speed:"
+(wall time, rates per wall second, peak memory) and "# on" (which ns-3 build).
+
+The fixture was made with main's build at 5df7704 (before the change):
+  dltrace-sample-trace -o tr --ranks 4 --hosts 4 --iterations 1 --buckets 1 --bucket-bytes 1000000
+  dltrace simulate --engine ENGINE --job tr --job tr:start=0.001s:algo=ring \\
+      --topo leaf-spine:leaves=2,spines=2,hosts-per-leaf=4,rate=10Gbps --util-ms 50 [--no-flowmon] -o ENGINE
+"""
+import filecmp
+import os
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+DLTRACE = os.environ.get("DLTRACE", "dltrace")
+FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixture")
+SCENARIO = ["--job", "tr", "--job", "tr:start=0.001s:algo=ring",
+            "--topo", "leaf-spine:leaves=2,spines=2,hosts-per-leaf=4,rate=10Gbps", "--util-ms", "50"]
+BACKEND_ARGS = {"ns3": ["--no-flowmon"], "flow": []}
+
+
+def summary_lines(text):
+    return [l for l in text.splitlines() if not l.startswith("speed:") and not l.startswith("# on ")]
+
+
+def files_under(root):
+    out = []
+    for d, _, names in os.walk(root):
+        out += [os.path.relpath(os.path.join(d, n), root) for n in names]
+    return sorted(out)
+
+
+class SameOutputsTest(unittest.TestCase):
+    def check(self, engine):
+        built = subprocess.run([DLTRACE, "--version"], capture_output=True, text=True).stdout
+        if "not built" in "".join(l for l in built.splitlines() if l.startswith({"ns3": "ns-3", "flow": "SimGrid"}[engine])):
+            self.skipTest(engine + " is not built")
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copytree(os.path.join(FIXTURE, "tr"), os.path.join(tmp, "tr"))
+            r = subprocess.run([DLTRACE, "simulate", "--engine", engine, *SCENARIO, *BACKEND_ARGS[engine],
+                                "-o", engine], cwd=tmp, capture_output=True, text=True, timeout=600)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            expected_dir, got_dir = os.path.join(FIXTURE, engine), os.path.join(tmp, engine)
+            self.assertEqual(files_under(got_dir), files_under(expected_dir))
+            for name in files_under(expected_dir):
+                self.assertTrue(filecmp.cmp(os.path.join(expected_dir, name), os.path.join(got_dir, name),
+                                            shallow=False), engine + "/" + name + " differs from the fixture")
+            with open(os.path.join(FIXTURE, engine + ".summary")) as f:
+                self.assertEqual(summary_lines(r.stdout), summary_lines(f.read()))
+
+    def test_ns3_writes_the_fixture_byte_for_byte(self):
+        self.check("ns3")
+
+    def test_flow_writes_the_fixture_byte_for_byte(self):
+        self.check("flow")
+
+
+if __name__ == "__main__":
+    unittest.main()
