@@ -682,14 +682,21 @@ class RdmaScenarioTestCase : public TestCase
     }
 };
 
-// Two ring all-reduces share a dumbbell's 10 Gb/s bottleneck. With strict
-// priority, the job in the higher class finishes in about its time alone,
-// sooner than at equal priority, and the other job still finishes.
-class RdmaPriorityTestCase : public TestCase
+// Two 4 MB ring all-reduces share a dumbbell's 10 Gb/s bottleneck, each
+// job with two hosts on each side. With --transport rdma the job's class
+// is its RDMA traffic class and switch ports serve classes by strict
+// priority; over TCP (NewReno, FIFO bands) its sockets carry DSCP CS<N>
+// and the switches run an 8-band PrioQueueDisc. Either way the job in the
+// higher class finishes well before it does at equal priority, and ahead of
+// the other job, which still finishes.
+class PriorityTestCase : public TestCase
 {
   public:
-    RdmaPriorityTestCase()
-        : TestCase("--job ...:priority=N: strict priority lets the higher class go first")
+    explicit PriorityTestCase(bool rdma)
+        : TestCase(rdma ? "--job ...:priority=N: strict priority lets the higher class go first"
+                        : "--job ...:priority=N over TCP: DSCP and a priority queue let the higher "
+                          "class go first"),
+          m_rdma(rdma)
     {
     }
 
@@ -700,63 +707,29 @@ class RdmaPriorityTestCase : public TestCase
         auto run = [&](uint32_t priorityA) {
             Reset();
             DltraceScenarioConfig c = RdmaConfig(topo, "none");
-            // Each job: two hosts on each side, so its ring crosses the bottleneck.
+            if (!m_rdma)
+            {
+                c.transport = "tcp";
+                c.congestionControl = "TcpNewReno";
+                c.queueDisc = "fifo";
+            }
             c.jobs.push_back(RingJob(4, 4000000, {0, 4, 1, 5}, priorityA));
             c.jobs.push_back(RingJob(4, 4000000, {2, 6, 3, 7}, 0));
             return RunScenario(c);
         };
         std::vector<double> equal = run(0);
         std::vector<double> first = run(1);
-        std::cout << "priority: equal " << equal[0] * 1e3 << " / " << equal[1] * 1e3
-                  << " ms; job 0 first " << first[0] * 1e3 << " / " << first[1] * 1e3 << " ms"
-                  << std::endl;
+        std::cout << (m_rdma ? "rdma" : "tcp") << " priority: equal " << equal[0] * 1e3 << " / "
+                  << equal[1] * 1e3 << " ms; job 0 first " << first[0] * 1e3 << " / "
+                  << first[1] * 1e3 << " ms" << std::endl;
         NS_TEST_EXPECT_MSG_GT(equal[0], 0, "both jobs finish");
         NS_TEST_EXPECT_MSG_GT(first[1], 0, "the lower class finishes too");
         NS_TEST_EXPECT_MSG_LT(first[0], 0.8 * equal[0], "the higher class is faster");
         NS_TEST_EXPECT_MSG_GT(first[1], first[0], "and ahead of the other job");
         Reset();
     }
-};
 
-// The same two jobs over TCP (NewReno, FIFO switch queues): priority=1
-// marks the job's sockets DSCP CS1 and the switches serve 8 bands by strict
-// priority, so the job in the higher class finishes sooner than at equal
-// priority.
-class TcpPriorityTestCase : public TestCase
-{
-  public:
-    TcpPriorityTestCase()
-        : TestCase("--job ...:priority=N over TCP: DSCP and a priority queue let the higher class go first")
-    {
-    }
-
-  private:
-    void DoRun() override
-    {
-        const std::string topo = "dumbbell:hosts=8,rate=10Gbps,bottleneck=10Gbps,delay=1us";
-        auto run = [&](uint32_t priorityA) {
-            Reset();
-            DltraceScenarioConfig c;
-            c.topology = topo;
-            c.congestionControl = "TcpNewReno";
-            c.queueDisc = "fifo";
-            c.flowMonitor = false;
-            c.utilInterval = Seconds(0);
-            c.jobs.push_back(RingJob(4, 4000000, {0, 4, 1, 5}, priorityA));
-            c.jobs.push_back(RingJob(4, 4000000, {2, 6, 3, 7}, 0));
-            return RunScenario(c);
-        };
-        std::vector<double> equal = run(0);
-        std::vector<double> first = run(1);
-        std::cout << "tcp priority: equal " << equal[0] * 1e3 << " / " << equal[1] * 1e3
-                  << " ms; job 0 first " << first[0] * 1e3 << " / " << first[1] * 1e3 << " ms"
-                  << std::endl;
-        NS_TEST_EXPECT_MSG_GT(equal[0], 0, "both jobs finish");
-        NS_TEST_EXPECT_MSG_GT(first[1], 0, "the lower class finishes too");
-        NS_TEST_EXPECT_MSG_LT(first[0], 0.8 * equal[0], "the higher class is faster");
-        NS_TEST_EXPECT_MSG_GT(first[1], first[0], "and ahead of the other job");
-        Reset();
-    }
+    bool m_rdma;
 };
 
 class DltraceRdmaTestSuite : public TestSuite
@@ -775,8 +748,8 @@ class DltraceRdmaTestSuite : public TestSuite
         AddTestCase(new HpccTestCase, TestCase::QUICK);
         AddTestCase(new TimelyTestCase, TestCase::QUICK);
         AddTestCase(new RdmaScenarioTestCase, TestCase::QUICK);
-        AddTestCase(new RdmaPriorityTestCase, TestCase::QUICK);
-        AddTestCase(new TcpPriorityTestCase, TestCase::QUICK);
+        AddTestCase(new PriorityTestCase(true), TestCase::QUICK);
+        AddTestCase(new PriorityTestCase(false), TestCase::QUICK);
     }
 };
 
