@@ -96,9 +96,11 @@ DltraceRdmaNetDevice::DltraceRdmaNetDevice()
       m_peakQueueBytes(0),
       m_drrIndex(0),
       m_txBytes(0),
+      m_controlTxBytes(0),
       m_drops(0)
 {
     m_weights.fill(1);
+    m_classTxBytes.fill(0);
     m_queueBytes.fill(0);
     m_deficit.fill(0);
     m_xoffSent.fill(false);
@@ -288,6 +290,7 @@ DltraceRdmaNetDevice::DequeueData()
     uint32_t size = e.packet->GetSize();
     m_queueBytes[chosen] -= size;
     m_totalQueueBytes -= size;
+    m_classTxBytes[chosen] += size;
     if (!m_dequeue.IsNull())
     {
         m_dequeue(e.packet, static_cast<uint32_t>(chosen), e.inPort);
@@ -307,6 +310,7 @@ DltraceRdmaNetDevice::TriggerTransmit()
     {
         p = m_control.front();
         m_control.pop_front();
+        m_controlTxBytes += p->GetSize();
     }
     else
     {
@@ -502,6 +506,36 @@ uint64_t
 DltraceRdmaNetDevice::GetTxBytes() const
 {
     return m_txBytes;
+}
+
+uint64_t
+DltraceRdmaNetDevice::GetQueueBytesFrom(uint32_t priority) const
+{
+    if (m_scheduler != STRICT_PRIORITY)
+    {
+        return m_totalQueueBytes;
+    }
+    uint64_t bytes = 0;
+    for (uint32_t c = priority; c < kClasses; ++c)
+    {
+        bytes += m_queueBytes[c];
+    }
+    return bytes;
+}
+
+uint64_t
+DltraceRdmaNetDevice::GetTxBytesFrom(uint32_t priority) const
+{
+    if (m_scheduler != STRICT_PRIORITY)
+    {
+        return m_txBytes;
+    }
+    uint64_t bytes = m_controlTxBytes;
+    for (uint32_t c = priority; c < kClasses; ++c)
+    {
+        bytes += m_classTxBytes[c];
+    }
+    return bytes;
 }
 
 uint64_t

@@ -107,6 +107,13 @@ class DltraceRdmaNetDevice : public NetDevice
     uint64_t GetPeakQueueBytes() const;
     /// Bytes this port put on the wire (all frames).
     uint64_t GetTxBytes() const;
+    /**
+     * What a packet of class PRIORITY competes with, for INT: with strict
+     * priority the data queued, and the bytes sent, in its class and above
+     * (control frames included in the bytes sent); with round robin all of it.
+     */
+    uint64_t GetQueueBytesFrom(uint32_t priority) const;
+    uint64_t GetTxBytesFrom(uint32_t priority) const;
     uint64_t GetDrops() const;
     /// PFC counters of PRIORITY; paused time includes a pause still running.
     PfcCounters GetPfcCounters(uint32_t priority) const;
@@ -193,6 +200,8 @@ class DltraceRdmaNetDevice : public NetDevice
     std::array<PfcCounters, kClasses> m_pfc;
 
     uint64_t m_txBytes;
+    std::array<uint64_t, kClasses> m_classTxBytes; ///< data bytes dequeued per class
+    uint64_t m_controlTxBytes;
     uint64_t m_drops;
     PullCallback m_pull;
     DequeueCallback m_dequeue;

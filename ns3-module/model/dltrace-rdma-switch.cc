@@ -154,8 +154,10 @@ DltraceRdmaSwitch::Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t prior
         Ptr<DltraceRdmaNetDevice> dev = m_ports[outPort];
         packet->RemoveHeader(h);
         DltraceIntHop hop;
-        hop.qlenBytes = static_cast<uint32_t>(dev->GetQueueBytes());
-        hop.txBytes = static_cast<uint32_t>(dev->GetTxBytes());
+        // What this packet's class competes with (its class and above under
+        // strict priority), so a high class is not held back by traffic it preempts.
+        hop.qlenBytes = static_cast<uint32_t>(dev->GetQueueBytesFrom(priority));
+        hop.txBytes = static_cast<uint32_t>(dev->GetTxBytesFrom(priority));
         hop.tsNs = static_cast<uint32_t>(Simulator::Now().GetNanoSeconds());
         hop.rateMbps = static_cast<uint32_t>(dev->GetDataRate().GetBitRate() / 1000000);
         h.AddHop(hop);
