@@ -7,15 +7,10 @@ import json
 import os
 import shutil
 import struct
-import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
+from views_fixtures import run, synth_with
 
 
 def frames(data):
@@ -32,10 +27,8 @@ class DamagedChunkTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-damaged-")
-        cls.set = os.path.join(cls.tmp, "set")
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                "--iterations", "3", "--bucket-mb", "4", "-o", cls.set)
-        assert p.returncode == 0, p.stderr
+        cls.set = synth_with(os.path.join(cls.tmp, "set"), "--model", "resnet50", "--ranks", "4",
+                             "--ranks-per-host", "1", "--iterations", "3", "--bucket-mb", "4")
         ok = run("info", cls.set, "--json")
         assert ok.returncode == 0, ok.stderr
         cls.whole = {r["rank"]: r["ops"] for r in json.loads(ok.stdout)["ranks"]}

@@ -17,6 +17,8 @@ import tempfile
 import time
 import unittest
 
+import views_fixtures
+
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 # Wall-clock bounds (how soon ranks start together or stop after a fault,
 # how close to the model a replay lands) are checked only in the `timing`
@@ -26,7 +28,7 @@ ALGORITHMS = ["recorded", "ring", "tree", "hd", "ps", "stepwise", "gossip", "pai
 
 
 def run(*args, timeout=60, env=None):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout, env=env)
+    return views_fixtures.run(*args, timeout=timeout, env=env)
 
 
 def free_ports(n):
@@ -43,15 +45,12 @@ class ReplayTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-replay-")
-        cls.set = os.path.join(cls.tmp, "set")
+        synth = views_fixtures.synth_with
         # ResNet-50 in bf16 (51 MB of gradients per iteration), one rank per host.
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                "--iterations", "2", "--dtype", "bf16", "--compute-ms", "20", "-o", cls.set)
-        assert p.returncode == 0, p.stderr
-        cls.pair = os.path.join(cls.tmp, "pair")
-        p = run("synth", "--model", "resnet50", "--ranks", "2", "--ranks-per-host", "1",
-                "--iterations", "1", "--dtype", "bf16", "--compute-ms", "5", "-o", cls.pair)
-        assert p.returncode == 0, p.stderr
+        cls.set = synth(os.path.join(cls.tmp, "set"), "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
+                        "--iterations", "2", "--dtype", "bf16", "--compute-ms", "20")
+        cls.pair = synth(os.path.join(cls.tmp, "pair"), "--model", "resnet50", "--ranks", "2",
+                         "--ranks-per-host", "1", "--iterations", "1", "--dtype", "bf16", "--compute-ms", "5")
 
     @classmethod
     def tearDownClass(cls):

@@ -3,7 +3,6 @@
 ranks with per-rank bytes unchanged, a merge without problems and the ring's
 per-rank bytes at 2(n-1)/n of the payload; hybrid synth jobs grown along their
 data-parallel dimension; and the patterns it refuses."""
-import json
 import os
 import shutil
 import subprocess
@@ -11,20 +10,13 @@ import tempfile
 import unittest
 
 from test_schedule import totals
+from views_fixtures import info_json, run, synth_with
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
 RESNET50_FP32 = 25_557_032 * 4  # one 200 MiB bucket holds the whole gradient
 
 
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def info(path):
-    p = run("info", path, "--json")
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)
+info = info_json
 
 
 def ring_totals(path):
@@ -38,10 +30,8 @@ class ScaleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-scale-")
-        cls.ddp = os.path.join(cls.tmp, "ddp4")
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "2",
-                "--iterations", "1", "--bucket-mb", "200", "-o", cls.ddp)
-        assert p.returncode == 0, p.stderr
+        cls.ddp = synth_with(os.path.join(cls.tmp, "ddp4"), "--model", "resnet50", "--ranks", "4",
+                             "--ranks-per-host", "2", "--iterations", "1", "--bucket-mb", "200")
 
     @classmethod
     def tearDownClass(cls):

@@ -8,13 +8,14 @@ import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
+import views_fixtures
+
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
 ALGORITHMS = ["recorded", "ring", "tree", "hd", "ps", "stepwise", "gossip", "pairwise"]
 
 
 def run(*args):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=120)
+    return views_fixtures.run(*args, timeout=120)
 
 
 def totals(stdout):
@@ -32,10 +33,8 @@ class ScheduleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-schedule-")
-        cls.synth = os.path.join(cls.tmp, "synth")
-        p = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "2",
-                "--iterations", "2", "-o", cls.synth)
-        assert p.returncode == 0, p.stderr
+        cls.synth = views_fixtures.synth_with(os.path.join(cls.tmp, "synth"), "--model", "resnet50",
+                                              "--ranks", "4", "--ranks-per-host", "2", "--iterations", "2")
         cls.sample = os.path.join(cls.tmp, "sample")
         subprocess.run([SAMPLE, "-o", cls.sample, "--ranks", "4", "--hosts", "2",
                         "--iterations", "3"], check=True, capture_output=True)

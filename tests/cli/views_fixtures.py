@@ -1,4 +1,4 @@
-"""Trace sets the compare/convert/report tests share: a synthetic one from
+"""Trace sets and helpers the CLI tests share: a synthetic one from
 `dltrace synth`, and a real one recorded from the MPI training program under
 mpirun (when MPI and the recorder were built: DLTRACE_MPI_TRAIN names it)."""
 import json
@@ -21,11 +21,22 @@ def run(*args, timeout=300, **kw):
     return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
-def synth(out, ranks=4, per_host=2, iterations=2, model="resnet50", extra=()):
-    p = run("synth", "--model", model, "--ranks", str(ranks), "--ranks-per-host", str(per_host),
-            "--iterations", str(iterations), "--dtype", "bf16", "--compute-ms", "10", *extra, "-o", out)
+def synth_with(out, *flags):
+    """`dltrace synth FLAGS -o OUT`, asserted to succeed; returns OUT."""
+    p = run("synth", *flags, "-o", out)
     assert p.returncode == 0, p.stderr
     return out
+
+
+def synth(out, ranks=4, per_host=2, iterations=2, model="resnet50", extra=()):
+    return synth_with(out, "--model", model, "--ranks", str(ranks), "--ranks-per-host", str(per_host),
+                      "--iterations", str(iterations), "--dtype", "bf16", "--compute-ms", "10", *extra)
+
+
+def info_json(path):
+    p = run("info", path, "--json")
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout)
 
 
 def record_training(out, ranks=4, steps=20):
@@ -51,6 +62,4 @@ def record_all_calls(out, scratch):
 
 
 def op_count(path):
-    p = run("info", path, "--json")
-    assert p.returncode == 0, p.stderr
-    return json.loads(p.stdout)["events"]
+    return info_json(path)["events"]
