@@ -179,11 +179,13 @@ Command AddSimulateCommand(CLI::App& dltrace) {
                   "the simulator (--simulator is the same option): " + (which.empty() ? "none built" : which))
       ->check(CLI::IsMember(names))
       ->capture_default_str();
-  cmd->add_option("--transport", o->config.transport, "the transport the simulator models: tcp")
-      ->check(CLI::IsMember({"tcp"}))
+  cmd->add_option("--transport", o->config.transport,
+                  "the transport the simulator models: tcp, or rdma (ns-3: RoCEv2 queue pairs over PFC switches; "
+                  "--cc then picks none, dcqcn (default), hpcc or timely)")
+      ->check(CLI::IsMember({"tcp", "rdma"}))
       ->capture_default_str();
   cmd->add_option("--job", o->job_specs,
-                  "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N]; repeat for several "
+                  "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N][:priority=P]; repeat for several "
                   "jobs on one network (default hosts: the next free ones)")
       ->type_name("SPEC")
       ->default_str("")

@@ -34,7 +34,7 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
   std::stringstream ss(text);
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);
   if (parts.empty() || parts[0].empty()) {
-    *error = "--job needs TRACE[:hosts=A-B][:start=T][:algo=A][:channels=C][:iterations=N], got '" + text + "'";
+    *error = "--job needs TRACE[:hosts=A-B][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P], got '" + text + "'";
     return false;
   }
   spec.trace = parts[0];
@@ -59,8 +59,12 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
       long c = std::strtol(value.c_str(), &end, 10);
       ok = ok && *end == '\0' && c >= 1;
       spec.iterations = int32_t(c);
+    } else if (key == "priority") {
+      long c = std::strtol(value.c_str(), &end, 10);
+      ok = ok && *end == '\0' && !value.empty() && c >= 0 && c <= 7;
+      spec.priority = uint32_t(c);
     } else {
-      *error = "--job " + text + ": unknown key '" + key + "' (hosts, start, algo, channels, iterations)";
+      *error = "--job " + text + ": unknown key '" + key + "' (hosts, start, algo, channels, iterations, priority)";
       return false;
     }
     if (!ok) {

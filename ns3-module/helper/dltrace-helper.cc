@@ -2,6 +2,7 @@
 #include "dltrace-helper.h"
 
 #include "ns3/dltrace-application.h"
+#include "ns3/dltrace-rdma-nic.h"
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
 #include "ns3/pointer.h"
@@ -46,6 +47,10 @@ DltraceHelper::Install(const std::vector<Ptr<Node>>& nodes)
     for (uint32_t e = 0; e < n; ++e)
     {
         Ptr<Ipv4> ipv4 = nodes[e]->GetObject<Ipv4>();
+        if (!ipv4 && nodes[e]->GetObject<DltraceRdmaNic>())
+        {
+            continue; // an RDMA host: endpoints are reached by host number
+        }
         NS_ABORT_MSG_IF(!ipv4 || ipv4->GetNInterfaces() < 2,
                         "DltraceHelper: node " << nodes[e]->GetId()
                                                << " has no IPv4 address (install the Internet "

@@ -22,6 +22,7 @@ DltraceJobSpec::ToPlacement() const
     p.time_scale = timeScale;
     p.hosts = hosts;
     p.start_ns = uint64_t(start.GetNanoSeconds());
+    p.priority = priority;
     return p;
 }
 
@@ -36,6 +37,7 @@ DltraceJobSpec::FromPlacement(const dltrace::models::JobPlacement& p)
     spec.timeScale = p.time_scale;
     spec.hosts = p.hosts;
     spec.start = NanoSeconds(int64_t(p.start_ns));
+    spec.priority = p.priority;
     return spec;
 }
 

@@ -30,6 +30,7 @@ struct DltraceJobSpec
     double timeScale = 1.0;                ///< compute gaps multiplied by this
     std::vector<uint32_t> hosts;           ///< host per endpoint; empty: the next free hosts
     Time start = Seconds(0);               ///< start offset
+    uint32_t priority = 0;                 ///< traffic class 0-7 (RDMA: class and PFC priority)
 
     /// TEXT (models::ParseJobPlacement syntax) onto *OUT, whose fields are the defaults.
     static bool Parse(const std::string& text, DltraceJobSpec* out, std::string* error);

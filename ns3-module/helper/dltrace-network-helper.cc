@@ -3,6 +3,7 @@
 #include "dltrace-network-helper.h"
 
 #include "ns3/boolean.h"
+#include "ns3/dltrace-dscp-packet-filter.h"
 #include "ns3/config.h"
 #include "ns3/dltrace-flow-ecmp-routing.h"
 #include "ns3/double.h"
@@ -148,7 +149,15 @@ DltraceNetworkHelper::GetTypeId()
                           "DCTCP paper's setting, scaled with the host link rate, at least 20).",
                           UintegerValue(0),
                           MakeUintegerAccessor(&DltraceNetworkHelper::m_ecnThresholdPackets),
-                          MakeUintegerChecker<uint32_t>());
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Priorities",
+                          "Jobs carry traffic classes (--job ...:priority=N, sockets marked "
+                          "DSCP CS<N>): switch ports serve 8 FIFO bands by strict priority "
+                          "(PrioQueueDisc, classified by DltraceDscpPacketFilter); needs the "
+                          "fifo queue (or auto without ECN).",
+                          BooleanValue(false),
+                          MakeBooleanAccessor(&DltraceNetworkHelper::m_priorities),
+                          MakeBooleanChecker());
     return tid;
 }
 
@@ -158,6 +167,7 @@ DltraceNetworkHelper::DltraceNetworkHelper()
       m_rcvBufBytes(0),
       m_queuePackets(1000),
       m_ecnThresholdPackets(0),
+      m_priorities(false),
       m_ecnK(0)
 {
 }
@@ -292,7 +302,26 @@ DltraceNetworkHelper::InstallQueues(const DltraceTopologyHelper& topology, std::
                  ? m_ecnThresholdPackets
                  : std::max<uint32_t>(20, uint32_t(std::llround(65.0 * hostRateBps / 1e10)));
     TrafficControlHelper sw;
-    if (kind == "fifo")
+    if (m_priorities && kind != "fifo")
+    {
+        *error = "job priorities over TCP use strict-priority FIFO bands at the switches; "
+                 "queue '" + kind + "' cannot be one (use --queue fifo, or --transport rdma)";
+        return false;
+    }
+    if (kind == "fifo" && m_priorities)
+    {
+        const uint16_t handle = sw.SetRootQueueDisc("ns3::PrioQueueDisc");
+        // By TypeId, so the filter is linked in from the static library.
+        sw.AddPacketFilter(handle, DltraceDscpPacketFilter::GetTypeId().GetName());
+        TrafficControlHelper::ClassIdList classes =
+            sw.AddQueueDiscClasses(handle, 8, "ns3::QueueDiscClass");
+        sw.AddChildQueueDiscs(handle,
+                              classes,
+                              "ns3::FifoQueueDisc",
+                              "MaxSize",
+                              QueueSizeValue(QueueSize(limit)));
+    }
+    else if (kind == "fifo")
     {
         sw.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", QueueSizeValue(QueueSize(limit)));
     }

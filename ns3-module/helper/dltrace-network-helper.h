@@ -83,6 +83,7 @@ class DltraceNetworkHelper : public Object
     std::string m_queueDisc;
     uint32_t m_queuePackets;
     uint32_t m_ecnThresholdPackets;
+    bool m_priorities;
 
     TypeId m_cc;
     std::string m_queueKind;

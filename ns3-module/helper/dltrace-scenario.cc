@@ -6,7 +6,11 @@
 #include "dltrace-helper.h"
 
 #include "ns3/dltrace-application.h"
+#include "ns3/dltrace-rdma-net-device.h"
+#include "ns3/boolean.h"
+#include "ns3/config.h"
 #include "ns3/double.h"
+#include "ns3/pointer.h"
 #include "ns3/log.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/simulator.h"
@@ -22,6 +26,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <set>
+#include <sstream>
 
 namespace ns3
 {
@@ -60,6 +66,9 @@ DltraceScenario::Destroy()
     m_flowMonitor = nullptr;
     m_flowHelper.reset();
     m_apps.clear();
+    m_rdmaMonitor = nullptr;
+    m_rdmaNetwork = nullptr;
+    m_rdma.reset();
     if (m_network)
     {
         m_network->Dispose(); // lets the queue discs go; the names stay for PrintSummary
@@ -79,6 +88,9 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     m_apps.clear();
     m_network = nullptr;
     m_links = nullptr;
+    m_rdma.reset();
+    m_rdmaNetwork = nullptr;
+    m_rdmaMonitor = nullptr;
     if (m_specs.empty())
     {
         *error = "no job to simulate";
@@ -95,7 +107,17 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     m_network->SetAttribute("QueueDisc", StringValue(config.queueDisc));
     m_network->SetAttribute("QueuePackets", UintegerValue(config.queuePackets));
     m_network->SetAttribute("EcnThreshold", UintegerValue(config.ecnThresholdPackets));
+    bool priorities = false;
+    for (const auto& spec : m_specs)
+    {
+        priorities = priorities || spec.priority > 0;
+    }
+    m_network->SetAttribute("Priorities", BooleanValue(priorities));
     if (!m_network->ConfigureTcp(error))
+    {
+        return false;
+    }
+    if (!ConfigureRdma(error))
     {
         return false;
     }
@@ -133,19 +155,31 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
         return false;
     }
 
-    m_topology.Build(m_topo);
-    if (!m_network->Install(m_topology, error))
+    if (m_rdma)
     {
-        return false;
+        BuildRdma();
+    }
+    else
+    {
+        m_topology.Build(m_topo);
+        if (!m_network->Install(m_topology, error))
+        {
+            return false;
+        }
     }
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
         std::vector<Ptr<Node>> nodes;
         for (uint32_t h : m_specs[j].hosts)
         {
-            nodes.push_back(m_topology.GetHosts().Get(h));
+            nodes.push_back(m_rdma ? m_rdma->GetHosts().Get(h) : m_topology.GetHosts().Get(h));
         }
         DltraceHelper helper(m_jobs[j]);
+        if (m_rdma)
+        {
+            m_rdmaNetwork->AddJob(uint32_t(j), m_specs[j].hosts, m_specs[j].priority);
+            helper.SetAttribute("RdmaNetwork", PointerValue(m_rdmaNetwork));
+        }
         ApplicationContainer apps = helper.Install(nodes);
         apps.Start(m_specs[j].start);
         m_apps.push_back(apps);
@@ -155,12 +189,26 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
 
     m_links = CreateObject<DltraceLinkMonitor>();
     m_links->SetAttribute("Interval", TimeValue(config.utilInterval));
-    for (const auto& link : m_topology.GetLinks())
+    if (m_rdma)
     {
-        m_links->AddLink(link.name, link.reverseName, link.rateBps, link.a, link.b);
+        for (const auto& link : m_rdma->GetLinks())
+        {
+            m_links->AddLink(link.name, link.reverseName, link.rateBps, link.a, link.b);
+        }
+        m_rdmaMonitor = CreateObject<DltraceRdmaMonitor>();
+        m_rdmaMonitor->SetAttribute("Interval", TimeValue(config.utilInterval));
+        m_rdmaMonitor->Watch(m_rdma.get(), m_rdmaNetwork);
+        m_rdmaMonitor->Start();
+    }
+    else
+    {
+        for (const auto& link : m_topology.GetLinks())
+        {
+            m_links->AddLink(link.name, link.reverseName, link.rateBps, link.a, link.b);
+        }
     }
     m_links->Start();
-    if (config.flowMonitor)
+    if (config.flowMonitor && !m_rdma)
     {
         m_flowHelper = std::make_unique<FlowMonitorHelper>();
         m_flowMonitor = m_flowHelper->Install(m_topology.GetHosts());
@@ -170,6 +218,102 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
         Simulator::Stop(config.stopTime);
     }
     return true;
+}
+
+// --transport rdma: the congestion control and its --cc-param settings are
+// checked (and set as attribute defaults) before anything is built.
+bool
+DltraceScenario::ConfigureRdma(std::string* error)
+{
+    if (m_config.transport == "tcp")
+    {
+        return true;
+    }
+    if (m_config.transport != "rdma")
+    {
+        *error = "unknown transport '" + m_config.transport + "' (tcp, rdma)";
+        return false;
+    }
+    TypeId cc;
+    if (!DltraceRdmaHelper::LookupCongestionControl(m_config.rdmaCongestionControl, &cc))
+    {
+        *error = "unknown RDMA congestion control '" + m_config.rdmaCongestionControl + "' (" +
+                 DltraceRdmaHelper::CongestionControlNames() + ")";
+        return false;
+    }
+    for (const std::string& param : m_config.ccParams)
+    {
+        const size_t eq = param.find('=');
+        const std::string name = param.substr(0, eq);
+        TypeId::AttributeInformation info;
+        if (eq == std::string::npos || name.empty() || !cc.LookupAttributeByName(name, &info))
+        {
+            std::string names;
+            for (TypeId t = cc; ; t = t.GetParent())
+            {
+                for (uint32_t a = 0; a < t.GetAttributeN(); ++a)
+                {
+                    names += (names.empty() ? "" : ", ") + t.GetAttribute(a).name;
+                }
+                if (t == DltraceRdmaCongestionControl::GetTypeId())
+                {
+                    break;
+                }
+            }
+            *error = "--cc-param '" + param + "': " + m_config.rdmaCongestionControl +
+                     " has no such parameter (name=value; " + names + ")";
+            return false;
+        }
+        const StringValue value(param.substr(eq + 1));
+        if (!Config::SetDefaultFailSafe(cc.GetName() + "::" + name, value) &&
+            !Config::SetDefaultFailSafe("ns3::DltraceRdmaCongestionControl::" + name, value))
+        {
+            *error = "--cc-param '" + param + "': bad value for " + name;
+            return false;
+        }
+    }
+    const std::string& egress = m_config.rdmaEgress;
+    if (egress == "strict")
+    {
+        Config::SetDefault("ns3::DltraceRdmaNetDevice::Scheduler", StringValue("strict"));
+    }
+    else if (egress == "wrr" || egress.rfind("wrr:", 0) == 0)
+    {
+        Config::SetDefault("ns3::DltraceRdmaNetDevice::Scheduler", StringValue("wrr"));
+        const std::string weights = egress.size() > 4 ? egress.substr(4) : "1,1,1,1,1,1,1,1";
+        std::array<uint32_t, DltraceRdmaNetDevice::kClasses> parsed;
+        if (!DltraceRdmaNetDevice::ParseWeights(weights, &parsed))
+        {
+            *error = "--rdma-egress '" + egress + "': weights are up to 8 comma-separated numbers 1..1000";
+            return false;
+        }
+        Config::SetDefault("ns3::DltraceRdmaNetDevice::WrrWeights", StringValue(weights));
+    }
+    else
+    {
+        *error = "--rdma-egress '" + egress + "': strict or wrr[:W0,...,W7]";
+        return false;
+    }
+    Config::SetDefault("ns3::DltraceRdmaSwitchMmu::PfcEnabled", BooleanValue(m_config.pfc));
+    m_rdma = std::make_unique<DltraceRdmaHelper>();
+    m_rdma->SetCongestionControl(m_config.rdmaCongestionControl);
+    return true;
+}
+
+void
+DltraceScenario::BuildRdma()
+{
+    // Several traffic classes: each port reserves PFC headroom for each.
+    std::set<uint32_t> classes;
+    for (const auto& spec : m_specs)
+    {
+        classes.insert(spec.priority);
+    }
+    Config::SetDefault("ns3::DltraceRdmaSwitchMmu::LosslessClasses",
+                       UintegerValue(uint32_t(classes.size())));
+    m_rdma->Build(dltrace::models::BuildTopology(m_topo.ToSpec()));
+    m_rdmaNetwork = CreateObject<DltraceRdmaNetwork>();
+    m_rdmaNetwork->SetFabric(m_rdma.get());
 }
 
 bool
@@ -182,6 +326,7 @@ DltraceScenario::CreateJobs(std::string* error)
         Ptr<DltraceJob> job = CreateObject<DltraceJob>();
         job->SetAttribute("TraceSet", StringValue(spec.trace));
         job->SetAttribute("Index", UintegerValue(uint32_t(j)));
+        job->SetAttribute("Priority", UintegerValue(spec.priority));
         job->SetAttribute("Algorithm", StringValue(spec.lower.algorithm));
         job->SetAttribute("Channels", UintegerValue(uint32_t(std::max(spec.lower.channels, 1))));
         job->SetAttribute("Iterations", UintegerValue(spec.iterations));
@@ -328,12 +473,20 @@ DltraceScenario::GetLinkPackets() const
 uint64_t
 DltraceScenario::GetEcnMarks() const
 {
+    if (m_rdmaMonitor)
+    {
+        return m_rdmaMonitor->GetEcnMarks();
+    }
     return m_network ? m_network->GetEcnMarks() : 0;
 }
 
 uint64_t
 DltraceScenario::GetQueueDrops() const
 {
+    if (m_rdmaMonitor)
+    {
+        return m_rdmaMonitor->GetDrops();
+    }
     return m_network ? m_network->GetSwitchQueueDrops() : 0;
 }
 
@@ -352,8 +505,16 @@ DltraceScenario::FillRecords()
     r.header.push_back("# ns-3 simulation: " + m_topo.Describe());
     r.header.push_back("# on " + DltraceNs3Build());
     const std::string cc = m_network ? m_network->GetCongestionControl().GetName() : "ns3::";
-    r.header.push_back("# " + cc.substr(5) + ", switch queues " + GetQueueDiscDescription() +
-                       ", scheduler " + m_config.scheduler);
+    if (m_rdma)
+    {
+        r.header.push_back("# RDMA (RoCEv2, PFC), congestion control " +
+                           m_config.rdmaCongestionControl + ", scheduler " + m_config.scheduler);
+    }
+    else
+    {
+        r.header.push_back("# " + cc.substr(5) + ", switch queues " + GetQueueDiscDescription() +
+                           ", scheduler " + m_config.scheduler);
+    }
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
         const auto& job = m_jobs[j];
@@ -393,6 +554,16 @@ DltraceScenario::FillRecords()
                   m_network ? m_network->GetHostQueueDrops() : 0,
                   m_links ? m_links->GetDeviceDrops() : 0);
     r.network.push_back(line);
+    if (m_rdmaMonitor)
+    {
+        std::ostringstream rdma;
+        m_rdmaMonitor->PrintSummary(rdma);
+        std::istringstream lines(rdma.str());
+        for (std::string l; std::getline(lines, l);)
+        {
+            r.network.push_back(l);
+        }
+    }
     r.simulated_s = m_simSeconds;
     r.wall_s = m_wallSeconds;
     r.events = packets;
@@ -413,7 +584,7 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
     {
         return false;
     }
-    return !m_flowMonitor || WriteFlowMonitor(dir, error);
+    return (!m_flowMonitor || WriteFlowMonitor(dir, error)) && WriteRdmaOutputs(dir, error);
 }
 
 bool
@@ -426,6 +597,12 @@ DltraceScenario::WriteFlowMonitor(const std::string& dir, std::string* error) co
     }
     m_flowMonitor->SerializeToXmlFile(xml.temporary_path(), true, true);
     return xml.Commit(error);
+}
+
+bool
+DltraceScenario::WriteRdmaOutputs(const std::string& dir, std::string* error) const
+{
+    return !m_rdmaMonitor || m_rdmaMonitor->Write(dir, error);
 }
 
 bool

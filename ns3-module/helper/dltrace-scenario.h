@@ -9,6 +9,9 @@
 #include "ns3/dltrace-job.h"
 #include "ns3/dltrace-link-monitor.h"
 #include "ns3/dltrace-network-helper.h"
+#include "ns3/dltrace-rdma-helper.h"
+#include "ns3/dltrace-rdma-monitor.h"
+#include "ns3/dltrace-rdma-transport.h"
 #include "ns3/dltrace-topology-helper.h"
 #include "ns3/flow-monitor-helper.h"
 #include "ns3/nstime.h"
@@ -57,6 +60,11 @@ struct DltraceScenarioConfig
     Time stopTime = Seconds(0);       ///< stop the simulation here (0: when every job is done)
     Time utilInterval = MilliSeconds(1); ///< DltraceLinkMonitor::Interval (0: off)
     bool flowMonitor = true;
+    std::string transport = "tcp";    ///< tcp, or rdma (RoCEv2 queue pairs, PFC; DltraceRdmaHelper)
+    std::string rdmaCongestionControl = "dcqcn"; ///< rdma: none, dcqcn, hpcc, timely
+    std::vector<std::string> ccParams; ///< rdma: "name=value", attributes of the congestion control
+    std::string rdmaEgress = "strict"; ///< rdma: switch egress "strict" or "wrr[:w0,...,w7]" (DltraceRdmaNetDevice::Scheduler)
+    bool pfc = true;                   ///< rdma: DltraceRdmaSwitchMmu::PfcEnabled (false: lossy RoCE)
     std::string pcapPrefix;           ///< non-empty: pcap of every link under this prefix
     std::vector<DltraceJobSpec> jobs;
 };
@@ -99,6 +107,8 @@ class DltraceScenario
     /// DIR/flowmon.xml (with histograms and per-probe statistics).
     bool WriteFlowMonitor(const std::string& dir, std::string* error) const;
     bool HasFlowMonitor() const;
+    /// With --transport rdma: DIR/queues.csv, pfc.csv, qps.csv, messages.csv (else nothing).
+    bool WriteRdmaOutputs(const std::string& dir, std::string* error) const;
     /// The summary (dltrace::runs::FormatSimulationSummary): per job op kinds and
     /// iterations against the recorded times, bytes, network counters and speed.
     void PrintSummary(std::ostream& os) const;
@@ -117,6 +127,8 @@ class DltraceScenario
 
   private:
     bool CreateJobs(std::string* error);
+    bool ConfigureRdma(std::string* error);
+    void BuildRdma();
     bool PlaceJobs(uint32_t* hostsNeeded, std::string* error);
     void JobDone(Ptr<DltraceJob> job);
     void FillRecords();
@@ -131,6 +143,9 @@ class DltraceScenario
     std::vector<ApplicationContainer> m_apps;
     std::unique_ptr<FlowMonitorHelper> m_flowHelper;
     Ptr<FlowMonitor> m_flowMonitor;
+    std::unique_ptr<DltraceRdmaHelper> m_rdma; ///< the fabric, with --transport rdma
+    Ptr<DltraceRdmaNetwork> m_rdmaNetwork;
+    Ptr<DltraceRdmaMonitor> m_rdmaMonitor;
     dltrace::runs::SimulationRecords m_records;
     double m_wallSeconds;
     double m_simSeconds;

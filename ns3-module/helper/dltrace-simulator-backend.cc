@@ -49,19 +49,21 @@ class Ns3Simulator final : public Simulator
   public:
     bool Check(const SimulationConfig& config, std::string* error) override
     {
-        if (config.transport != "tcp")
+        if (config.transport != "tcp" && config.transport != "rdma")
         {
-            *error = "--transport " + config.transport + ": the ns-3 simulator models tcp only";
+            *error = "--transport " + config.transport + ": the ns-3 simulator models tcp and rdma";
             return false;
         }
         ns3::DltraceScenarioConfig& c = m_config;
         c = ns3::DltraceScenarioConfig();
+        c.transport = config.transport;
         m_pcap = false;
         for (const auto& [name, value] : config.settings)
         {
             double x = 0;
             const bool number = name != "queue" && name != "recovery" && name != "scheduler" &&
-                                name != "no-flowmon" && name != "pcap";
+                                name != "no-flowmon" && name != "pcap" && name != "cc-param" &&
+                                name != "rdma-egress" && name != "no-pfc";
             if (number && !ParseNumber("--" + name, value, &x, error))
             {
                 return false;
@@ -90,6 +92,12 @@ class Ns3Simulator final : public Simulator
                 c.flowMonitor = false;
             else if (name == "pcap")
                 m_pcap = true;
+            else if (name == "cc-param")
+                c.ccParams.push_back(value);
+            else if (name == "rdma-egress")
+                c.rdmaEgress = value;
+            else if (name == "no-pfc")
+                c.pfc = false;
         }
         return true;
     }
@@ -99,7 +107,14 @@ class Ns3Simulator final : public Simulator
         ns3::DltraceScenarioConfig& c = m_config;
         if (!config.congestion_control.empty())
         {
-            c.congestionControl = config.congestion_control;
+            if (c.transport == "rdma")
+            {
+                c.rdmaCongestionControl = config.congestion_control;
+            }
+            else
+            {
+                c.congestionControl = config.congestion_control;
+            }
         }
         for (const char* type : {"ns3::TcpMltcpNewReno", "ns3::TcpMltcpDctcp"})
         {
@@ -146,13 +161,18 @@ class Ns3Simulator final : public Simulator
 
     bool WriteOwnOutputs(const std::string& dir, std::string* error) const override
     {
-        return !m_scenario.HasFlowMonitor() || m_scenario.WriteFlowMonitor(dir, error);
+        return (!m_scenario.HasFlowMonitor() || m_scenario.WriteFlowMonitor(dir, error)) &&
+               m_scenario.WriteRdmaOutputs(dir, error);
     }
 
     std::vector<std::string> OwnOutputNames() const override
     {
         std::vector<std::string> names;
-        if (m_config.flowMonitor)
+        if (m_config.transport == "rdma")
+        {
+            names = {"queues.csv", "pfc.csv", "qps.csv", "messages.csv"};
+        }
+        else if (m_config.flowMonitor)
         {
             names.push_back("flowmon.xml");
         }
@@ -198,6 +218,13 @@ Number(const std::string& flag,
     return s;
 }
 
+SettingSpec
+Repeatable(SettingSpec s)
+{
+    s.repeatable = true;
+    return s;
+}
+
 } // namespace
 
 void
@@ -207,7 +234,8 @@ RegisterNs3()
     SimulatorInfo info;
     info.name = "ns3";
     info.title = "ns-3";
-    info.description = "packet-level ns-3 TCP (congestion control, queues, ECN; tens of hosts)";
+    info.description = "packet-level ns-3 TCP or RDMA (RoCEv2, PFC, DCQCN/HPCC/TIMELY; congestion control, "
+                       "queues, ECN; tens of hosts)";
     info.build = ns3::DltraceNs3Build();
     info.settings = {
         Setting("--queue",
@@ -240,6 +268,13 @@ RegisterNs3()
                "0"),
         Setting("--no-flowmon", "no flowmon.xml (ns-3 FlowMonitor)", Kind::kFlag),
         Setting("--pcap", "a pcap of every link under DIR/pcap/", Kind::kFlag),
+        Repeatable(Setting("--cc-param",
+                           "rdma: NAME=VALUE, an attribute of the congestion control (e.g. "
+                           "RateAi=40000000, Eta=0.9); see README \"RDMA transport\"")),
+        Setting("--rdma-egress",
+                "rdma: switch egress over traffic classes: strict (priority 7 first, default) or "
+                "wrr[:W0,...,W7] (weighted round robin)"),
+        Setting("--no-pfc", "rdma: lossy RoCE (no PFC; drops counted, go-back-N recovers)", Kind::kFlag),
     };
     info.make = [] { return std::make_unique<Ns3Simulator>(); };
     RegisterSimulator(std::move(info));

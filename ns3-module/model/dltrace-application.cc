@@ -2,6 +2,7 @@
 // start, hands the result to the job at the end, and reports ops as they run.
 #include "dltrace-application.h"
 
+#include "dltrace-rdma-transport.h"
 #include "dltrace-socket-transport.h"
 
 #include "ns3/ipv4.h"
@@ -34,6 +35,12 @@ DltraceApplication::GetTypeId()
                           PointerValue(),
                           MakePointerAccessor(&DltraceApplication::m_job),
                           MakePointerChecker<DltraceJob>())
+            .AddAttribute("RdmaNetwork",
+                          "When set, the endpoint sends over this RDMA fabric's queue pairs "
+                          "instead of TCP sockets.",
+                          PointerValue(),
+                          MakePointerAccessor(&DltraceApplication::m_rdma),
+                          MakePointerChecker<DltraceRdmaNetwork>())
             .AddAttribute("Endpoint",
                           "Which endpoint of the job's schedule this application runs.",
                           UintegerValue(0),
@@ -61,8 +68,10 @@ void
 DltraceApplication::DoDispose()
 {
     m_executor.reset();
+    m_socket = nullptr;
     m_transport.reset();
     m_job = nullptr;
+    m_rdma = nullptr;
     Application::DoDispose();
 }
 
@@ -93,21 +102,32 @@ DltraceApplication::StartApplication()
     NS_ABORT_MSG_IF(m_endpoint >= schedule.ranks.size(),
                     "DltraceApplication: endpoint " << m_endpoint << " is not in the schedule ("
                                                     << schedule.ranks.size() << " endpoints)");
-    std::vector<InetSocketAddress> addresses;
-    for (uint32_t e = 0; e < m_job->GetEndpointCount(); ++e)
+    if (m_rdma)
     {
-        addresses.emplace_back(m_job->GetEndpointAddress(e), m_job->GetEndpointPort(e));
+        m_transport = std::make_unique<DltraceRdmaTransport>(m_rdma,
+                                                             m_job->GetIndex(),
+                                                             int32_t(m_endpoint));
     }
-    std::vector<DltraceSocketTransport::PeerChannels> peers;
-    for (const auto& p : dltrace::executor::PeersOf(schedule, int32_t(m_endpoint)))
+    else
     {
-        peers.push_back({p.peer, p.channels});
+        std::vector<InetSocketAddress> addresses;
+        for (uint32_t e = 0; e < m_job->GetEndpointCount(); ++e)
+        {
+            addresses.emplace_back(m_job->GetEndpointAddress(e), m_job->GetEndpointPort(e));
+        }
+        std::vector<DltraceSocketTransport::PeerChannels> peers;
+        for (const auto& p : dltrace::executor::PeersOf(schedule, int32_t(m_endpoint)))
+        {
+            peers.push_back({p.peer, p.channels});
+        }
+        auto socket = std::make_unique<DltraceSocketTransport>(GetNode(),
+                                                               m_job->GetIndex(),
+                                                               int32_t(m_endpoint),
+                                                               std::move(addresses),
+                                                               std::move(peers));
+        m_socket = socket.get();
+        m_transport = std::move(socket);
     }
-    m_transport = std::make_unique<DltraceSocketTransport>(GetNode(),
-                                                           m_job->GetIndex(),
-                                                           int32_t(m_endpoint),
-                                                           std::move(addresses),
-                                                           std::move(peers));
     dltrace::executor::ExecutorOptions options;
     options.time_scale = m_job->GetTimeScale();
     m_executor = std::make_unique<dltrace::executor::ScheduleExecutor>(schedule,
@@ -122,8 +142,12 @@ DltraceApplication::StartApplication()
                    NanoSeconds(int64_t(origin + range.start_ns)),
                    NanoSeconds(int64_t(origin + range.end_ns)));
     });
-    m_transport->SetProgress(m_job->GetProgress());
-    m_transport->Start();
+    if (m_socket)
+    {
+        m_socket->SetIpTos(uint8_t(m_job->GetPriority() << 5));
+        m_socket->SetProgress(m_job->GetProgress());
+        m_socket->Start();
+    }
     Ptr<DltraceJob> job = m_job;
     m_executor->Start([this, job](const dltrace::executor::RankResult& result) {
         job->NotifyEndpointDone(result);
@@ -145,9 +169,9 @@ DltraceApplication::StopApplication()
     NS_LOG_FUNCTION(this << m_endpoint);
     Abandon("stopped at " + std::to_string(Simulator::Now().GetSeconds()) +
             " s (simulated) before finishing");
-    if (m_transport)
+    if (m_socket)
     {
-        m_transport->Stop();
+        m_socket->Stop();
     }
 }
 

@@ -22,6 +22,7 @@ namespace ns3
 {
 
 class DltraceSocketTransport;
+class DltraceRdmaNetwork;
 
 /**
  * \ingroup dltrace
@@ -69,7 +70,9 @@ class DltraceApplication : public Application
 
     Ptr<DltraceJob> m_job;
     uint32_t m_endpoint;
-    std::unique_ptr<DltraceSocketTransport> m_transport;
+    Ptr<DltraceRdmaNetwork> m_rdma; ///< set: the RDMA transport instead of TCP sockets
+    std::unique_ptr<dltrace::executor::Transport> m_transport;
+    DltraceSocketTransport* m_socket = nullptr; ///< m_transport when it is the TCP one
     std::unique_ptr<dltrace::executor::ScheduleExecutor> m_executor;
 
     TracedCallback<uint32_t, uint32_t> m_opStart;

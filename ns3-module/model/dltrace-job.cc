@@ -60,6 +60,12 @@ DltraceJob::GetTypeId()
                           UintegerValue(5000),
                           MakeUintegerAccessor(&DltraceJob::m_basePort),
                           MakeUintegerChecker<uint16_t>())
+            .AddAttribute("Priority",
+                          "Traffic class 0-7 of the job's traffic: the RDMA class (and PFC "
+                          "priority), or over TCP the DSCP class selector CS<n>.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&DltraceJob::m_priority),
+                          MakeUintegerChecker<uint32_t>(0, 7))
             .AddAttribute("Index",
                           "The job's place among the simulation's jobs (0 for the first): "
                           "part of its connections' ECMP hash (models::FlowHash).",
@@ -79,6 +85,7 @@ DltraceJob::DltraceJob()
       m_timeScale(1.0),
       m_basePort(5000),
       m_index(0),
+      m_priority(0),
       m_lowerSet(false),
       m_doneCount(0)
 {
@@ -204,6 +211,12 @@ DltraceJob::GetEndpointPort(uint32_t endpoint) const
                     "DltraceJob: BasePort " << m_basePort << " + endpoint " << endpoint
                                             << " is past port 65535");
     return uint16_t(m_basePort + endpoint);
+}
+
+uint32_t
+DltraceJob::GetPriority() const
+{
+    return m_priority;
 }
 
 uint32_t

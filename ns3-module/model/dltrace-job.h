@@ -64,6 +64,8 @@ class DltraceJob : public Object
     uint16_t GetEndpointPort(uint32_t endpoint) const;
 
     uint32_t GetIndex() const;
+    /// Traffic class 0-7 (Priority attribute).
+    uint32_t GetPriority() const;
     double GetTimeScale() const;
     std::string GetTracePath() const;
     std::string GetAlgorithm() const;
@@ -91,6 +93,7 @@ class DltraceJob : public Object
     double m_timeScale;
     uint16_t m_basePort;
     uint32_t m_index;
+    uint32_t m_priority;
     dltrace::models::LowerOptions m_lower;
     bool m_lowerSet;
 

@@ -103,6 +103,12 @@ DltraceSocketTransport::SetProgress(std::shared_ptr<dltrace::models::JobProgress
 }
 
 void
+DltraceSocketTransport::SetIpTos(uint8_t tos)
+{
+    m_tos = tos;
+}
+
+void
 DltraceSocketTransport::Start()
 {
     NS_LOG_FUNCTION(this << m_self);
@@ -116,6 +122,10 @@ DltraceSocketTransport::Start()
                                                "BasePort ranges)");
     }
     DltraceBindMltcp(m_listener, m_progress, m_self); // accepted sockets fork it
+    if (m_tos)
+    {
+        m_listener->SetIpTos(m_tos);
+    }
     m_listener->Listen();
     m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
                                   MakeCallback(&DltraceSocketTransport::Accepted, this));
@@ -130,6 +140,10 @@ DltraceSocketTransport::Start()
             Connection& c = GetConnection(p.peer, ch);
             c.socket = Socket::CreateSocket(m_node, TcpSocketFactory::GetTypeId());
             c.socket->Bind();
+            if (m_tos)
+            {
+                c.socket->SetIpTos(m_tos);
+            }
             if (auto paths = DltraceEcmpPaths::Current())
             {
                 Address local;
@@ -213,6 +227,10 @@ DltraceSocketTransport::ConnectFailed(Ptr<Socket> socket)
 void
 DltraceSocketTransport::Accepted(Ptr<Socket> socket, const Address& /* from */)
 {
+    if (m_tos)
+    {
+        socket->SetIpTos(m_tos); // the reverse direction (ACKs, replies) in the same class
+    }
     auto c = std::make_unique<Connection>();
     c->socket = socket;
     Watch(socket, c.get());

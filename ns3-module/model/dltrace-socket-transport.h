@@ -63,6 +63,8 @@ class DltraceSocketTransport : public dltrace::executor::Transport
     /// Counts the payload bytes handed to TCP in PROGRESS, and binds MLTCP
     /// congestion controls to it (when the sockets' type is one). Before Start().
     void SetProgress(std::shared_ptr<dltrace::models::JobProgress> progress);
+    /// IP TOS of every socket of this endpoint (0: best effort), set before Start().
+    void SetIpTos(uint8_t tos);
     /// Listens, and connects to every higher peer on every channel.
     void Start();
     /// Closes every socket; nothing is delivered afterwards.
@@ -143,6 +145,7 @@ class DltraceSocketTransport : public dltrace::executor::Transport
 
     Ptr<Node> m_node;
     uint32_t m_job;
+    uint8_t m_tos = 0;
     int32_t m_self;
     std::vector<InetSocketAddress> m_addresses;
     std::vector<PeerChannels> m_peers;

@@ -282,6 +282,51 @@ void LoadFlows(const std::string& dir, RunTimes* run) {
   if (run->fct_ns.empty()) run->fct_note = dir + "/flows.csv lists no flows";
 }
 
+// Splits a CSV line (no quoting: dltrace writes none in these files).
+std::vector<std::string> CsvCells(const std::string& line) {
+  std::vector<std::string> cells;
+  std::stringstream ls(line);
+  for (std::string cell; std::getline(ls, cell, ',');) cells.push_back(cell);
+  return cells;
+}
+
+// queues.csv (time_s,port,queue_bytes) and pfc.csv of an RDMA run, when present.
+// Several jobs' results sit in DIR/job<J>/, the fabric's files in DIR.
+void LoadFabric(std::string dir, RunTimes* run) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  const size_t slash = dir.rfind('/');
+  if (std::ifstream(dir + "/queues.csv").fail() && slash != std::string::npos &&
+      dir.compare(slash + 1, 3, "job") == 0)
+    dir = dir.substr(0, slash);
+  std::ifstream queues(dir + "/queues.csv");
+  std::string line;
+  if (queues && std::getline(queues, line) && line.rfind("time_s,port,queue_bytes", 0) == 0) {
+    std::map<std::string, size_t> index;
+    while (std::getline(queues, line)) {
+      auto c = CsvCells(line);
+      if (c.size() < 3) continue;
+      auto [it, added] = index.emplace(c[1], run->queues.size());
+      if (added) run->queues.push_back({c[1], {}, {}, 0});
+      auto& q = run->queues[it->second];
+      q.t_s.push_back(std::strtod(c[0].c_str(), nullptr));
+      q.bytes.push_back(std::strtod(c[2].c_str(), nullptr));
+      q.peak = std::max(q.peak, q.bytes.back());
+    }
+    run->queues.erase(std::remove_if(run->queues.begin(), run->queues.end(),
+                                     [](const RunTimes::PortQueue& q) { return q.peak <= 0; }),
+                      run->queues.end());
+  }
+  std::ifstream pfc(dir + "/pfc.csv");
+  if (pfc && std::getline(pfc, line) && line.rfind("port,priority,", 0) == 0) {
+    while (std::getline(pfc, line)) {
+      auto c = CsvCells(line);
+      if (c.size() < 7) continue;
+      double paused = std::strtod(c[6].c_str(), nullptr);
+      if (paused > 0) run->paused_s.push_back({c[0] + " prio " + c[1], paused});
+    }
+  }
+}
+
 }  // namespace
 
 bool IsResultsDir(const std::string& path) { return !ResultsFiles(path).empty(); }
@@ -308,6 +353,7 @@ bool LoadResultsRun(const std::string& dir, RunTimes* run, std::string* error) {
                    std::to_string(run->endpoints) + " endpoints";
   }
   LoadFlows(dir, run);
+  LoadFabric(dir, run);
   return true;
 }
 

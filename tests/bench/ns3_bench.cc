@@ -42,6 +42,7 @@ namespace {
 struct Run {
   std::string label, scheduler;
   uint32_t buffer;
+  std::string rdmaCc;  // non-empty: --transport rdma with this congestion control
 };
 
 struct Figures {
@@ -205,7 +206,9 @@ int main(int argc, char** argv) {
                              {"calendar scheduler", "calendar", def},
                              {"1 MiB buffers", "heap", 1u << 20},
                              {"4 MiB buffers", "heap", 4u << 20},
-                             {"16 MiB buffers", "heap", 16u << 20}});
+                             {"16 MiB buffers", "heap", 16u << 20},
+                             {"rdma dcqcn (RoCEv2, PFC)", "heap", def, "dcqcn"},
+                             {"rdma hpcc (RoCEv2, PFC)", "heap", def, "hpcc"}});
   }
   const std::string topology = smoke ? "star:rate=100Gbps" : "leaf-spine:rate=100Gbps";
   std::printf("# one %s, ring all-reduce, %s, TcpNewReno\n",
@@ -217,12 +220,17 @@ int main(int argc, char** argv) {
               "vs_default", "sim_s/wall_s", "pkts/s", "pkts/cpu_s");
   double baseline = 0;
   Figures module_defaults;
+  Figures rdma_dcqcn;
   int status = 0;
   for (const Run& r : runs) {
     ns3::DltraceScenarioConfig c;
     c.topology = topology;
     c.scheduler = r.scheduler;
     c.sndBufBytes = c.rcvBufBytes = r.buffer;
+    if (!r.rdmaCc.empty()) {
+      c.transport = "rdma";
+      c.rdmaCongestionControl = r.rdmaCc;
+    }
     c.flowMonitor = false;
     c.utilInterval = ns3::Seconds(0);
     ns3::DltraceJobSpec job;
@@ -250,6 +258,7 @@ int main(int argc, char** argv) {
       baseline = f.wall_s;
       module_defaults = f;
     }
+    if (r.rdmaCc == "dcqcn") rdma_dcqcn = f;
     if (!s.AllJobsComplete()) {
       std::fprintf(stderr, "dltrace-ns3-bench: %s: the job did not finish\n", r.label.c_str());
       status = 1;
@@ -257,6 +266,12 @@ int main(int argc, char** argv) {
     PrintRow(r.label, f, baseline);
     s.Destroy();
   }
+  if (rdma_dcqcn.wall_s > 0)
+    std::printf("rdma (dcqcn) vs tcp (defaults): %.3g vs %.3g packets (on links, ACKs included) per wall second "
+                "= %.2fx; the job %.2fx the wall time, %.2fx the CPU time\n",
+                rdma_dcqcn.packets / rdma_dcqcn.wall_s, module_defaults.packets / module_defaults.wall_s,
+                (rdma_dcqcn.packets / rdma_dcqcn.wall_s) / (module_defaults.packets / module_defaults.wall_s),
+                rdma_dcqcn.wall_s / module_defaults.wall_s, rdma_dcqcn.cpu_s / module_defaults.cpu_s);
   // The plain program last, with the same schedule's bytes between the same hosts.
   if (baseline == 0) baseline = 1;
   Figures plain;

@@ -102,6 +102,41 @@ class SimulateTest(unittest.TestCase):
         r = run("simulate", self.trace, "-o", d)
         self.assertOneLineError(r, ["never overwritten"])
 
+    def test_rdma_transport_writes_complete_results_and_fabric_outputs(self):
+        out = self.out("rdma")
+        r = run("simulate", self.trace, "--transport", "rdma", "--cc", "dcqcn", "--topo",
+                "star:rate=10Gbps", "--util-ms", "0.5", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("RDMA (RoCEv2, PFC), congestion control dcqcn", r.stdout)
+        self.assertIn("PFC pause frames", r.stdout)
+        for rank in range(4):
+            res = load(os.path.join(out, "rank%d.results.json" % rank))
+            self.assertTrue(res["complete"], res)
+        for name in ("queues.csv", "pfc.csv", "qps.csv", "messages.csv", "links.csv", "flows.csv"):
+            self.assertTrue(os.path.exists(os.path.join(out, name)), name)
+        self.assertFalse(os.path.exists(os.path.join(out, "flowmon.xml")))
+        with open(os.path.join(out, "messages.csv")) as f:
+            rows = f.read().splitlines()
+        self.assertEqual(rows[0], "job,src,dst,channel,priority,bytes,posted_s,completion_s,ideal_s,slowdown")
+        # Every message completed, none faster than alone on the empty path.
+        for row in rows[1:]:
+            self.assertGreaterEqual(float(row.split(",")[-1]), 0.999, row)
+        with open(os.path.join(out, "queues.csv")) as f:
+            self.assertEqual(f.readline().strip(), "time_s,port,queue_bytes")
+
+    def test_rdma_bad_settings_are_one_error_line(self):
+        r = run("simulate", self.trace, "--transport", "rdma", "--cc", "reno", "-o", self.out("bad5"))
+        self.assertOneLineError(r, ["unknown RDMA congestion control 'reno'", "hpcc"])
+        r = run("simulate", self.trace, "--transport", "rdma", "--cc", "hpcc", "--cc-param", "Etta=0.9",
+                "-o", self.out("bad6"))
+        self.assertOneLineError(r, ["--cc-param 'Etta=0.9'", "Eta"])
+        r = run("simulate", self.trace, "--transport", "rdma", "--rdma-egress", "fair", "-o", self.out("bad7"))
+        self.assertOneLineError(r, ["--rdma-egress 'fair'"])
+        r = run("simulate", "--job", self.trace + ":priority=9", "--transport", "rdma", "-o", self.out("bad8"))
+        self.assertOneLineError(r, ["priority=9"])
+        for d in ("bad5", "bad6", "bad7", "bad8"):
+            self.assertFalse(os.path.exists(self.out(d)), d)
+
     def test_pcap_writes_one_capture_per_link(self):
         d = self.out("pcap")
         r = run("simulate", self.trace, "--algo", "ring", "--topo", "star:rate=10Gbps", "--time-scale", "0",

@@ -199,7 +199,8 @@
     rows.forEach(function (r, i) {
       var v = value(r);
       mark(f, "rect", { x: f.x0 + i * band + band * 0.15, y: y(v), width: band * 0.7, height: Math.max(f.y0 - y(v), 0.5),
-                        fill: PALETTE[i % PALETTE.length] }, r.kind + ": " + fmt(v) + " in " + r.ops + " calls");
+                        fill: PALETTE[i % PALETTE.length] }, r.ops === undefined ? r.kind + ": " + fmt(v)
+                                                                   : r.kind + ": " + fmt(v) + " in " + r.ops + " calls");
       el("text", { x: f.x0 + (i + 0.5) * band, y: f.y0 + 12, "text-anchor": "end",
                    transform: "rotate(-30 " + (f.x0 + (i + 0.5) * band) + " " + (f.y0 + 12) + ")" }, f.svg, r.kind);
     });
@@ -293,6 +294,12 @@
               function (v) { return v.toFixed(2); }, "fraction of flows", "flow completion time", fmtUs, true);
   }
 
+  function queuesChart(d) {
+    var series = d.queues.map(function (q) { return { label: q.label, x: q.t, y: q.bytes }; });
+    lineChart("queues", "Switch egress queues", "RDMA runs: the ports with the highest peaks (queues.csv)", series,
+              fmtBytes, "queue", "time", function (v) { return fmtNum(v) + " s"; });
+  }
+
   function run() {
     var d = JSON.parse(document.getElementById("dltrace-data").textContent);
     var only = (window.location.hash.match(/chart=([A-Za-z0-9-]+)/) || [])[1];
@@ -315,7 +322,14 @@
       ["sizes", function () { sizesChart(d); }],
       ["res", function () { resourceCharts(d); }],
       ["iterations", function () { iterationsChart(d); }],
-      ["fct", function () { if (d.fct.length) fctChart(d); }]
+      ["fct", function () { if (d.fct.length) fctChart(d); }],
+      ["queues", function () { if (d.queues && d.queues.length) queuesChart(d); }],
+      ["pauses", function () {
+        if (d.pauses && d.pauses.length)
+          barChart("pauses", "PFC pause time", "RDMA runs: per port and priority (pfc.csv)",
+                   d.pauses.map(function (r) { return { kind: r.label, us: r.us }; }),
+                   function (r) { return r.us; }, fmtUs, "time paused");
+      }]
     ];
     charts.forEach(function (c) {
       if (only && c[0] !== only && !(c[0] === "res" && only.indexOf("res-") === 0)) return;

@@ -46,6 +46,18 @@ std::string RunLabel(const runs::RunTimes& r) {
   return r.source + " " + r.algorithm + " (" + base + ")";
 }
 
+bool HasQueues(const ReportOptions& options) {
+  for (const auto& r : options.runs)
+    if (!r.queues.empty()) return true;
+  return false;
+}
+
+bool HasPauses(const ReportOptions& options) {
+  for (const auto& r : options.runs)
+    if (!r.paused_s.empty()) return true;
+  return false;
+}
+
 bool HasFct(const ReportOptions& options) {
   for (const auto& r : options.runs)
     if (!r.fct_ns.empty()) return true;
@@ -196,6 +208,20 @@ std::string BuildData(const models::Job& job, const ReportOptions& options, std:
     fct.push_back({{"label", RunLabel(r)}, {"count", r.fct_ns.size()}, {"ns", Thin(r.fct_ns, 1000)}});
   }
   j["fct"] = std::move(fct);
+  // RDMA runs: the 8 switch ports with the highest peaks, and PFC pause time.
+  Json queues = Json::array();
+  Json pauses = Json::array();
+  for (const auto& r : options.runs) {
+    auto ports = r.queues;
+    std::sort(ports.begin(), ports.end(), [](const auto& a, const auto& b) { return a.peak > b.peak; });
+    if (ports.size() > 8) ports.resize(8);
+    for (const auto& q : ports)
+      queues.push_back({{"label", RunLabel(r) + " " + q.port}, {"t", q.t_s}, {"bytes", q.bytes}});
+    for (const auto& [port, seconds] : r.paused_s)
+      pauses.push_back({{"label", RunLabel(r) + " " + port}, {"us", seconds * 1e6}});
+  }
+  j["queues"] = std::move(queues);
+  j["pauses"] = std::move(pauses);
   if (!HasFct(options))
     notes->push_back("no flow completion times: give a `dltrace simulate` results directory with flows.csv (fct_ns)");
   j["notes"] = *notes;
@@ -217,6 +243,8 @@ std::vector<std::string> ReportChartIds(const ReportOptions& options) {
   std::vector<std::string> ids = {"matrix", "timeline", "kind-bytes", "kind-time", "sizes",
                                   "res-cpu", "res-mem", "res-net", "res-disk", "iterations"};
   if (HasFct(options)) ids.push_back("fct");
+  if (HasQueues(options)) ids.push_back("queues");
+  if (HasPauses(options)) ids.push_back("pauses");
   return ids;
 }
 

@@ -23,12 +23,13 @@ struct JobPlacement {
   double time_scale = 1.0;                    // compute gaps multiplied by this
   std::vector<uint32_t> hosts;                // host per endpoint; empty: the next free hosts
   uint64_t start_ns = 0;                      // start offset
+  uint32_t priority = 0;                      // traffic class 0-7 (RDMA class and PFC priority; TCP DSCP)
 };
 
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}.
 bool ParseHostList(const std::string& text, std::vector<uint32_t>* out);
 
-// TEXT = "TRACE[:hosts=A-B][:start=T][:algo=A][:channels=C][:iterations=N]"
+// TEXT = "TRACE[:hosts=A-B][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P]"
 // onto *OUT, whose fields are the defaults for what TEXT leaves out.
 bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* error);
 

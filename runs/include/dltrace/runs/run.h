@@ -47,6 +47,16 @@ struct RunTimes {
   // Flow completion times from DIR/flows.csv (ns-3 runs), when it has fct_ns.
   std::vector<double> fct_ns;
   std::string fct_note;   // why there are none, when there are none
+  // RDMA runs (`simulate --transport rdma`): occupancy over time of the
+  // switch egress ports that ever queued (DIR/queues.csv), and seconds each
+  // port and priority was paused by PFC (DIR/pfc.csv).
+  struct PortQueue {
+    std::string port;
+    std::vector<double> t_s, bytes;
+    double peak = 0;
+  };
+  std::vector<PortQueue> queues;
+  std::vector<std::pair<std::string, double>> paused_s;  // "port prio P", seconds
 };
 
 // Recorded duration of each schedule op (the longest member's, on the GPU

@@ -1,0 +1,197 @@
+// DltraceRdmaHelper: nodes, cables and ports from the graph; routes by the graph's ECMP.
+#include "dltrace-rdma-helper.h"
+
+#include "ns3/dltrace-rdma-channel.h"
+#include "ns3/dltrace-rdma-dcqcn.h"
+#include "ns3/dltrace-rdma-hpcc.h"
+#include "ns3/dltrace-rdma-net-device.h"
+#include "ns3/dltrace-rdma-timely.h"
+#include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaHelper");
+
+bool
+DltraceRdmaHelper::LookupCongestionControl(const std::string& name, TypeId* tid)
+{
+    if (name == "none")
+    {
+        *tid = DltraceRdmaCongestionControl::GetTypeId();
+    }
+    else if (name == "dcqcn")
+    {
+        *tid = DltraceRdmaDcqcn::GetTypeId();
+    }
+    else if (name == "hpcc")
+    {
+        *tid = DltraceRdmaHpcc::GetTypeId();
+    }
+    else if (name == "timely")
+    {
+        *tid = DltraceRdmaTimely::GetTypeId();
+    }
+    else
+    {
+        return false;
+    }
+    return true;
+}
+
+std::string
+DltraceRdmaHelper::CongestionControlNames()
+{
+    return "none, dcqcn, hpcc, timely";
+}
+
+void
+DltraceRdmaHelper::SetCongestionControl(const std::string& name)
+{
+    TypeId tid;
+    if (!LookupCongestionControl(name, &tid))
+    {
+        NS_FATAL_ERROR("unknown RDMA congestion control '" << name << "' (known: "
+                                                           << CongestionControlNames() << ")");
+    }
+    m_cc.SetTypeId(tid);
+    m_haveCc = true;
+}
+
+void
+DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
+{
+    m_routing = std::make_shared<DltraceRdmaRouting>(graph);
+    const uint32_t nodes = static_cast<uint32_t>(graph.names.size());
+    m_hosts.Create(graph.hosts);
+    m_switchNodes.Create(nodes - graph.hosts);
+    for (uint32_t s = graph.hosts; s < nodes; ++s)
+    {
+        Ptr<DltraceRdmaSwitch> sw = CreateObject<DltraceRdmaSwitch>();
+        sw->SetRouting(m_routing, s);
+        m_switchNodes.Get(s - graph.hosts)->AggregateObject(sw);
+        m_switches.push_back(sw);
+    }
+    for (uint32_t h = 0; h < graph.hosts; ++h)
+    {
+        Ptr<DltraceRdmaNic> nic = CreateObject<DltraceRdmaNic>();
+        if (m_haveCc)
+        {
+            nic->SetCongestionControl(m_cc);
+        }
+        m_hosts.Get(h)->AggregateObject(nic);
+        m_nics.push_back(nic);
+    }
+    const uint32_t mtu = m_nics.empty() ? 1024 : m_nics[0]->GetMtu();
+    auto nodeOf = [&](uint32_t n) {
+        return n < graph.hosts ? m_hosts.Get(n) : m_switchNodes.Get(n - graph.hosts);
+    };
+    for (uint32_t l = 0; l < graph.links.size(); ++l)
+    {
+        const auto& link = graph.links[l];
+        Ptr<DltraceRdmaChannel> channel = CreateObject<DltraceRdmaChannel>();
+        channel->SetAttribute("Delay", TimeValue(NanoSeconds(link.delay_ns)));
+        Ptr<DltraceRdmaNetDevice> ends[2];
+        for (int e = 0; e < 2; ++e)
+        {
+            uint32_t n = e == 0 ? link.a : link.b;
+            Ptr<DltraceRdmaNetDevice> dev = CreateObject<DltraceRdmaNetDevice>();
+            dev->SetAttribute("DataRate", DataRateValue(DataRate(link.rate_bps)));
+            dev->SetMtu(static_cast<uint16_t>(mtu));
+            nodeOf(n)->AddDevice(dev);
+            dev->Attach(channel);
+            ends[e] = dev;
+        }
+        for (int e = 0; e < 2; ++e)
+        {
+            uint32_t n = e == 0 ? link.a : link.b;
+            if (graph.IsSwitch(n))
+            {
+                m_switches[n - graph.hosts]->AddPort(ends[e], l, NanoSeconds(link.delay_ns));
+            }
+            else
+            {
+                if (m_nics[n]->GetDevice())
+                {
+                    NS_FATAL_ERROR("DltraceRdmaHelper: host " << graph.names[n]
+                                                              << " has more than one link");
+                }
+                m_nics[n]->Setup(n, ends[e]);
+            }
+        }
+        std::string nameA = graph.names[link.a];
+        std::string nameB = graph.names[link.b];
+        m_links.push_back(Link{ends[0], ends[1], nameA + "-" + nameB, nameB + "-" + nameA, link.rate_bps});
+    }
+}
+
+NodeContainer
+DltraceRdmaHelper::GetHosts() const
+{
+    return m_hosts;
+}
+
+NodeContainer
+DltraceRdmaHelper::GetSwitches() const
+{
+    return m_switchNodes;
+}
+
+Ptr<DltraceRdmaNic>
+DltraceRdmaHelper::GetNic(uint32_t host) const
+{
+    return m_nics.at(host);
+}
+
+Ptr<DltraceRdmaSwitch>
+DltraceRdmaHelper::GetSwitch(uint32_t index) const
+{
+    return m_switches.at(index);
+}
+
+uint32_t
+DltraceRdmaHelper::GetSwitchCount() const
+{
+    return static_cast<uint32_t>(m_switches.size());
+}
+
+const std::vector<DltraceRdmaHelper::Link>&
+DltraceRdmaHelper::GetLinks() const
+{
+    return m_links;
+}
+
+const dltrace::models::TopologyGraph&
+DltraceRdmaHelper::GetGraph() const
+{
+    return m_routing->GetGraph();
+}
+
+Time
+DltraceRdmaHelper::BaseRtt(uint32_t src, uint32_t dst, uint64_t flowHash) const
+{
+    const auto& graph = m_routing->GetGraph();
+    const uint32_t frame = m_nics.at(src)->GetMtu() + DltraceRdmaHeader::kRoceOverhead;
+    Time rtt;
+    for (uint32_t dir = 0; dir < 2; ++dir)
+    {
+        uint32_t from = dir == 0 ? src : dst;
+        uint32_t to = dir == 0 ? dst : src;
+        uint32_t bytes = dir == 0 ? frame : DltraceRdmaHeader::kMinFrame;
+        for (uint32_t l : graph.Route(from, to, m_routing->HopsTo(to), flowHash))
+        {
+            const auto& link = graph.links[l];
+            rtt += NanoSeconds(link.delay_ns) + DataRate(link.rate_bps).CalculateBytesTxTime(bytes);
+        }
+    }
+    return rtt;
+}
+
+Ptr<DltraceRdmaQueuePair>
+DltraceRdmaHelper::CreateQueuePair(uint32_t src, uint32_t dst, uint32_t priority, uint64_t flowHash)
+{
+    return m_nics.at(src)->CreateQueuePair(dst, priority, flowHash, BaseRtt(src, dst, flowHash));
+}
+
+} // namespace ns3

@@ -1,0 +1,80 @@
+// Builds an RDMA fabric (RoCEv2 NICs, PFC switches, cables) from a
+// models::TopologyGraph and opens queue pairs on it.
+#ifndef DLTRACE_RDMA_HELPER_H
+#define DLTRACE_RDMA_HELPER_H
+
+#include "ns3/dltrace-rdma-nic.h"
+#include "ns3/dltrace-rdma-switch.h"
+#include "ns3/node-container.h"
+#include "ns3/object-factory.h"
+
+#include "dltrace/models/topology.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/**
+ * \ingroup dltrace
+ * \brief The RDMA fabric of one topology: a NIC per host, a switch per switch node.
+ *
+ * Device, NIC, MMU, QP and congestion-control parameters come from their
+ * attributes' defaults (Config::SetDefault), as ns-3 helpers do.
+ */
+class DltraceRdmaHelper
+{
+  public:
+    /// One cable: device a (graph link's a side) and b.
+    struct Link
+    {
+        Ptr<DltraceRdmaNetDevice> a;
+        Ptr<DltraceRdmaNetDevice> b;
+        std::string name;        ///< a to b
+        std::string reverseName; ///< b to a
+        uint64_t rateBps;
+    };
+
+    /**
+     * The TypeId of a congestion control by its command-line name: "none",
+     * "dcqcn", "hpcc", "timely".
+     * \return false for another name
+     */
+    static bool LookupCongestionControl(const std::string& name, TypeId* tid);
+    /// "none, dcqcn, hpcc, timely"
+    static std::string CongestionControlNames();
+
+    /// Congestion control of every QP opened afterwards (default "none").
+    void SetCongestionControl(const std::string& name);
+    /// Builds nodes, devices and switches of GRAPH.
+    void Build(const dltrace::models::TopologyGraph& graph);
+
+    NodeContainer GetHosts() const;
+    NodeContainer GetSwitches() const;
+    Ptr<DltraceRdmaNic> GetNic(uint32_t host) const;
+    Ptr<DltraceRdmaSwitch> GetSwitch(uint32_t index) const;
+    uint32_t GetSwitchCount() const;
+    const std::vector<Link>& GetLinks() const;
+    const dltrace::models::TopologyGraph& GetGraph() const;
+
+    /// Unloaded round trip of a full-MTU packet from SRC to DST and its ACK on FLOW_HASH's path.
+    Time BaseRtt(uint32_t src, uint32_t dst, uint64_t flowHash) const;
+    /// Opens a QP from SRC to DST in class PRIORITY on FLOW_HASH's path.
+    Ptr<DltraceRdmaQueuePair> CreateQueuePair(uint32_t src, uint32_t dst, uint32_t priority, uint64_t flowHash);
+
+  private:
+    std::shared_ptr<DltraceRdmaRouting> m_routing;
+    ObjectFactory m_cc;
+    bool m_haveCc = false;
+    NodeContainer m_hosts;
+    NodeContainer m_switchNodes;
+    std::vector<Ptr<DltraceRdmaNic>> m_nics;
+    std::vector<Ptr<DltraceRdmaSwitch>> m_switches;
+    std::vector<Link> m_links;
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_RDMA_HELPER_H */

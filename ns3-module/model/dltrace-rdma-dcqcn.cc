@@ -1,0 +1,222 @@
+// DltraceRdmaDcqcn: the reaction point's cut, alpha and increase state machine.
+#include "dltrace-rdma-dcqcn.h"
+
+#include "ns3/double.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaDcqcn");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaDcqcn);
+
+TypeId
+DltraceRdmaDcqcn::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::DltraceRdmaDcqcn")
+            .SetParent<DltraceRdmaCongestionControl>()
+            .SetGroupName("Dltrace")
+            .AddConstructor<DltraceRdmaDcqcn>()
+            .AddAttribute("G",
+                          "Alpha's gain g. Default 1/256 (DCQCN paper).",
+                          DoubleValue(1.0 / 256),
+                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_g),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("AlphaTimer",
+                          "Alpha decays once per this period without a CNP (s). Default 55 us "
+                          "(DCQCN paper).",
+                          TimeValue(MicroSeconds(55)),
+                          MakeTimeAccessor(&DltraceRdmaDcqcn::m_alphaTimer),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("RateTimer",
+                          "Period of the rate-increase timer (s). Default 55 us (DCQCN paper).",
+                          TimeValue(MicroSeconds(55)),
+                          MakeTimeAccessor(&DltraceRdmaDcqcn::m_rateTimer),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("ByteCounter",
+                          "Bytes sent per byte-counter increase event. Default 10 MB (DCQCN "
+                          "paper).",
+                          UintegerValue(10000000),
+                          MakeUintegerAccessor(&DltraceRdmaDcqcn::m_byteCounter),
+                          MakeUintegerChecker<uint64_t>(1))
+            .AddAttribute("F",
+                          "Fast-recovery steps before additive increase. Default 5 (DCQCN "
+                          "paper).",
+                          UintegerValue(5),
+                          MakeUintegerAccessor(&DltraceRdmaDcqcn::m_f),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("RateAi",
+                          "Additive increase R_AI (bit/s). Default 40 Mb/s (DCQCN paper, 40 "
+                          "Gb/s links).",
+                          DoubleValue(40e6),
+                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_rai),
+                          MakeDoubleChecker<double>(0))
+            .AddAttribute("RateHai",
+                          "Hyper increase R_HAI (bit/s). Default 400 Mb/s: 10 x R_AI (our "
+                          "choice; the paper names the step, not its value for this setup).",
+                          DoubleValue(400e6),
+                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_rhai),
+                          MakeDoubleChecker<double>(0))
+            .AddAttribute("InitialAlpha",
+                          "Alpha of a new QP. Default 1 (DCQCN paper: start conservative).",
+                          DoubleValue(1.0),
+                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_initialAlpha),
+                          MakeDoubleChecker<double>(0, 1));
+    return tid;
+}
+
+DltraceRdmaDcqcn::DltraceRdmaDcqcn()
+    : m_g(1.0 / 256),
+      m_byteCounter(10000000),
+      m_f(5),
+      m_rai(40e6),
+      m_rhai(400e6),
+      m_initialAlpha(1.0),
+      m_alpha(1.0),
+      m_targetRate(0),
+      m_timerEvents(0),
+      m_byteEvents(0),
+      m_bytesSinceEvent(0),
+      m_wasActive(false)
+{
+}
+
+void
+DltraceRdmaDcqcn::DoDispose()
+{
+    m_alphaEvent.Cancel();
+    m_rateEvent.Cancel();
+    DltraceRdmaCongestionControl::DoDispose();
+}
+
+void
+DltraceRdmaDcqcn::Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameBytes)
+{
+    DltraceRdmaCongestionControl::Start(lineRateBps, baseRtt, mtuFrameBytes);
+    m_alpha = m_initialAlpha;
+    m_targetRate = lineRateBps;
+}
+
+void
+DltraceRdmaDcqcn::SetActive(bool active)
+{
+    if (active == m_active)
+    {
+        return;
+    }
+    DltraceRdmaCongestionControl::SetActive(active);
+    if (!active)
+    {
+        m_alphaEvent.Cancel();
+        m_rateEvent.Cancel();
+        m_idleSince = Simulator::Now();
+        return;
+    }
+    if (m_wasActive)
+    {
+        // The timers that would have fired while idle: alpha decays in closed
+        // form; rate-increase events one by one, until line rate (at most 64).
+        Time idle = Simulator::Now() - m_idleSince;
+        double alphaTicks = std::floor(idle.GetSeconds() / m_alphaTimer.GetSeconds());
+        m_alpha *= std::pow(1 - m_g, alphaTicks);
+        uint64_t rateTicks =
+            static_cast<uint64_t>(std::floor(idle.GetSeconds() / m_rateTimer.GetSeconds()));
+        for (uint64_t i = 0; i < rateTicks && i < 64 && GetRate() < m_lineRate; ++i)
+        {
+            ++m_timerEvents;
+            Increase();
+        }
+    }
+    m_wasActive = true;
+    m_alphaEvent = Simulator::Schedule(m_alphaTimer, &DltraceRdmaDcqcn::AlphaTimer, this);
+    m_rateEvent = Simulator::Schedule(m_rateTimer, &DltraceRdmaDcqcn::RateTimer, this);
+}
+
+void
+DltraceRdmaDcqcn::OnCnp()
+{
+    DltraceRdmaCongestionControl::OnCnp();
+    // Paper order: cut with the current alpha, then raise alpha.
+    m_targetRate = GetRate();
+    SetRate(GetRate() * (1 - m_alpha / 2));
+    m_alpha = (1 - m_g) * m_alpha + m_g;
+    m_timerEvents = 0;
+    m_byteEvents = 0;
+    m_bytesSinceEvent = 0;
+    if (m_active)
+    {
+        m_alphaEvent.Cancel();
+        m_rateEvent.Cancel();
+        m_alphaEvent = Simulator::Schedule(m_alphaTimer, &DltraceRdmaDcqcn::AlphaTimer, this);
+        m_rateEvent = Simulator::Schedule(m_rateTimer, &DltraceRdmaDcqcn::RateTimer, this);
+    }
+}
+
+void
+DltraceRdmaDcqcn::AlphaTimer()
+{
+    m_alpha = (1 - m_g) * m_alpha;
+    m_alphaEvent = Simulator::Schedule(m_alphaTimer, &DltraceRdmaDcqcn::AlphaTimer, this);
+}
+
+void
+DltraceRdmaDcqcn::RateTimer()
+{
+    ++m_timerEvents;
+    Increase();
+    m_rateEvent = Simulator::Schedule(m_rateTimer, &DltraceRdmaDcqcn::RateTimer, this);
+}
+
+void
+DltraceRdmaDcqcn::OnSend(uint32_t bytes)
+{
+    m_bytesSinceEvent += bytes;
+    while (m_bytesSinceEvent >= m_byteCounter)
+    {
+        m_bytesSinceEvent -= m_byteCounter;
+        ++m_byteEvents;
+        Increase();
+    }
+}
+
+void
+DltraceRdmaDcqcn::Increase()
+{
+    const uint32_t hi = std::max(m_timerEvents, m_byteEvents);
+    const uint32_t lo = std::min(m_timerEvents, m_byteEvents);
+    if (hi < m_f)
+    {
+        // fast recovery: towards the target, which stays
+    }
+    else if (lo > m_f)
+    {
+        m_targetRate += (lo - m_f) * m_rhai;
+    }
+    else
+    {
+        m_targetRate += m_rai;
+    }
+    m_targetRate = std::min(m_targetRate, m_lineRate);
+    SetRate((m_targetRate + GetRate()) / 2);
+}
+
+double
+DltraceRdmaDcqcn::GetAlpha() const
+{
+    return m_alpha;
+}
+
+double
+DltraceRdmaDcqcn::GetTargetRate() const
+{
+    return m_targetRate;
+}
+
+} // namespace ns3

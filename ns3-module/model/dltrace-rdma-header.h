@@ -1,0 +1,98 @@
+// The one header every RDMA fabric frame carries: RoCEv2 data, ACK, NACK and
+// CNP packets and 802.1Qbb PFC frames, with HPCC's per-hop INT records.
+#ifndef DLTRACE_RDMA_HEADER_H
+#define DLTRACE_RDMA_HEADER_H
+
+#include "ns3/header.h"
+
+#include <array>
+#include <cstdint>
+
+namespace ns3
+{
+
+/**
+ * \ingroup dltrace
+ * \brief One INT record a switch stamps on a data packet at egress (HPCC).
+ *
+ * Full-precision fields (HPCC's paper packs the same four values into 8
+ * bytes per hop; we keep 16 so no wrap-around arithmetic hides a bug).
+ * txBytes and tsNs are kept modulo 2^32: differences are taken modulo 2^32.
+ */
+struct DltraceIntHop
+{
+    uint32_t qlenBytes = 0; ///< egress queue of the port after dequeue, bytes
+    uint32_t txBytes = 0;   ///< bytes the port has transmitted, modulo 2^32
+    uint32_t tsNs = 0;      ///< time of the stamp, ns modulo 2^32
+    uint32_t rateMbps = 0;  ///< the port's line rate, Mb/s
+};
+
+/**
+ * \ingroup dltrace
+ * \brief Header of an RDMA fabric frame.
+ *
+ * The serialized size is the frame's wire size without payload, so a
+ * packet's size is what it occupies on the link: a RoCEv2 data packet is
+ * Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 = 62 bytes plus
+ * payload; ACK, NACK and CNP frames (BTH + AETH or the CNP's 16 reserved
+ * bytes) and PFC frames are padded to Ethernet's 64-byte minimum. With INT,
+ * 2 bytes plus 16 per hop follow (HPCC).
+ */
+class DltraceRdmaHeader : public Header
+{
+  public:
+    /// What the frame is.
+    enum Type : uint8_t
+    {
+        DATA = 0,
+        ACK = 1,
+        NACK = 2,
+        CNP = 3,
+        PFC = 4,
+    };
+    /// Flag bits.
+    enum Flag : uint8_t
+    {
+        ECN_CE = 1,       ///< a switch marked congestion (IP ECN = CE)
+        LAST = 2,         ///< last packet of a message
+        INT_ENABLED = 4,  ///< switches stamp INT records (HPCC)
+    };
+    static constexpr uint32_t kMaxHops = 8;
+    static constexpr uint32_t kRoceOverhead = 62; ///< data frame bytes besides payload
+    static constexpr uint32_t kMinFrame = 64;     ///< Ethernet minimum frame
+
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(Buffer::Iterator start) const override;
+    uint32_t Deserialize(Buffer::Iterator start) override;
+    void Print(std::ostream& os) const override;
+
+    bool HasFlag(Flag f) const
+    {
+        return (flags & f) != 0;
+    }
+    void SetFlag(Flag f)
+    {
+        flags |= f;
+    }
+    /// Appends a hop record (ignored past kMaxHops).
+    void AddHop(const DltraceIntHop& hop);
+
+    uint8_t type = DATA;
+    uint8_t priority = 0; ///< traffic class 0..7 (PFC: the class paused)
+    uint8_t flags = 0;
+    uint8_t nHops = 0;
+    uint32_t srcHost = 0;   ///< sending host (ACK/NACK/CNP: the receiver that answers)
+    uint32_t dstHost = 0;   ///< destination host
+    uint32_t qp = 0;        ///< the sender's queue pair number
+    uint32_t psn = 0;       ///< DATA: its PSN; ACK: last in-order PSN; NACK: the expected PSN
+    uint64_t flowHash = 0;  ///< ECMP hash of the QP (one path per QP)
+    uint32_t msgSeq = 0;    ///< DATA: the QP's message number; PFC: pause quanta (0 = resume)
+    uint64_t tsNs = 0;      ///< DATA: send time; ACK/NACK: the echoed send time (TIMELY RTT)
+    std::array<DltraceIntHop, kMaxHops> hops{};
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_RDMA_HEADER_H */

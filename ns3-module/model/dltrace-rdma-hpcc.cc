@@ -1,0 +1,168 @@
+// DltraceRdmaHpcc: MeasureInflight, ComputeWind and NewAck of HPCC's Algorithm 1.
+#include "dltrace-rdma-hpcc.h"
+
+#include "ns3/double.h"
+#include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaHpcc");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaHpcc);
+
+TypeId
+DltraceRdmaHpcc::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::DltraceRdmaHpcc")
+            .SetParent<DltraceRdmaCongestionControl>()
+            .SetGroupName("Dltrace")
+            .AddConstructor<DltraceRdmaHpcc>()
+            .AddAttribute("Eta",
+                          "Target utilisation eta. Default 0.95 (HPCC paper).",
+                          DoubleValue(0.95),
+                          MakeDoubleAccessor(&DltraceRdmaHpcc::m_eta),
+                          MakeDoubleChecker<double>(0.01, 1))
+            .AddAttribute("MaxStage",
+                          "Additive-increase stages before a multiplicative step. Default 0: "
+                          "the paper prints 5, which its authors call a typo for 0.",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&DltraceRdmaHpcc::m_maxStage),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("RateAi",
+                          "W_AI as a rate (bit/s): W_AI = RateAi x T. 0: 10 Mb/s per 25 Gb/s of "
+                          "line rate, as HPCC's public configuration sets it.",
+                          DoubleValue(0),
+                          MakeDoubleAccessor(&DltraceRdmaHpcc::m_rateAi),
+                          MakeDoubleChecker<double>(0));
+    return tid;
+}
+
+DltraceRdmaHpcc::DltraceRdmaHpcc()
+    : m_eta(0.95),
+      m_maxStage(0),
+      m_rateAi(0),
+      m_u(1),
+      m_wc(0),
+      m_wAi(0),
+      m_incStage(0),
+      m_lastUpdateSeq(0),
+      m_haveHops(false),
+      m_nHops(0)
+{
+}
+
+void
+DltraceRdmaHpcc::Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameBytes)
+{
+    DltraceRdmaCongestionControl::Start(lineRateBps, baseRtt, mtuFrameBytes);
+    double rateAi = m_rateAi > 0 ? m_rateAi : 10e6 * lineRateBps / 25e9;
+    m_wAi = rateAi / 8 * baseRtt.GetSeconds();
+    m_wc = lineRateBps / 8 * baseRtt.GetSeconds();
+    m_u = 1;
+    SetWindow(static_cast<uint64_t>(m_wc));
+}
+
+bool
+DltraceRdmaHpcc::NeedsInt() const
+{
+    return true;
+}
+
+double
+DltraceRdmaHpcc::GetUtilisation() const
+{
+    return m_u;
+}
+
+double
+DltraceRdmaHpcc::MeasureInflight(const DltraceRdmaHeader& ack)
+{
+    const double t = m_baseRtt.GetSeconds();
+    double u = 0;
+    double tau = 0;
+    for (uint32_t i = 0; i < ack.nHops; ++i)
+    {
+        const DltraceIntHop& now = ack.hops[i];
+        const DltraceIntHop& before = m_hops[i];
+        uint32_t dtNs = now.tsNs - before.tsNs; // modulo 2^32
+        if (dtNs == 0)
+        {
+            continue;
+        }
+        uint32_t dBytes = now.txBytes - before.txBytes; // modulo 2^32
+        double b = now.rateMbps * 1e6 / 8; // bytes/s
+        double txRate = dBytes / (dtNs * 1e-9);
+        double uHop = std::min(now.qlenBytes, before.qlenBytes) / (b * t) + txRate / b;
+        if (uHop > u)
+        {
+            u = uHop;
+            tau = dtNs * 1e-9;
+        }
+    }
+    tau = std::min(tau, t);
+    m_u = (1 - tau / t) * m_u + tau / t * u;
+    return m_u;
+}
+
+double
+DltraceRdmaHpcc::ComputeWindow(double u, bool updateReference)
+{
+    double w;
+    if (u >= m_eta || m_incStage >= m_maxStage)
+    {
+        w = m_wc / (u / m_eta) + m_wAi;
+        if (updateReference)
+        {
+            m_incStage = 0;
+            m_wc = w;
+        }
+    }
+    else
+    {
+        w = m_wc + m_wAi;
+        if (updateReference)
+        {
+            ++m_incStage;
+            m_wc = w;
+        }
+    }
+    return w;
+}
+
+void
+DltraceRdmaHpcc::OnAck(const DltraceRdmaAckInfo& ack)
+{
+    const DltraceRdmaHeader& h = *ack.header;
+    if (!h.HasFlag(DltraceRdmaHeader::INT_ENABLED) || h.nHops == 0)
+    {
+        return;
+    }
+    if (m_haveHops && h.nHops == m_nHops)
+    {
+        double u = MeasureInflight(h);
+        // Once per round trip, the reference window moves: the first ACK of a
+        // packet sent after the previous update. Cumulative ACKs (an ACK
+        // interval above 1) only make this ACK's PSN jump further; a QP that
+        // has finished keeps the window it has and sends nothing more.
+        bool update = ack.ackedPsn >= m_lastUpdateSeq;
+        if (update)
+        {
+            m_lastUpdateSeq = ack.nextPsn;
+        }
+        double w = ComputeWindow(u, update);
+        const double maxWindow = m_lineRate / 8 * m_baseRtt.GetSeconds();
+        w = std::min(w, maxWindow);
+        SetWindow(static_cast<uint64_t>(w));
+        SetRate(w * 8 / m_baseRtt.GetSeconds());
+    }
+    m_haveHops = true;
+    m_nHops = h.nHops;
+    std::copy(h.hops.begin(), h.hops.begin() + h.nHops, m_hops.begin());
+}
+
+} // namespace ns3

@@ -1,0 +1,58 @@
+// HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019):
+// a window from the INT records on each ACK, aiming at utilisation eta.
+#ifndef DLTRACE_RDMA_HPCC_H
+#define DLTRACE_RDMA_HPCC_H
+
+#include "dltrace-rdma-congestion-control.h"
+
+#include <array>
+
+namespace ns3
+{
+
+/**
+ * \ingroup dltrace
+ * \brief HPCC sender of one QP (the paper's Algorithm 1).
+ *
+ * Per ACK, for each hop: u = min(qlen, previous qlen)/(B T) + txRate/B;
+ * the most loaded hop sets U = (1 - tau/T) U + (tau/T) u (tau the time
+ * between its two INT stamps, at most T). If U >= eta or incStage >=
+ * maxStage: W = Wc/(U/eta) + W_AI, else W = Wc + W_AI. Wc (the reference
+ * window) and incStage change only on the first ACK of each round trip
+ * (an ACK beyond the snd_nxt of the previous update); the rate is W/T.
+ * T is the QP's base RTT; the first window is line rate x T.
+ */
+class DltraceRdmaHpcc : public DltraceRdmaCongestionControl
+{
+  public:
+    static TypeId GetTypeId();
+    DltraceRdmaHpcc();
+
+    void Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameBytes) override;
+    void OnAck(const DltraceRdmaAckInfo& ack) override;
+    bool NeedsInt() const override;
+
+    double GetUtilisation() const;
+
+  private:
+    double MeasureInflight(const DltraceRdmaHeader& ack);
+    double ComputeWindow(double u, bool updateReference);
+
+    // Attributes
+    double m_eta;
+    uint32_t m_maxStage;
+    double m_rateAi;
+
+    double m_u;
+    double m_wc;
+    double m_wAi;
+    uint32_t m_incStage;
+    uint32_t m_lastUpdateSeq;
+    bool m_haveHops;
+    uint32_t m_nHops;
+    std::array<DltraceIntHop, DltraceRdmaHeader::kMaxHops> m_hops;
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_RDMA_HPCC_H */

@@ -1,0 +1,312 @@
+// DltraceRdmaNic: QP round robin with pacing on the send side; PSN checks,
+// ACK/NACK and CNP generation on the receive side.
+#include "dltrace-rdma-nic.h"
+
+#include "dltrace-rdma-net-device.h"
+
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaNic");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNic);
+
+TypeId
+DltraceRdmaNic::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::DltraceRdmaNic")
+            .SetParent<Object>()
+            .SetGroupName("Dltrace")
+            .AddConstructor<DltraceRdmaNic>()
+            .AddAttribute("Mtu",
+                          "Payload bytes per packet (the RoCE path MTU); 62 bytes of RoCEv2 "
+                          "headers come on top. Default 1024, the MTU of the DCQCN and HPCC "
+                          "evaluations.",
+                          UintegerValue(1024),
+                          MakeUintegerAccessor(&DltraceRdmaNic::m_mtu),
+                          MakeUintegerChecker<uint32_t>(64, 9000))
+            .AddAttribute("AckInterval",
+                          "Packets per ACK (a message's last packet is always acknowledged). "
+                          "Default 1: HPCC needs per-packet feedback.",
+                          UintegerValue(1),
+                          MakeUintegerAccessor(&DltraceRdmaNic::m_ackInterval),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("CnpInterval",
+                          "A QP gets at most one CNP per this interval (s). Default 50 us "
+                          "(DCQCN paper, notification point).",
+                          TimeValue(MicroSeconds(50)),
+                          MakeTimeAccessor(&DltraceRdmaNic::m_cnpInterval),
+                          MakeTimeChecker(Seconds(0)));
+    return tid;
+}
+
+DltraceRdmaNic::DltraceRdmaNic()
+    : m_mtu(1024),
+      m_ackInterval(1),
+      m_host(0),
+      m_haveCc(false),
+      m_rr(0),
+      m_cnpsSent(0),
+      m_marked(0),
+      m_nacks(0),
+      m_delivered(0)
+{
+}
+
+void
+DltraceRdmaNic::DoDispose()
+{
+    m_wakeEvent.Cancel();
+    for (auto& qp : m_qps)
+    {
+        qp->Dispose();
+    }
+    m_qps.clear();
+    m_device = nullptr;
+    m_deliver = DeliverCallback();
+    Object::DoDispose();
+}
+
+void
+DltraceRdmaNic::Setup(uint32_t host, Ptr<DltraceRdmaNetDevice> device)
+{
+    m_host = host;
+    m_device = device;
+    device->SetPullCallback(MakeCallback(&DltraceRdmaNic::Pull, this));
+    device->SetRdmaReceiveCallback(MakeCallback(&DltraceRdmaNic::Receive, this));
+}
+
+void
+DltraceRdmaNic::SetCongestionControl(const ObjectFactory& factory)
+{
+    m_ccFactory = factory;
+    m_haveCc = true;
+}
+
+Ptr<DltraceRdmaQueuePair>
+DltraceRdmaNic::CreateQueuePair(uint32_t dst, uint32_t priority, uint64_t flowHash, Time baseRtt)
+{
+    Ptr<DltraceRdmaCongestionControl> cc =
+        m_haveCc ? m_ccFactory.Create<DltraceRdmaCongestionControl>()
+                 : CreateObject<DltraceRdmaCongestionControl>();
+    Ptr<DltraceRdmaQueuePair> qp = CreateObject<DltraceRdmaQueuePair>();
+    qp->Setup(static_cast<uint32_t>(m_qps.size()),
+              m_host,
+              dst,
+              priority,
+              flowHash,
+              m_mtu,
+              cc,
+              static_cast<double>(m_device->GetDataRate().GetBitRate()),
+              baseRtt);
+    qp->SetWakeCallback(MakeCallback(&DltraceRdmaNic::Wake, this));
+    m_qps.push_back(qp);
+    return qp;
+}
+
+void
+DltraceRdmaNic::SetDeliverCallback(DeliverCallback cb)
+{
+    m_deliver = cb;
+}
+
+void
+DltraceRdmaNic::Wake()
+{
+    m_device->TriggerTransmit();
+}
+
+Ptr<Packet>
+DltraceRdmaNic::Pull()
+{
+    const uint32_t n = static_cast<uint32_t>(m_qps.size());
+    const Time now = Simulator::Now();
+    Time earliest = Time::Max();
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        uint32_t index = (m_rr + i) % n;
+        DltraceRdmaQueuePair* qp = PeekPointer(m_qps[index]);
+        if (!qp->HasDataToSend() || m_device->IsPaused(qp->GetPriority()) || !qp->WindowAllows())
+        {
+            continue;
+        }
+        Time at = qp->GetNextSendTime();
+        if (at <= now)
+        {
+            m_rr = (index + 1) % n;
+            return qp->NextPacket();
+        }
+        earliest = std::min(earliest, at);
+    }
+    if (earliest != Time::Max() &&
+        (!m_wakeEvent.IsRunning() || Simulator::GetDelayLeft(m_wakeEvent) > earliest - now))
+    {
+        m_wakeEvent.Cancel();
+        m_wakeEvent = Simulator::Schedule(earliest - now, &DltraceRdmaNic::Wake, this);
+    }
+    return nullptr;
+}
+
+void
+DltraceRdmaNic::Receive(Ptr<DltraceRdmaNetDevice> /*device*/, Ptr<Packet> packet)
+{
+    DltraceRdmaHeader h;
+    packet->RemoveHeader(h);
+    switch (h.type)
+    {
+    case DltraceRdmaHeader::DATA:
+        ReceiveData(packet, h);
+        break;
+    case DltraceRdmaHeader::ACK:
+    case DltraceRdmaHeader::NACK:
+    case DltraceRdmaHeader::CNP:
+        if (h.qp >= m_qps.size())
+        {
+            NS_FATAL_ERROR("DltraceRdmaNic host " << m_host << ": feedback for unknown QP " << h.qp);
+        }
+        if (h.type == DltraceRdmaHeader::ACK)
+        {
+            m_qps[h.qp]->OnAck(h);
+        }
+        else if (h.type == DltraceRdmaHeader::NACK)
+        {
+            m_qps[h.qp]->OnNack(h);
+        }
+        else
+        {
+            m_qps[h.qp]->OnCnp();
+        }
+        break;
+    default:
+        break;
+    }
+}
+
+void
+DltraceRdmaNic::ReceiveData(Ptr<Packet> packet, const DltraceRdmaHeader& h)
+{
+    Receiver& r = m_receivers[(uint64_t(h.srcHost) << 32) | h.qp];
+    const Time now = Simulator::Now();
+    if (h.HasFlag(DltraceRdmaHeader::ECN_CE))
+    {
+        ++m_marked;
+        if (!r.cnpSent || now - r.lastCnp >= m_cnpInterval)
+        {
+            r.cnpSent = true;
+            r.lastCnp = now;
+            ++m_cnpsSent;
+            SendControl(DltraceRdmaHeader::CNP, h, 0, false);
+        }
+    }
+    if (h.psn == r.expected)
+    {
+        ++r.expected;
+        r.nackSent = false;
+        r.messageBytes += packet->GetSize();
+        const bool last = h.HasFlag(DltraceRdmaHeader::LAST);
+        if (last || r.expected % m_ackInterval == 0)
+        {
+            SendControl(DltraceRdmaHeader::ACK, h, h.psn, true);
+        }
+        if (last)
+        {
+            uint64_t bytes = r.messageBytes;
+            r.messageBytes = 0;
+            m_delivered += bytes;
+            if (!m_deliver.IsNull())
+            {
+                m_deliver(h.srcHost, h.qp, h.msgSeq, bytes);
+            }
+        }
+    }
+    else if (h.psn > r.expected && !r.nackSent)
+    {
+        r.nackSent = true;
+        ++m_nacks;
+        SendControl(DltraceRdmaHeader::NACK, h, r.expected, false);
+    }
+}
+
+void
+DltraceRdmaNic::SendControl(uint8_t type, const DltraceRdmaHeader& data, uint32_t psn, bool withInt)
+{
+    DltraceRdmaHeader c;
+    c.type = type;
+    c.priority = data.priority;
+    c.srcHost = m_host;
+    c.dstHost = data.srcHost;
+    c.qp = data.qp;
+    c.psn = psn;
+    c.flowHash = data.flowHash;
+    c.tsNs = data.tsNs;
+    if (withInt && data.HasFlag(DltraceRdmaHeader::INT_ENABLED))
+    {
+        c.SetFlag(DltraceRdmaHeader::INT_ENABLED);
+        c.nHops = data.nHops;
+        c.hops = data.hops;
+    }
+    Ptr<Packet> p = Create<Packet>();
+    p->AddHeader(c);
+    m_device->EnqueueControl(p);
+}
+
+uint32_t
+DltraceRdmaNic::GetHost() const
+{
+    return m_host;
+}
+
+Ptr<DltraceRdmaNetDevice>
+DltraceRdmaNic::GetDevice() const
+{
+    return m_device;
+}
+
+uint32_t
+DltraceRdmaNic::GetQueuePairCount() const
+{
+    return static_cast<uint32_t>(m_qps.size());
+}
+
+Ptr<DltraceRdmaQueuePair>
+DltraceRdmaNic::GetQueuePair(uint32_t qpn) const
+{
+    return m_qps.at(qpn);
+}
+
+uint32_t
+DltraceRdmaNic::GetMtu() const
+{
+    return m_mtu;
+}
+
+uint64_t
+DltraceRdmaNic::GetCnpsSent() const
+{
+    return m_cnpsSent;
+}
+
+uint64_t
+DltraceRdmaNic::GetEcnMarkedReceived() const
+{
+    return m_marked;
+}
+
+uint64_t
+DltraceRdmaNic::GetNacksSent() const
+{
+    return m_nacks;
+}
+
+uint64_t
+DltraceRdmaNic::GetBytesDelivered() const
+{
+    return m_delivered;
+}
+
+} // namespace ns3

@@ -1,0 +1,168 @@
+// DltraceRdmaSwitch: receive, route, admit, mark, queue; release and stamp INT at dequeue.
+#include "dltrace-rdma-switch.h"
+
+#include "dltrace-rdma-header.h"
+#include "dltrace-rdma-net-device.h"
+
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include <cstdint>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaSwitch");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaSwitch);
+
+DltraceRdmaRouting::DltraceRdmaRouting(dltrace::models::TopologyGraph graph)
+    : m_graph(std::move(graph)),
+      m_hops(m_graph.hosts)
+{
+}
+
+const dltrace::models::TopologyGraph&
+DltraceRdmaRouting::GetGraph() const
+{
+    return m_graph;
+}
+
+const std::vector<uint32_t>&
+DltraceRdmaRouting::HopsTo(uint32_t dst)
+{
+    if (m_hops[dst].empty())
+    {
+        m_hops[dst] = m_graph.HopsTo(dst);
+    }
+    return m_hops[dst];
+}
+
+TypeId
+DltraceRdmaSwitch::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::DltraceRdmaSwitch")
+                            .SetParent<Object>()
+                            .SetGroupName("Dltrace")
+                            .AddConstructor<DltraceRdmaSwitch>();
+    return tid;
+}
+
+DltraceRdmaSwitch::DltraceRdmaSwitch()
+    : m_mmu(CreateObject<DltraceRdmaSwitchMmu>()),
+      m_graphNode(0)
+{
+}
+
+void
+DltraceRdmaSwitch::DoDispose()
+{
+    m_ports.clear();
+    m_mmu = nullptr;
+    Object::DoDispose();
+}
+
+void
+DltraceRdmaSwitch::SetRouting(std::shared_ptr<DltraceRdmaRouting> routing, uint32_t graphNode)
+{
+    m_routing = std::move(routing);
+    m_graphNode = graphNode;
+    m_portOfLink.assign(m_routing->GetGraph().links.size(), UINT32_MAX);
+}
+
+void
+DltraceRdmaSwitch::AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link, Time delay)
+{
+    uint32_t port = m_mmu->AddPort(device, delay);
+    NS_ASSERT(port == m_ports.size());
+    m_ports.push_back(device);
+    m_portOfLink.at(link) = port;
+    device->SetRdmaReceiveCallback(MakeCallback(&DltraceRdmaSwitch::Receive, this));
+    device->SetDequeueCallback(MakeBoundCallback(
+        +[](DltraceRdmaSwitch* sw, uint32_t out, Ptr<Packet> p, uint32_t prio, uint32_t in) {
+            sw->Dequeued(out, p, prio, in);
+        },
+        this,
+        port));
+}
+
+Ptr<DltraceRdmaSwitchMmu>
+DltraceRdmaSwitch::GetMmu() const
+{
+    return m_mmu;
+}
+
+uint32_t
+DltraceRdmaSwitch::GetPortCount() const
+{
+    return static_cast<uint32_t>(m_ports.size());
+}
+
+Ptr<DltraceRdmaNetDevice>
+DltraceRdmaSwitch::GetPort(uint32_t port) const
+{
+    return m_ports.at(port);
+}
+
+void
+DltraceRdmaSwitch::Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
+{
+    DltraceRdmaHeader h;
+    packet->PeekHeader(h);
+    const auto& hops = m_routing->HopsTo(h.dstHost);
+    uint32_t link = m_routing->GetGraph().NextLink(m_graphNode, h.dstHost, hops, h.flowHash);
+    if (link == UINT32_MAX || m_portOfLink[link] == UINT32_MAX)
+    {
+        NS_FATAL_ERROR("DltraceRdmaSwitch " << m_routing->GetGraph().names[m_graphNode]
+                                            << ": no route to host " << h.dstHost);
+    }
+    uint32_t out = m_portOfLink[link];
+    Ptr<DltraceRdmaNetDevice> outDevice = m_ports[out];
+    if (h.type != DltraceRdmaHeader::DATA)
+    {
+        outDevice->EnqueueControl(packet);
+        return;
+    }
+    uint32_t in = 0;
+    while (m_ports[in] != device)
+    {
+        ++in;
+    }
+    uint32_t priority = h.priority % DltraceRdmaNetDevice::kClasses;
+    if (!m_mmu->Admit(in, out, priority, packet->GetSize()))
+    {
+        outDevice->NotifyDrop(packet);
+        return;
+    }
+    if (!h.HasFlag(DltraceRdmaHeader::ECN_CE) && m_mmu->ShouldMarkEcn(out, priority))
+    {
+        packet->RemoveHeader(h);
+        h.SetFlag(DltraceRdmaHeader::ECN_CE);
+        packet->AddHeader(h);
+    }
+    outDevice->EnqueueData(packet, priority, in);
+}
+
+void
+DltraceRdmaSwitch::Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t priority, uint32_t inPort)
+{
+    m_mmu->Release(inPort, priority, packet->GetSize());
+    DltraceRdmaHeader h;
+    packet->PeekHeader(h);
+    if (h.HasFlag(DltraceRdmaHeader::INT_ENABLED))
+    {
+        Ptr<DltraceRdmaNetDevice> dev = m_ports[outPort];
+        packet->RemoveHeader(h);
+        DltraceIntHop hop;
+        // What this packet's class competes with (its class and above under
+        // strict priority), so a high class is not held back by traffic it preempts.
+        hop.qlenBytes = static_cast<uint32_t>(dev->GetQueueBytesFrom(priority));
+        hop.txBytes = static_cast<uint32_t>(dev->GetTxBytesFrom(priority));
+        hop.tsNs = static_cast<uint32_t>(Simulator::Now().GetNanoSeconds());
+        hop.rateMbps = static_cast<uint32_t>(dev->GetDataRate().GetBitRate() / 1000000);
+        h.AddHop(hop);
+        packet->AddHeader(h);
+    }
+}
+
+} // namespace ns3

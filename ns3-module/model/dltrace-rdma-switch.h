@@ -1,0 +1,76 @@
+// A RoCEv2 switch: forwards frames by the topology graph's per-flow ECMP,
+// asks its MMU to admit each data packet, marks ECN and stamps INT.
+#ifndef DLTRACE_RDMA_SWITCH_H
+#define DLTRACE_RDMA_SWITCH_H
+
+#include "dltrace-rdma-switch-mmu.h"
+
+#include "ns3/object.h"
+#include "ns3/packet.h"
+
+#include "dltrace/models/topology.h"
+
+#include <memory>
+#include <vector>
+
+namespace ns3
+{
+
+class DltraceRdmaNetDevice;
+
+/**
+ * \ingroup dltrace
+ * \brief Routes of a fabric built from a models::TopologyGraph, shared by its switches.
+ *
+ * Every switch picks the next link with TopologyGraph::NextLink, the same
+ * per-flow ECMP rule the TCP scenarios and the flow simulator route by, so
+ * a QP takes the path its TCP connection would.
+ */
+class DltraceRdmaRouting
+{
+  public:
+    explicit DltraceRdmaRouting(dltrace::models::TopologyGraph graph);
+    const dltrace::models::TopologyGraph& GetGraph() const;
+    /// Hops from every node to host DST (computed once per DST).
+    const std::vector<uint32_t>& HopsTo(uint32_t dst);
+
+  private:
+    dltrace::models::TopologyGraph m_graph;
+    std::vector<std::vector<uint32_t>> m_hops;
+};
+
+/**
+ * \ingroup dltrace
+ * \brief The forwarding plane of one switch node (aggregated to the Node).
+ */
+class DltraceRdmaSwitch : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    DltraceRdmaSwitch();
+
+    /// This switch is node GRAPH_NODE of ROUTING's graph.
+    void SetRouting(std::shared_ptr<DltraceRdmaRouting> routing, uint32_t graphNode);
+    /// Adds a port: DEVICE on graph link LINK, cable delay DELAY.
+    void AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link, Time delay);
+    Ptr<DltraceRdmaSwitchMmu> GetMmu() const;
+    uint32_t GetPortCount() const;
+    Ptr<DltraceRdmaNetDevice> GetPort(uint32_t port) const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    void Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet);
+    void Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t priority, uint32_t inPort);
+
+    Ptr<DltraceRdmaSwitchMmu> m_mmu;
+    std::shared_ptr<DltraceRdmaRouting> m_routing;
+    uint32_t m_graphNode;
+    std::vector<Ptr<DltraceRdmaNetDevice>> m_ports;
+    std::vector<uint32_t> m_portOfLink; ///< graph link -> port (UINT32_MAX: not ours)
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_RDMA_SWITCH_H */

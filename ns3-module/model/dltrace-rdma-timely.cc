@@ -1,0 +1,143 @@
+// DltraceRdmaTimely: TIMELY's gradient-based rate update per completion event.
+#include "dltrace-rdma-timely.h"
+
+#include "ns3/double.h"
+#include "ns3/log.h"
+#include "ns3/uinteger.h"
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaTimely");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaTimely);
+
+TypeId
+DltraceRdmaTimely::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::DltraceRdmaTimely")
+            .SetParent<DltraceRdmaCongestionControl>()
+            .SetGroupName("Dltrace")
+            .AddConstructor<DltraceRdmaTimely>()
+            .AddAttribute("Alpha",
+                          "EWMA weight of a new RTT difference. Default 0.875 (TIMELY paper).",
+                          DoubleValue(0.875),
+                          MakeDoubleAccessor(&DltraceRdmaTimely::m_alpha),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("Beta",
+                          "Multiplicative decrease factor. Default 0.8 (TIMELY paper).",
+                          DoubleValue(0.8),
+                          MakeDoubleAccessor(&DltraceRdmaTimely::m_beta),
+                          MakeDoubleChecker<double>(0, 1))
+            .AddAttribute("TLow",
+                          "Below this RTT the rate only grows (s). Default 50 us (TIMELY paper).",
+                          TimeValue(MicroSeconds(50)),
+                          MakeTimeAccessor(&DltraceRdmaTimely::m_tLow),
+                          MakeTimeChecker(Seconds(0)))
+            .AddAttribute("THigh",
+                          "Above this RTT the rate is cut (s). Default 500 us (TIMELY paper).",
+                          TimeValue(MicroSeconds(500)),
+                          MakeTimeAccessor(&DltraceRdmaTimely::m_tHigh),
+                          MakeTimeChecker(Seconds(0)))
+            .AddAttribute("Delta",
+                          "Additive increment delta (bit/s). Default 10 Mb/s (TIMELY paper).",
+                          DoubleValue(10e6),
+                          MakeDoubleAccessor(&DltraceRdmaTimely::m_delta),
+                          MakeDoubleChecker<double>(0))
+            .AddAttribute("MinRtt",
+                          "minRTT normalising the gradient (s). Default 20 us (TIMELY paper).",
+                          TimeValue(MicroSeconds(20)),
+                          MakeTimeAccessor(&DltraceRdmaTimely::m_minRtt),
+                          MakeTimeChecker(NanoSeconds(1)))
+            .AddAttribute("HaiThreshold",
+                          "Completions with a non-positive gradient in a row before hyperactive "
+                          "increase (N = 5). Default 5 (TIMELY paper).",
+                          UintegerValue(5),
+                          MakeUintegerAccessor(&DltraceRdmaTimely::m_haiThreshold),
+                          MakeUintegerChecker<uint32_t>(1))
+            .AddAttribute("SegmentBytes",
+                          "Bytes acknowledged per completion event (rate update). Default 16 "
+                          "KB, the low end of the paper's 16-64 KB segments.",
+                          UintegerValue(16384),
+                          MakeUintegerAccessor(&DltraceRdmaTimely::m_segmentBytes),
+                          MakeUintegerChecker<uint64_t>(1));
+    return tid;
+}
+
+DltraceRdmaTimely::DltraceRdmaTimely()
+    : m_alpha(0.875),
+      m_beta(0.8),
+      m_delta(10e6),
+      m_haiThreshold(5),
+      m_segmentBytes(16384),
+      m_prevRtt(0),
+      m_rttDiff(0),
+      m_negativeRun(0),
+      m_bytesSinceUpdate(0)
+{
+}
+
+void
+DltraceRdmaTimely::Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameBytes)
+{
+    DltraceRdmaCongestionControl::Start(lineRateBps, baseRtt, mtuFrameBytes);
+    m_prevRtt = 0;
+    m_rttDiff = 0;
+    m_negativeRun = 0;
+    m_bytesSinceUpdate = 0;
+}
+
+Time
+DltraceRdmaTimely::GetLastRtt() const
+{
+    return m_lastRtt;
+}
+
+void
+DltraceRdmaTimely::OnAck(const DltraceRdmaAckInfo& ack)
+{
+    m_bytesSinceUpdate += ack.newBytes;
+    if (m_bytesSinceUpdate < m_segmentBytes || ack.rtt.IsZero())
+    {
+        return;
+    }
+    m_bytesSinceUpdate = 0;
+    m_lastRtt = ack.rtt;
+    const double rtt = ack.rtt.GetSeconds();
+    if (m_prevRtt == 0)
+    {
+        m_prevRtt = rtt;
+        return;
+    }
+    const double newDiff = rtt - m_prevRtt;
+    m_prevRtt = rtt;
+    m_rttDiff = (1 - m_alpha) * m_rttDiff + m_alpha * newDiff;
+    const double gradient = m_rttDiff / m_minRtt.GetSeconds();
+    const double rate = GetRate();
+    if (rtt < m_tLow.GetSeconds())
+    {
+        m_negativeRun = 0;
+        SetRate(rate + m_delta);
+        return;
+    }
+    if (rtt > m_tHigh.GetSeconds())
+    {
+        m_negativeRun = 0;
+        SetRate(rate * (1 - m_beta * (1 - m_tHigh.GetSeconds() / rtt)));
+        return;
+    }
+    if (gradient <= 0)
+    {
+        ++m_negativeRun;
+        uint32_t n = m_negativeRun >= m_haiThreshold ? 5 : 1;
+        SetRate(rate + n * m_delta);
+    }
+    else
+    {
+        m_negativeRun = 0;
+        SetRate(rate * (1 - m_beta * gradient));
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,282 @@
+// DltraceRdmaNetwork and DltraceRdmaTransport: engine messages as RDMA sends
+// on per-(endpoint, peer, channel) queue pairs.
+#include "dltrace-rdma-transport.h"
+
+#include "ns3/data-rate.h"
+#include "ns3/dltrace-rdma-helper.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include "dltrace/models/topology.h"
+
+#include <algorithm>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaTransport");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNetwork);
+
+TypeId
+DltraceRdmaNetwork::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::DltraceRdmaNetwork")
+                            .SetParent<Object>()
+                            .SetGroupName("Dltrace")
+                            .AddConstructor<DltraceRdmaNetwork>();
+    return tid;
+}
+
+DltraceRdmaNetwork::DltraceRdmaNetwork()
+    : m_fabric(nullptr)
+{
+}
+
+void
+DltraceRdmaNetwork::DoDispose()
+{
+    m_routes.clear();
+    m_transports.clear();
+    m_qps.clear();
+    m_fabric = nullptr;
+    Object::DoDispose();
+}
+
+void
+DltraceRdmaNetwork::SetFabric(DltraceRdmaHelper* fabric)
+{
+    m_fabric = fabric;
+    m_deliverHooked.assign(fabric->GetGraph().hosts, false);
+}
+
+void
+DltraceRdmaNetwork::AddJob(uint32_t job, std::vector<uint32_t> hosts, uint32_t priority)
+{
+    if (m_hosts.size() <= job)
+    {
+        m_hosts.resize(job + 1);
+        m_priority.resize(job + 1, 0);
+    }
+    m_hosts[job] = std::move(hosts);
+    m_priority[job] = priority;
+}
+
+void
+DltraceRdmaNetwork::Register(uint32_t job, int32_t endpoint, DltraceRdmaTransport* transport)
+{
+    m_transports[{job, endpoint}] = transport;
+}
+
+void
+DltraceRdmaNetwork::Unregister(uint32_t job, int32_t endpoint)
+{
+    m_transports.erase({job, endpoint});
+}
+
+DltraceRdmaNetwork::Route&
+DltraceRdmaNetwork::GetRoute(uint32_t job, int32_t src, int32_t dst, uint16_t channel)
+{
+    auto key = std::make_tuple(job, src, dst, channel);
+    auto it = m_routeIndex.find(key);
+    if (it != m_routeIndex.end())
+    {
+        return m_routes[it->second];
+    }
+    const uint32_t srcHost = m_hosts.at(job).at(src);
+    const uint32_t dstHost = m_hosts.at(job).at(dst);
+    const uint64_t hash = dltrace::models::FlowHash(srcHost, dstHost, job, channel);
+    Ptr<DltraceRdmaQueuePair> qp =
+        m_fabric->CreateQueuePair(srcHost, dstHost, m_priority.at(job), hash);
+    const size_t route = m_routes.size();
+    m_routes.push_back(Route{m_qps.size(), {}, {}});
+    m_qps.push_back(QpRecord{job, src, dst, channel, qp});
+    m_routeIndex[key] = route;
+    m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
+    qp->SetMessageAckedCallback(MakeBoundCallback(
+        +[](DltraceRdmaNetwork* n, size_t r, uint32_t seq, uint64_t bytes) { n->Acked(r, seq, bytes); },
+        this,
+        route));
+    if (!m_deliverHooked.at(dstHost))
+    {
+        m_deliverHooked[dstHost] = true;
+        m_fabric->GetNic(dstHost)->SetDeliverCallback(MakeBoundCallback(
+            +[](DltraceRdmaNetwork* n, uint32_t host, uint32_t srcHost, uint32_t qpn, uint32_t seq, uint64_t bytes) {
+                n->Delivered(host, srcHost, qpn, seq, bytes);
+            },
+            this,
+            dstHost));
+    }
+    return m_routes[route];
+}
+
+Time
+DltraceRdmaNetwork::IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowHash, uint64_t bytes) const
+{
+    const auto& graph = m_fabric->GetGraph();
+    const uint32_t mtu = m_fabric->GetNic(srcHost)->GetMtu();
+    const uint64_t packets = std::max<uint64_t>((bytes + mtu - 1) / mtu, 1);
+    const uint64_t wire = std::max<uint64_t>(bytes, 1) + packets * DltraceRdmaHeader::kRoceOverhead;
+    const uint64_t first = std::min<uint64_t>(wire, mtu + DltraceRdmaHeader::kRoceOverhead);
+    std::vector<uint32_t> hops = graph.HopsTo(dstHost);
+    Time t;
+    uint64_t slowest = UINT64_MAX;
+    for (uint32_t l : graph.Route(srcHost, dstHost, hops, flowHash))
+    {
+        const auto& link = graph.links[l];
+        t += NanoSeconds(link.delay_ns) + DataRate(link.rate_bps).CalculateBytesTxTime(first);
+        slowest = std::min(slowest, link.rate_bps);
+    }
+    if (slowest != UINT64_MAX)
+    {
+        t += DataRate(slowest).CalculateBytesTxTime(wire - first);
+    }
+    return t;
+}
+
+void
+DltraceRdmaNetwork::Post(uint32_t job,
+                         int32_t src,
+                         int32_t dst,
+                         uint16_t channel,
+                         uint64_t tag,
+                         uint64_t bytes,
+                         bool notice,
+                         std::function<void()> onSent)
+{
+    Route& route = GetRoute(job, src, dst, channel);
+    const QpRecord& q = m_qps[route.qpRecord];
+    const uint64_t wireBytes = notice || bytes == 0 ? 1 : bytes;
+    MessageRecord rec;
+    rec.job = job;
+    rec.src = src;
+    rec.dst = dst;
+    rec.channel = channel;
+    rec.priority = q.qp->GetPriority();
+    rec.bytes = bytes;
+    rec.posted = Simulator::Now();
+    rec.ideal = IdealTime(q.qp->GetSrcHost(),
+                          q.qp->GetDstHost(),
+                          dltrace::models::FlowHash(q.qp->GetSrcHost(), q.qp->GetDstHost(), job, channel),
+                          wireBytes);
+    m_messages.push_back(rec);
+    route.inFlight.push_back(Pending{tag, bytes, notice, m_messages.size() - 1, nullptr});
+    route.unacked.push_back(std::move(onSent));
+    q.qp->PostSend(wireBytes);
+}
+
+void
+DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t qpn, uint32_t /*msgSeq*/, uint64_t /*bytes*/)
+{
+    auto it = m_routeOfQp.find((uint64_t(srcHost) << 32) | qpn);
+    if (it == m_routeOfQp.end())
+    {
+        return;
+    }
+    Route& route = m_routes[it->second];
+    NS_ASSERT(!route.inFlight.empty());
+    Pending p = route.inFlight.front();
+    route.inFlight.pop_front();
+    m_messages[p.record].delivered = Simulator::Now();
+    const QpRecord& q = m_qps[route.qpRecord];
+    auto t = m_transports.find({q.job, q.dst});
+    if (t == m_transports.end())
+    {
+        NS_FATAL_ERROR("DltraceRdmaNetwork: job " << q.job << " endpoint " << q.dst
+                                                  << " got a message before it started");
+    }
+    t->second->Arrived(q.src, q.channel, p.tag, p.bytes, p.notice);
+}
+
+void
+DltraceRdmaNetwork::Acked(size_t route, uint32_t /*msgSeq*/, uint64_t /*bytes*/)
+{
+    Route& r = m_routes[route];
+    NS_ASSERT(!r.unacked.empty());
+    std::function<void()> cb = std::move(r.unacked.front());
+    r.unacked.pop_front();
+    if (cb)
+    {
+        cb();
+    }
+}
+
+const std::vector<DltraceRdmaNetwork::MessageRecord>&
+DltraceRdmaNetwork::GetMessages() const
+{
+    return m_messages;
+}
+
+const std::vector<DltraceRdmaNetwork::QpRecord>&
+DltraceRdmaNetwork::GetQueuePairs() const
+{
+    return m_qps;
+}
+
+DltraceRdmaTransport::DltraceRdmaTransport(Ptr<DltraceRdmaNetwork> network, uint32_t job, int32_t self)
+    : m_network(network),
+      m_job(job),
+      m_self(self),
+      m_alive(std::make_shared<bool>(true))
+{
+    m_network->Register(job, self, this);
+}
+
+DltraceRdmaTransport::~DltraceRdmaTransport()
+{
+    *m_alive = false;
+    m_network->Unregister(m_job, m_self);
+}
+
+void
+DltraceRdmaTransport::Send(int32_t peer,
+                           uint16_t channel,
+                           uint64_t tag,
+                           uint64_t bytes,
+                           std::function<void()> on_sent)
+{
+    m_network->Post(m_job, m_self, peer, channel, tag, bytes, false, std::move(on_sent));
+}
+
+void
+DltraceRdmaTransport::SendNotice(int32_t peer,
+                                 uint16_t channel,
+                                 uint64_t tag,
+                                 uint64_t bytes,
+                                 std::function<void()> on_sent)
+{
+    m_network->Post(m_job, m_self, peer, channel, tag, bytes, true, std::move(on_sent));
+}
+
+void
+DltraceRdmaTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb)
+{
+    std::shared_ptr<bool> alive = m_alive;
+    Simulator::Schedule(NanoSeconds(int64_t(duration_ns)), [alive, cb]() {
+        if (*alive)
+        {
+            cb();
+        }
+    });
+}
+
+uint64_t
+DltraceRdmaTransport::NowNs() const
+{
+    return uint64_t(Simulator::Now().GetNanoSeconds());
+}
+
+void
+DltraceRdmaTransport::Arrived(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice)
+{
+    if (notice)
+    {
+        DeliverNotice(peer, channel, tag, bytes);
+    }
+    else
+    {
+        Deliver(peer, channel, tag, bytes);
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,156 @@
+// The schedule engine's Transport on the RDMA fabric: each (job, endpoint,
+// peer, channel) that would get a TCP connection gets a queue pair, each
+// message is one RDMA send, and every message's timing is recorded.
+#ifndef DLTRACE_RDMA_TRANSPORT_H
+#define DLTRACE_RDMA_TRANSPORT_H
+
+#include "ns3/dltrace-rdma-queue-pair.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+
+#include "dltrace/executor/transport.h"
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+namespace ns3
+{
+
+class DltraceRdmaHelper;
+class DltraceRdmaTransport;
+
+/**
+ * \ingroup dltrace
+ * \brief The jobs' side of an RDMA fabric: endpoints on hosts, their QPs and messages.
+ *
+ * A QP is opened on first use for (job, endpoint, peer, channel), in the
+ * job's traffic class, on the path models::FlowHash gives the same pair
+ * and channel (the TCP transport's path). A message of 0 bytes, and a
+ * notice (a same-host step the model times), travels as a 1-byte send.
+ */
+class DltraceRdmaNetwork : public Object
+{
+  public:
+    /// One message: who, how much, when posted, delivered and acknowledged.
+    struct MessageRecord
+    {
+        uint32_t job;
+        int32_t src;
+        int32_t dst;
+        uint16_t channel;
+        uint32_t priority;
+        uint64_t bytes;
+        Time posted;
+        Time delivered; ///< zero until delivered
+        Time ideal;     ///< completion time on an empty network
+    };
+    /// One QP: endpoints, counters.
+    struct QpRecord
+    {
+        uint32_t job;
+        int32_t src;
+        int32_t dst;
+        uint16_t channel;
+        Ptr<DltraceRdmaQueuePair> qp;
+    };
+
+    static TypeId GetTypeId();
+    DltraceRdmaNetwork();
+
+    /// The fabric the jobs run on (must outlive this object's use).
+    void SetFabric(DltraceRdmaHelper* fabric);
+    /// Job JOB's endpoint E runs on host HOSTS[E]; its traffic is in class PRIORITY.
+    void AddJob(uint32_t job, std::vector<uint32_t> hosts, uint32_t priority);
+    void Register(uint32_t job, int32_t endpoint, DltraceRdmaTransport* transport);
+    void Unregister(uint32_t job, int32_t endpoint);
+    /// Posts a message; ON_SENT runs when it is acknowledged.
+    void Post(uint32_t job,
+              int32_t src,
+              int32_t dst,
+              uint16_t channel,
+              uint64_t tag,
+              uint64_t bytes,
+              bool notice,
+              std::function<void()> onSent);
+
+    const std::vector<MessageRecord>& GetMessages() const;
+    const std::vector<QpRecord>& GetQueuePairs() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    struct Pending
+    {
+        uint64_t tag;
+        uint64_t bytes;
+        bool notice;
+        size_t record;
+        std::function<void()> onSent;
+    };
+    struct Route
+    {
+        size_t qpRecord;
+        std::deque<Pending> inFlight; ///< posted, not yet delivered (in order)
+        std::deque<std::function<void()>> unacked; ///< posted, not yet acknowledged
+    };
+
+    Route& GetRoute(uint32_t job, int32_t src, int32_t dst, uint16_t channel);
+    void Delivered(uint32_t dstHost, uint32_t srcHost, uint32_t qpn, uint32_t msgSeq, uint64_t bytes);
+    void Acked(size_t route, uint32_t msgSeq, uint64_t bytes);
+    Time IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowHash, uint64_t bytes) const;
+
+    DltraceRdmaHelper* m_fabric;
+    std::vector<std::vector<uint32_t>> m_hosts; ///< per job: host per endpoint
+    std::vector<uint32_t> m_priority;           ///< per job
+    std::map<std::pair<uint32_t, int32_t>, DltraceRdmaTransport*> m_transports;
+    std::map<std::tuple<uint32_t, int32_t, int32_t, uint16_t>, size_t> m_routeIndex;
+    std::vector<Route> m_routes;
+    std::unordered_map<uint64_t, size_t> m_routeOfQp; ///< (src host << 32 | qpn) -> route
+    std::vector<bool> m_deliverHooked;                ///< per host
+    std::vector<MessageRecord> m_messages;
+    std::vector<QpRecord> m_qps;
+};
+
+/**
+ * \ingroup dltrace
+ * \brief One endpoint's transport on the RDMA fabric.
+ */
+class DltraceRdmaTransport : public dltrace::executor::Transport
+{
+  public:
+    DltraceRdmaTransport(Ptr<DltraceRdmaNetwork> network, uint32_t job, int32_t self);
+    ~DltraceRdmaTransport() override;
+
+    void Send(int32_t peer,
+              uint16_t channel,
+              uint64_t tag,
+              uint64_t bytes,
+              std::function<void()> on_sent) override;
+    void SendNotice(int32_t peer,
+                    uint16_t channel,
+                    uint64_t tag,
+                    uint64_t bytes,
+                    std::function<void()> on_sent) override;
+    void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
+    uint64_t NowNs() const override;
+
+    /// From the network: a whole message (or notice) from PEER arrived.
+    void Arrived(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice);
+
+  private:
+    Ptr<DltraceRdmaNetwork> m_network;
+    uint32_t m_job;
+    int32_t m_self;
+    std::shared_ptr<bool> m_alive; ///< false once destroyed: pending timers do nothing
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_RDMA_TRANSPORT_H */
