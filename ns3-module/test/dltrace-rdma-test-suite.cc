@@ -16,6 +16,8 @@
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
 
+#include "dltrace-test-schedules.h"
+
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/topology.h"
 
@@ -574,22 +576,6 @@ class TimelyTestCase : public TestCase
 
 // --- dltrace simulate --transport rdma --------------------------------------
 
-std::shared_ptr<dltrace::models::Schedule>
-RingAllReduce(int n, uint64_t bytes)
-{
-    dltrace::models::LowerOptions o;
-    o.algorithm = "ring";
-    dltrace::models::CollectiveSpec spec;
-    spec.collective = dltrace::formats::Collective::kAllReduce;
-    spec.bytes = bytes;
-    for (int i = 0; i < n; ++i)
-    {
-        spec.members.push_back(i);
-    }
-    return std::make_shared<dltrace::models::Schedule>(
-        dltrace::models::LowerSingleCollective(spec, n, o));
-}
-
 DltraceScenarioConfig
 RdmaConfig(const std::string& topology, const std::string& cc)
 {
@@ -606,7 +592,7 @@ DltraceJobSpec
 RingJob(int n, uint64_t bytes, std::vector<uint32_t> hosts, uint32_t priority)
 {
     DltraceJobSpec j;
-    j.schedule = RingAllReduce(n, bytes);
+    j.schedule = dltrace_test::AllReduce("ring", n, bytes);
     j.lower.algorithm = "ring";
     j.hosts = std::move(hosts);
     j.priority = priority;

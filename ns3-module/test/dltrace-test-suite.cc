@@ -11,6 +11,8 @@
 #include "ns3/test.h"
 #include "ns3/uinteger.h"
 
+#include "dltrace-test-schedules.h"
+
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/cassini.h"
 #include "dltrace/models/estimate.h"
@@ -24,21 +26,7 @@ using namespace ns3;
 namespace
 {
 
-std::shared_ptr<dltrace::models::Schedule>
-AllReduce(const std::string& algo, int n, uint64_t bytes)
-{
-    dltrace::models::LowerOptions o;
-    o.algorithm = algo;
-    dltrace::models::CollectiveSpec spec;
-    spec.collective = dltrace::formats::Collective::kAllReduce;
-    spec.bytes = bytes;
-    for (int i = 0; i < n; ++i)
-    {
-        spec.members.push_back(i);
-    }
-    return std::make_shared<dltrace::models::Schedule>(
-        dltrace::models::LowerSingleCollective(spec, n, o));
-}
+using dltrace_test::AllReduce;
 
 DltraceJobSpec
 Job(std::shared_ptr<dltrace::models::Schedule> schedule, std::vector<uint32_t> hosts)
