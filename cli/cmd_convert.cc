@@ -21,9 +21,12 @@ struct ConvertOptions {
 int RunConvert(ConvertOptions options) {
   const std::string &path = options.path, &to = options.to;
   std::string& out = options.out;
-  const models::LowerOptions& lower = options.lower;
-  if (lower.algorithm != models::kRecordedAlgorithm && to != "goal")
-    return UsageError("convert", "--algo applies to --to goal only (the other formats show the job as recorded)");
+  models::LowerOptions& lower = options.lower;
+  if (to != "goal") {
+    if (!lower.algorithm.empty() && lower.algorithm != models::kRecordedAlgorithm)
+      return UsageError("convert", "--algo applies to --to goal only (the other formats show the job as recorded)");
+    lower.algorithm = models::kRecordedAlgorithm;
+  }
   if (std::string why; to == "chakra" && !views::ChakraAvailable(&why)) return Fail(why);
   // Chakra writes OUT.<rank>.et; a directory given as OUT gets files named after the trace.
   struct stat st;
@@ -56,7 +59,7 @@ int RunConvert(ConvertOptions options) {
     std::printf("wrote %s: %" PRIu64 " operations\n", out.c_str(), stats.records);
   } else if (to == "goal") {
     std::printf("wrote %s: %zu ranks, %" PRIu64 " steps (algorithm %s)\n", out.c_str(),
-                job->schedule.ranks.size(), stats.records, lower.algorithm.c_str());
+                job->schedule.ranks.size(), stats.records, job->schedule.algorithm.c_str());
   } else {
     std::printf("wrote %zu Chakra traces %s.<rank>.et (%" PRIu64 " nodes) and %s.comm_groups.json\n",
                 stats.files.size() - 1, out.c_str(), stats.records, out.c_str());

@@ -55,6 +55,7 @@ int RunPlace(PlaceOptions o) {
     jo.runnable = true;
     auto loaded_job = models::LoadJob(job.trace, jo, &error);
     if (!loaded_job) return Fail(error);
+    if (job.lower.algorithm.empty()) job.lower.algorithm = loaded_job->schedule.algorithm;  // the trace's default
     endpoints.push_back(uint32_t(loaded_job->schedule.ranks.size()));
     loaded.push_back(std::move(loaded_job));
     jobs.push_back(job);

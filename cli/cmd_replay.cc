@@ -70,7 +70,7 @@ int RunEndpoint(const ReplayRun& run) {
   runs::ResultsFile f = runs::MakeResultsFile(run.schedule, r);
   f.source = "replay";
   f.trace = run.trace;
-  f.algorithm = run.lower.algorithm;
+  f.algorithm = run.schedule.algorithm;
   f.schedule_hash = run.socket.schedule_hash;
   std::string error;
   const std::string path = run.out_dir + "/" + runs::ResultsFileName(e);
@@ -88,7 +88,7 @@ int RunEndpoint(const ReplayRun& run) {
 
 void PrintSummary(const ReplayRun& run, const models::Job& job, const runs::RunTimes& replayed) {
   std::printf("# replay of %s: algorithm %s, %zu endpoints, %d iterations, time scale %g\n",
-              run.trace.c_str(), run.lower.algorithm.c_str(), run.schedule.ranks.size(),
+              run.trace.c_str(), run.schedule.algorithm.c_str(), run.schedule.ranks.size(),
               run.schedule.iterations, run.executor.time_scale);
   std::fputs(runs::FormatAgainstRecorded(run.schedule, &job, replayed, "replayed_ms").c_str(), stdout);
   // Each rank starts when its own connections are up, so the first
@@ -101,6 +101,13 @@ void PrintSummary(const ReplayRun& run, const models::Job& job, const runs::RunT
                 "not sent over TCP\n",
                 replayed.bytes_local_received, run.schedule.local_link.gbps,
                 run.schedule.local_link.latency_ns / 1000);
+  if (run.socket.reduce)
+    std::printf("reduced: %" PRIu64 " bytes of reduce receives added into local buffers on the host "
+                "(--no-reduce: receive only)\n",
+                replayed.bytes_reduced);
+  else
+    std::printf("reduced: %" PRIu64 " bytes (--no-reduce: reduce receives were received, not added)\n",
+                replayed.bytes_reduced);
   std::printf("results: %s\n", run.out_dir.c_str());
   std::fflush(stdout);
 }
@@ -346,6 +353,10 @@ Command AddReplayCommand(CLI::App& dltrace) {
       ->check(NonNegative());
   cmd->add_option("--connect-timeout", run.socket.connect_timeout_s, "give up connecting to peers after S seconds")
       ->check(Positive());
+  cmd->add_flag_callback(
+      "--no-reduce", [o] { o->run.socket.reduce = false; },
+      "receive the blocks of reductions without adding them into a local buffer (by default the host "
+      "sums each in the op's datatype, as an MPI library does; NCCL's reduce on the GPU either way)");
   cmd->add_flag("--no-progress", run.quiet_progress, "no progress lines from endpoint 0");
   AddOutputDirOption(cmd, &run.out_dir, "where rankN.results.json go", "dltrace-replay-");
   cmd->footer(

@@ -72,7 +72,7 @@ int PrintScheduleJson(const ScheduleOptions& options, const models::Job& job) {
   }
   Json iterations = Json::array();
   for (const auto& it : est.iterations) iterations.push_back(it.duration_ns() / 1e6);
-  Json j = {{"path", options.path}, {"algorithm", options.lower.algorithm},
+  Json j = {{"path", options.path}, {"algorithm", s.algorithm},
             {"endpoints", s.ranks.size()}, {"ops", s.ops.size()}, {"iterations", s.iterations},
             {"steps", s.step_count()}, {"totals", endpoints}, {"estimate_iteration_ms", iterations},
             {"estimate_total_ms", est.total_ns / 1e6}, {"forced", ForcedJson(job)},
@@ -99,7 +99,7 @@ int RunSchedule(const ScheduleOptions& options) {
 
   std::printf("# schedule of %s: algorithm %s, %zu endpoints, %zu ops, %d iterations, %" PRIu64
               " steps\n",
-              path.c_str(), o.algorithm.c_str(), s.ranks.size(), s.ops.size(), s.iterations,
+              path.c_str(), s.algorithm.c_str(), s.ranks.size(), s.ops.size(), s.iterations,
               s.step_count());
   if (options.steps) {
     std::printf("num_ranks %zu\n", s.ranks.size());
@@ -163,9 +163,7 @@ Command AddScheduleCommand(CLI::App& dltrace) {
   CLI::App* cmd =
       dltrace.add_subcommand("schedule", "lower a trace set to per-rank steps for an algorithm, with an estimate");
   AddTraceArgument(cmd, &o->path);
-  o->lower.algorithm.clear();  // no default: --algo is required
   AddLowerOptions(cmd, &o->lower);
-  cmd->get_option("--algo")->required();
   cmd->add_option("--rank", o->rank, "print the steps and totals of endpoint R only")
       ->check(NonNegative())
       ->default_str("");

@@ -62,7 +62,10 @@ CLI::Validator NonNegative() { return Above(0, true, "NONNEGATIVE", "a number >=
 
 void AddLowerOptions(CLI::App* command, models::LowerOptions* o) {
   const std::string group = "Lowering options (how each op becomes steps)";
-  command->add_option("--algo", o->algorithm, "collective algorithm: " + models::AlgorithmNamesJoined())
+  command
+      ->add_option("--algo", o->algorithm,
+                   "collective algorithm: " + models::AlgorithmNamesJoined() + " (default: " +
+                       models::kNcclAlgorithm + " for NCCL traces, " + models::kRecordedAlgorithm + " for MPI ones)")
       ->check(AlgorithmName())
       ->group(group);
   command->add_option("--channels", o->channels, "parallel flows (TCP connections) per endpoint pair")

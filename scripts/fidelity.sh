@@ -3,7 +3,9 @@
 # (network namespaces on one bridge, every link shaped with tc), replays each
 # trace on the same namespaces, simulates it (ns-3, and the flow engine) on a
 # star of the same rate, and prints recorded vs replayed vs simulated time
-# per iteration with the errors.
+# per iteration with the errors. The replay adds each reduction's received
+# blocks on the host (as MPI does); a second replay with --no-reduce (its
+# own column) shows what that arithmetic changes (not with --check-complete).
 #
 #   scripts/fidelity.sh [--build DIR] [--rates 1,10] [--programs LIST] [--steps N]
 #                       [--check | --check-mean PCT | --check-complete] [--keep] [-o OUT]
@@ -76,8 +78,8 @@ def mean(xs):
     return sum(xs) / len(xs) if xs else None
 def fmt(v, unit=""):
     return "-" if v is None else ("%+.1f%%" % v if unit == "%" else "%.2f" % v)
-print("| program | rate | load | recorded set-up ms | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | steady iterations replayed within 5% | ns-3 err | flow err | ns-3 err, host model | flow err, host model |")
-print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+print("| program | rate | load | recorded set-up ms | recorded ms/iter | replayed | ns-3 | flow | replay err (mean, worst steady; iter 0) | steady iterations replayed within 5% | replay err, no arithmetic (--no-reduce) | ns-3 err | flow err | ns-3 err, host model | flow err, host model |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
 failed = []
 for r in rows:
     rec = r.get("recorded")
@@ -86,7 +88,7 @@ for r in rows:
             failed.append("%s at %s Gbit/s: no recording" % (r["program"], r["rate"]))
         continue
     cells = {}
-    for src in ("replay", "ns3", "flow", "ns3_host", "flow_host"):
+    for src in ("replay", "ns3", "flow", "replay_noreduce", "ns3_host", "flow_host"):
         xs = r.get(src)
         if not xs or len(xs) != len(rec):
             cells[src] = None
@@ -98,7 +100,7 @@ for r in rows:
     if rep:
         steady_errs = steady([err(x, y) for x, y in zip(r["replay"], rec)])
         within = "%d of %d" % (sum(1 for e in steady_errs if e is not None and abs(e) <= 5), len(steady_errs))
-    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+    print("| %s | %s Gbit/s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         r["program"] + ("" if r["algo"] == "recorded" else " (--algo %s)" % r["algo"]), r["rate"],
         "%.1f" % r["load"] if "load" in r else "-",
         fmt(r.get("setup")),
@@ -106,7 +108,7 @@ for r in rows:
         *(fmt(cells[s][0]) if cells[s] else "-" for s in ("replay", "ns3", "flow")),
         ("%s, %s; %s" % (fmt(rep[1], "%"), fmt(rep[2], "%"), fmt(rep[3], "%"))) if rep else "-",
         within,
-        *(fmt(cells[s][1], "%") if cells[s] else "-" for s in ("ns3", "flow", "ns3_host", "flow_host"))))
+        *(fmt(cells[s][1], "%") if cells[s] else "-" for s in ("replay_noreduce", "ns3", "flow", "ns3_host", "flow_host"))))
     if check == "3":
         missing = [s for s in ("replay", "ns3", "flow") if not cells[s]]
         if missing:
@@ -239,13 +241,15 @@ record() {
     "$dltrace" record -o "$out/$name" -- "${mpirun[@]}" "$@"
 }
 
-# replay NAME ALGO: every rank in its namespace, --hosts form.
+# replay NAME ALGO [KIND ARGS...]: every rank in its namespace, --hosts form,
+# into NAME-KIND (default replay) with ARGS added.
 replay() {
-  local name=$1 algo=$2 list= pids=()
+  local name=$1 algo=$2 kind=${3:-replay} list= pids=()
+  shift 2; [ $# -gt 0 ] && shift
   for i in $(seq 0 $((hosts - 1))); do list+="${list:+,}$(addr $i):$port"; done
   for i in $(seq 0 $((hosts - 1))); do
     ip netns exec "$(ns $i)" "$dltrace" replay "$out/$name" --rank $i --hosts "$list" --algo "$algo" \
-      --no-progress -o "$out/$name-replay" >"$out/$name-replay.rank$i.log" 2>&1 &
+      --no-progress -o "$out/$name-$kind" "$@" >"$out/$name-$kind.rank$i.log" 2>&1 &
     pids+=($!)
   done
   local rc=0
@@ -312,6 +316,12 @@ for rate in "${rate_list[@]}"; do
     fi
     echo "== $name: replay on the same namespaces (--algo $algo)"
     replay "$name" "$algo" || echo "   replay failed: $(tail -2 "$out/$name-replay.rank0.log" | tr '\n' ' ')"
+    grep -h '^reduced:' "$out/$name-replay.rank"*.log | sed 's/^/   rank: /' || true
+    if [ $check -ne 3 ]; then
+      echo "== $name: replay again without the reduction arithmetic (--no-reduce)"
+      replay "$name" "$algo" replaynored --no-reduce ||
+        echo "   replay (--no-reduce) failed: $(tail -2 "$out/$name-replaynored.rank0.log" | tr '\n' ' ')"
+    fi
     echo "== $name: simulate (ns-3 and flow, star:rate=${rate}Gbps)"
     "$dltrace" simulate "$out/$name" --algo "$algo" --topo "star:rate=${rate}Gbps" --no-flowmon \
       -o "$out/$name-ns3" >"$out/$name-ns3.log" 2>&1 || echo "   ns-3 failed: $(tail -1 "$out/$name-ns3.log")"
@@ -327,7 +337,7 @@ for rate in "${rate_list[@]}"; do
         echo "   flow (host model) failed: $(tail -1 "$out/$name-flowhost.log")"
     fi
     # The host-model runs lower to another schedule: each is compared with the recording on its own.
-    for k in ns3host flowhost; do
+    for k in ns3host flowhost replaynored; do
       [ -d "$out/$name-$k" ] && "$dltrace" compare "$out/$name" "$out/$name-$k" --json >"$out/$name-$k-compare.json" 2>/dev/null || true
     done
     runs=("$out/$name")
@@ -353,7 +363,7 @@ if rec:
     for src in ("replay", "ns3", "flow"):
         if src in runs:
             row[src] = runs[src]["iteration_ms"]
-for src, key in (("ns3host", "ns3_host"), ("flowhost", "flow_host")):
+for src, key in (("ns3host", "ns3_host"), ("flowhost", "flow_host"), ("replaynored", "replay_noreduce")):
     try:
         other = json.load(open(path.replace("-compare.json", "-%s-compare.json" % src)))
         row[key] = other["runs"][1]["iteration_ms"]

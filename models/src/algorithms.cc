@@ -78,6 +78,10 @@ uint32_t StepBuilder::Compute(int32_t endpoint, uint64_t duration_ns, DepList de
   return Add(endpoint, s, deps);
 }
 
+void StepBuilder::Reduce(int32_t endpoint, uint32_t recv) {
+  if (host_reduces_) schedule_->ranks[size_t(endpoint)].steps[recv].reduce = true;
+}
+
 void StepBuilder::EndOp() {
   std::vector<char> waited;
   for (int32_t e : touched_) {
@@ -144,6 +148,7 @@ std::vector<uint32_t> RingReduceScatter(const CollectiveSpec& spec, uint64_t byt
       auto p = Hop(out, spec.members[size_t(i)], spec.members[size_t(right)], block, last_recv[size_t(i)], lat);
       recv[size_t(right)] = p.recv;
       // The receiver adds the block into its own before sending it on.
+      out.Reduce(spec.members[size_t(right)], p.recv);
       const double host_ns = (options.reduce_gbps > 0 ? double(block) / options.reduce_gbps : 0) +
                              options.per_message_ns;
       if (host_ns >= 1) recv[size_t(right)] = out.Compute(spec.members[size_t(right)], uint64_t(host_ns), {p.recv});
@@ -176,10 +181,12 @@ std::vector<uint32_t> RingAllGather(const CollectiveSpec& spec, uint64_t bytes, 
 // receiving them. Broadcast, reduce (towards the root) and scan use it.
 void Chain(const CollectiveSpec& spec, const std::vector<int32_t>& order, uint64_t bytes,
            StepBuilder& out, const StepLatency& lat = {}) {
+  const bool reduce = spec.collective != Collective::kBroadcast;  // reduce, scan: each adds its own
   uint32_t prev_recv = kNoStep;
   for (size_t k = 0; k + 1 < order.size(); ++k) {
-    auto p = Hop(out, spec.members[size_t(order[k])], spec.members[size_t(order[k + 1])], bytes,
-                 prev_recv, lat);
+    const int32_t to = spec.members[size_t(order[k + 1])];
+    auto p = Hop(out, spec.members[size_t(order[k])], to, bytes, prev_recv, lat);
+    if (reduce) out.Reduce(to, p.recv);
     prev_recv = p.recv;
   }
 }
@@ -209,9 +216,10 @@ void Direct(const CollectiveSpec& spec, uint64_t bytes, bool own_block, StepBuil
   for (int32_t i = 0; i < n; ++i)
     for (int32_t j = 0; j < n; ++j) {
       if (i == j) continue;
-      out.Transfer(spec.members[size_t(i)], spec.members[size_t(j)],
-                   Share(bytes, uint64_t(n), uint64_t(own_block ? i : j)), out.channel(),
-                   {after.empty() ? kNoStep : after[size_t(i)]}, {});
+      auto p = out.Transfer(spec.members[size_t(i)], spec.members[size_t(j)],
+                            Share(bytes, uint64_t(n), uint64_t(own_block ? i : j)), out.channel(),
+                            {after.empty() ? kNoStep : after[size_t(i)]}, {});
+      if (!own_block) out.Reduce(spec.members[size_t(j)], p.recv);  // reduce-scatter
     }
 }
 
@@ -307,6 +315,7 @@ void TreeUpDown(const CollectiveSpec& spec, const std::vector<int32_t>& parent, 
       const int32_t from = spec.members[size_t(v)], to = spec.members[size_t(p)];
       auto t = out.Transfer(from, to, bytes, out.channel(),
                             WithStepLatency(out, from, to, from_children[size_t(v)], lat), {});
+      out.Reduce(to, t.recv);  // up the tree is a reduction
       from_children[size_t(p)].push_back(t.recv);
     }
   }
@@ -371,6 +380,7 @@ bool LowerHalvingDoubling(const CollectiveSpec& spec, uint64_t bytes, const Lowe
   std::vector<uint32_t> last(size_t(p), kNoStep);  // per new rank: last receive
   for (int32_t i = 0; i < rem; ++i) {
     auto t = out.Transfer(ep(2 * i), ep(2 * i + 1), bytes, out.channel(), {}, {});
+    out.Reduce(ep(2 * i + 1), t.recv);  // the odd neighbour adds the even one's vector
     last[size_t(i)] = t.recv;
   }
   // Block ranges [lo, hi) of p blocks each new rank holds, before each halving step.
@@ -393,6 +403,7 @@ bool LowerHalvingDoubling(const CollectiveSpec& spec, uint64_t bytes, const Lowe
       next[size_t(nr)] = lower ? std::make_pair(lo, mid) : std::make_pair(mid, hi);
       auto t = out.Transfer(ep(actual(nr)), ep(actual(partner)), range_bytes(sent.first, sent.second),
                             out.channel(), {last[size_t(nr)]}, {});
+      out.Reduce(ep(actual(partner)), t.recv);
       cur[size_t(partner)] = t.recv;
     }
     range = next;
@@ -433,9 +444,10 @@ bool LowerParameterServer(const CollectiveSpec& spec, uint64_t bytes, const Lowe
     const int32_t server = servers[j];
     std::vector<uint32_t> pushes(size_t(n), kNoStep);
     for (int32_t w = 0; w < n; ++w)
-      if (spec.members[size_t(w)] != server)
-        pushes[size_t(w)] =
-            out.Transfer(spec.members[size_t(w)], server, shard, out.channel(), {}, {}).recv;
+      if (spec.members[size_t(w)] != server) {
+        pushes[size_t(w)] = out.Transfer(spec.members[size_t(w)], server, shard, out.channel(), {}, {}).recv;
+        out.Reduce(server, pushes[size_t(w)]);  // the server sums the pushes
+      }
     for (int32_t w = 0; w < n; ++w) {
       if (spec.members[size_t(w)] == server) continue;
       if (options.async_servers)
@@ -468,9 +480,11 @@ bool LowerGossip(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions&
   const int32_t fanout = std::min(std::max(options.gossip_peers, 1), n - 1);
   for (int32_t j = 0; j < fanout; ++j) {
     int32_t d = int32_t((spec.seq + uint64_t(j)) % uint64_t(n - 1)) + 1;
-    for (int32_t i = 0; i < n; ++i)
-      out.Transfer(spec.members[size_t(i)], spec.members[size_t((i + d) % n)], bytes,
-                   out.channel(), {}, {});
+    for (int32_t i = 0; i < n; ++i) {
+      const int32_t to = spec.members[size_t((i + d) % n)];
+      auto p = out.Transfer(spec.members[size_t(i)], to, bytes, out.channel(), {}, {});
+      out.Reduce(to, p.recv);  // averaged into its own
+    }
   }
   return true;
 }
@@ -655,6 +669,8 @@ void LowerNcclOp(const CollectiveSpec& spec, const LowerOptions& options, StepBu
       1, lowered == NcclAlgo::kRing ? choice.chunk_bytes * uint64_t(n) : choice.chunk_bytes);
   // NCCL reduces on the GPU inside its kernels: no host arithmetic or per-message cost.
   static const LowerOptions kGpuReduces;
+  const bool host_reduces = out.host_reduces();
+  out.set_host_reduces(false);
   std::vector<int32_t> order;
   for (uint64_t c = 0; c < channels; ++c) {
     out.set_channel(uint16_t(c));
@@ -697,6 +713,7 @@ void LowerNcclOp(const CollectiveSpec& spec, const LowerOptions& options, StepBu
     }
   }
   out.set_channel(0);
+  out.set_host_reduces(host_reduces);
 }
 
 bool LowerRecorded(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
@@ -821,6 +838,7 @@ Schedule LowerSingleCollective(const CollectiveSpec& spec, int32_t world_size,
   }
   const Algorithm* algo = FindAlgorithm(options.algorithm);
   if (!algo) algo = FindAlgorithm(kRingAlgorithm);
+  s.algorithm = algo->name;
   AddExtraEndpoints(*algo, options, &s);
   s.ranks.resize(s.endpoints.size());
   ScheduleOp op;

@@ -85,7 +85,7 @@ void LinkAndAlign(Job* job) {
 }  // namespace
 
 std::unique_ptr<Job> LoadJob(const std::string& path, const JobOptions& options, std::string* error) {
-  if (!FindAlgorithm(options.lower.algorithm)) {
+  if (!options.lower.algorithm.empty() && !FindAlgorithm(options.lower.algorithm)) {
     *error = "unknown algorithm '" + options.lower.algorithm + "' (one of " + AlgorithmNamesJoined() + ")";
     return nullptr;
   }

@@ -56,6 +56,7 @@ class Lowerer : public lowering::OpProgress {
   Lowerer(const MergedTrace& m, const LowerOptions& o, std::vector<std::string>* notes,
           std::vector<ForcedOrder>* forced)
       : m_(m), options_(o), notes_(notes), forced_out_(forced) {
+    if (options_.algorithm.empty()) options_.algorithm = DefaultAlgorithm(m_);
     if (options_.nccl.algo.empty() && options_.nccl.proto.empty() && options_.nccl.version.empty())
       options_.nccl = RecordedNcclSettings();
   }
@@ -115,6 +116,7 @@ class Lowerer : public lowering::OpProgress {
       s_.endpoints.push_back({EndpointRole::kWorker, r, m_.host_of_rank[size_t(r)]});
     algo_ = FindAlgorithm(options_.algorithm);
     if (!algo_) algo_ = FindAlgorithm(kRecordedAlgorithm);
+    s_.algorithm = algo_->name;
     AddExtraEndpoints(*algo_, options_, &s_);
     s_.ranks.resize(s_.endpoints.size());
   }
@@ -175,6 +177,8 @@ class Lowerer : public lowering::OpProgress {
   // The op's steps through the chosen algorithm (B between BeginOp and EndOp).
   void LowerSteps(uint32_t x, StepBuilder& b) {
     ScheduleOp& op = s_.ops[x];
+    // NCCL reduces on the GPU; MPI libraries on the host.
+    b.set_host_reduces(!IsNccl(op.kind));
     if (op.source == ScheduleOp::Source::kOneSided) {
       LowerOneSided(m_.one_sided[op.recorded], op.collective, b);
     } else if (op.source == ScheduleOp::Source::kCollective &&
@@ -455,6 +459,10 @@ class Lowerer : public lowering::OpProgress {
 };
 
 }  // namespace
+
+std::string DefaultAlgorithm(const MergedTrace& merged) {
+  return HasNcclOps(merged) ? kNcclAlgorithm : kRecordedAlgorithm;
+}
 
 Schedule LowerTrace(const MergedTrace& merged, const LowerOptions& options,
                     std::vector<std::string>* notes, std::vector<ForcedOrder>* forced) {

@@ -144,6 +144,9 @@ bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>
   std::vector<uint32_t> endpoints;
   for (size_t j = 0; j < placements->size(); ++j) {
     if (!PrepareJob((*placements)[j], &(*out)[j], error)) return false;
+    // What each job was lowered with, where it took the trace's default.
+    if ((*placements)[j].lower.algorithm.empty())
+      (*placements)[j].lower.algorithm = (*out)[j].schedule.algorithm;
     endpoints.push_back(uint32_t((*out)[j].schedule.ranks.size()));
   }
   return PlaceJobs(placements, endpoints, hosts_needed, error);

@@ -35,7 +35,7 @@ main(int argc, char* argv[])
 {
     DltraceScenarioConfig config;
     std::string trace;
-    std::string algo = dltrace::models::kRecordedAlgorithm;
+    std::string algo; // empty: the trace's default (nccl for NCCL traces, recorded for MPI)
     uint32_t channels = 1;
     uint32_t iterations = 0;
     double timeScale = 1.0;
@@ -51,7 +51,10 @@ main(int argc, char* argv[])
                  "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=ring][:channels=2][:iterations=N] "
                  "(repeat for several)",
                  MakeCallback(&AddJob));
-    cmd.AddValue("algo", "one of " + dltrace::models::AlgorithmNamesJoined(), algo);
+    cmd.AddValue("algo",
+                 "one of " + dltrace::models::AlgorithmNamesJoined() +
+                     " (default: nccl for NCCL traces, recorded for MPI)",
+                 algo);
     cmd.AddValue("channels", "TCP connections per endpoint pair", channels);
     cmd.AddValue("iterations", "simulate only the first N iterations (0: all)", iterations);
     cmd.AddValue("timeScale", "multiply compute gaps (0 skips them)", timeScale);

@@ -35,8 +35,10 @@ DltraceJob::GetTypeId()
                           MakeStringChecker())
             .AddAttribute("Algorithm",
                           "Collective algorithm the trace is lowered with: " +
-                              dltrace::models::AlgorithmNamesJoined() + ".",
-                          StringValue(dltrace::models::kRecordedAlgorithm),
+                              dltrace::models::AlgorithmNamesJoined() +
+                              "; empty: the trace's default (nccl for NCCL traces, recorded "
+                              "for MPI).",
+                          StringValue(""),
                           MakeStringAccessor(&DltraceJob::m_algorithm),
                           MakeStringChecker())
             .AddAttribute("Channels",
@@ -136,6 +138,7 @@ DltraceJob::Load(std::string* error)
     }
     m_job = std::move(prepared.loaded);
     m_schedule = std::move(prepared.schedule);
+    m_algorithm = m_schedule.algorithm; // the trace's default when none was given
     Prepare();
     return true;
 }

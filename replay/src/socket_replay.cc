@@ -142,6 +142,7 @@ RankResult RunSocketReplay(const models::Schedule& schedule, const SocketOptions
     return failed;
   }
   RankResult r = engine.result();
+  r.bytes_reduced = transport.bytes_reduced();
   if (!engine.finished() && r.error.empty()) r.error = "stopped before the schedule finished";
   return r;
 }

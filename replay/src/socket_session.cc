@@ -116,7 +116,7 @@ void Session::Read() {
                             if (!Parse()) return;
                             // The rest of a large payload bypasses the buffer.
                             if (in_frame_open_ && in_frame_.kind == kData && in_left_ >= kZeroCopyBytes &&
-                                in_begin_ == in_end_ && t_->can_splice())
+                                in_reduce_ == ReduceType::kNone && in_begin_ == in_end_ && t_->can_splice())
                               return Drain();
                             Read();
                           });
@@ -135,6 +135,8 @@ bool Session::Parse() {
       in_begin_ += kHeaderBytes;
       in_frame_open_ = true;
       in_left_ = in_frame_.length;
+      in_reduce_ = in_frame_.kind == kData ? t_->ReduceTypeOf(in_frame_.tag) : ReduceType::kNone;
+      in_element_ = std::max<size_t>(1, ElementBytes(in_reduce_));
       if (in_frame_.kind != kData && in_left_ > t_->MaxControlBytes()) {
         t_->Lost(this, "sent a malformed frame");
         return false;
@@ -155,12 +157,16 @@ bool Session::Parse() {
       if (closed) return false;
       continue;
     }
-    const uint64_t take = std::min<uint64_t>(avail, in_left_);
+    uint64_t take = std::min<uint64_t>(avail, in_left_);
+    // The arithmetic takes whole elements; a split one waits for its rest.
+    if (take < in_left_) take -= take % in_element_;
     if (take == 0) break;
+    const uint8_t* data = in_.data() + in_begin_;
+    const uint64_t offset = in_frame_.length - in_left_;
     in_begin_ += size_t(take);
     in_left_ -= take;
     in_frame_open_ = in_left_ > 0;
-    t_->OnPayload(this, in_frame_, take);
+    t_->OnPayload(this, in_frame_, take, data, offset, in_reduce_);
     if (closed) return false;
   }
   if (in_begin_ == in_end_) {

@@ -28,6 +28,7 @@
 #include <set>
 
 #include "dltrace/executor/schedule_tools.h"
+#include "dltrace/replay/host_reduction.h"
 #include "dltrace/replay/socket_replay.h"
 
 
@@ -44,7 +45,9 @@ using executor::ScheduleExecutor;
 using executor::Transport;
 
 constexpr size_t kHeaderBytes = 24;
-// Payload is zeros nobody reads. Small ones are copied: the sender gathers
+// Payload is zeros nobody reads, except a reduce receive's (HostReduction
+// adds it into a local buffer, so it is read through the staging buffer).
+// Small ones are copied: the sender gathers
 // them from one zero buffer with the header into one sendmsg, the receiver
 // reads them with the frames around them into a staging buffer. From
 // kZeroCopyBytes on, neither end copies: the sender sendfile()s from a memfd
@@ -205,6 +208,10 @@ class Session : public std::enable_shared_from_this<Session> {
   bool in_frame_open_ = false;  // in_frame_'s header was read, in_left_ payload bytes to come
   Frame in_frame_;
   uint64_t in_left_ = 0;
+  // Of a data frame: the arithmetic its payload gets (kNone: none, it may be
+  // spliced away) and its element size, whole elements of which Parse hands on.
+  ReduceType in_reduce_ = ReduceType::kNone;
+  size_t in_element_ = 1;
 };
 
 class SocketTransport : public Transport {
@@ -212,6 +219,7 @@ class SocketTransport : public Transport {
   SocketTransport(asio::io_context& io, const models::Schedule& schedule, const SocketOptions& o)
       : io_(io), schedule_(schedule), o_(o), acceptor_(io), zero_(kZeroBytes, 0) {
     OpenZeroCopy();
+    if (o.reduce) reduction_ = std::make_unique<HostReduction>(schedule, o.self);
     for (const auto& p : PeersOf(schedule, o.self)) peers_[p.peer].resize(p.channels);
     barrier_members_ = ConnectedEndpoints(schedule, o.self);
     known_ready_.assign((schedule.ranks.size() + 7) / 8, 0);
@@ -247,10 +255,20 @@ class SocketTransport : public Transport {
 
   // Session callbacks.
   void OnControl(const std::shared_ptr<Session>& s, const Frame& f, const uint8_t* payload, size_t bytes);
-  void OnPayload(Session* s, const Frame& f, uint64_t bytes) {
+  // BYTES of F's payload arrived, bytes OFFSET.. of it; DATA holds them
+  // unless they were spliced away (never for a reduce receive, whose
+  // arithmetic runs here, before the executor hears of them).
+  void OnPayload(Session* s, const Frame& f, uint64_t bytes, const uint8_t* data = nullptr,
+                 uint64_t offset = 0, ReduceType reduce = ReduceType::kNone) {
     if (!s->ready) return Lost(s, "sent data before its handshake");
+    if (reduce != ReduceType::kNone && data) reduction_->Add(reduce, offset, data, size_t(bytes));
     Deliver(s->peer, f.channel, f.tag, bytes);
   }
+  // The arithmetic a data frame tagged TAG gets (SocketOptions::reduce).
+  ReduceType ReduceTypeOf(uint64_t tag) const {
+    return reduction_ ? reduction_->TypeOf(tag) : ReduceType::kNone;
+  }
+  uint64_t bytes_reduced() const { return reduction_ ? reduction_->bytes_reduced() : 0; }
   void Lost(Session* s, const std::string& cause);
   void Lost(Session* s, const error_code& ec, const char* what = "") {
     if (ec == asio::error::eof && !*what) return PeerDone(s);
@@ -308,6 +326,7 @@ class SocketTransport : public Transport {
   std::map<int32_t, std::vector<std::shared_ptr<Session>>> peers_;
   std::vector<std::shared_ptr<Session>> pending_;  // accepted, handshake not done
   std::vector<uint8_t> zero_;
+  std::unique_ptr<HostReduction> reduction_;  // null with SocketOptions::reduce off
   struct Fd {  // closed with the transport
     int fd = -1;
     ~Fd() {

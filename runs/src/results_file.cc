@@ -31,6 +31,7 @@ ResultsFile MakeResultsFile(const models::Schedule& schedule, const executor::Ra
   f.bytes_scheduled_recv = r.bytes_scheduled_recv;
   f.bytes_local_sent = r.bytes_local_sent;
   f.bytes_local_received = r.bytes_local_received;
+  f.bytes_reduced = r.bytes_reduced;
   for (size_t i = 0; i < r.ops.size() && i < schedule.ops.size(); ++i) {
     if (!r.ops[i].valid) continue;
     const auto& op = schedule.ops[i];
@@ -106,6 +107,8 @@ std::string ResultsToJson(const ResultsFile& f) {
               {"bytes_local_received", f.bytes_local_received},
               {"ops", std::move(ops)},
               {"iterations", std::move(iterations)}};
+  // Only where the host did reduction arithmetic (socket replay): other executors' files stay as they were.
+  if (f.bytes_reduced) doc["bytes_reduced"] = f.bytes_reduced;
   return JsonText(doc) + "\n";
 }
 
@@ -161,6 +164,7 @@ bool ResultsFromJson(const std::string& text, ResultsFile* f, std::string* error
   f->bytes_scheduled_recv = Get<uint64_t>(v, "bytes_scheduled_recv");
   f->bytes_local_sent = Get<uint64_t>(v, "bytes_local_sent");
   f->bytes_local_received = Get<uint64_t>(v, "bytes_local_received");
+  f->bytes_reduced = Get<uint64_t>(v, "bytes_reduced");
   if (auto ops = v.find("ops"); ops != v.end() && ops->is_array())
     for (const Json& o : *ops) {
       if (!o.is_object()) continue;

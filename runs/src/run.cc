@@ -197,6 +197,7 @@ bool AddResults(const ResultsFile& f, const std::string& where, RunTimes* run, s
   run->bytes_received += f.bytes_received;
   run->bytes_scheduled_recv += f.bytes_scheduled_recv;
   run->bytes_local_received += f.bytes_local_received;
+  run->bytes_reduced += f.bytes_reduced;
   for (const auto& row : f.ops) {
     if (row.op >= run->ops.size()) run->ops.resize(row.op + 1);
     OpTime& o = run->ops[row.op];

@@ -122,12 +122,25 @@ class ScheduleTest(unittest.TestCase):
         p = run("schedule", self.synth, "--algo", "nccl", "--no-steps", "--rank", "0")
         self.assertEqual(p.returncode, 0, p.stderr)
 
+    def test_nccl_is_the_default_for_nccl_traces_and_an_algo_given_wins(self):
+        # No --algo: the synthetic job's all-reduces are NCCL's, so it lowers
+        # as NCCL would run them, exactly as --algo nccl does.
+        p = run("schedule", self.synth, "--no-steps")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^# schedule of .*: algorithm nccl,")
+        self.assertRegex(p.stdout, r"ncclAllReduce .*nccl\s+[\d.]+\s+Ring/(LL128|Simple) x\d+ \(tuning model\)")
+        self.assertEqual(p.stdout, run("schedule", self.synth, "--algo", "nccl", "--no-steps").stdout)
+        self.assertEqual(json.loads(run("schedule", self.synth, "--json").stdout)["algorithm"], "nccl")
+        # The old lowering, one plain ring per collective, when asked for.
+        p = run("schedule", self.synth, "--algo", "recorded", "--no-steps")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^# schedule of .*: algorithm recorded,")
+        self.assertNotIn("tuning model", p.stdout)
+
     def test_errors(self):
         p = run("schedule", self.synth, "--algo", "magic")
         self.assertEqual(p.returncode, 2)
         self.assertIn("unknown algorithm", p.stderr)
-        p = run("schedule", self.synth)
-        self.assertEqual(p.returncode, 2)
         p = run("schedule", os.path.join(self.tmp, "missing"), "--algo", "ring")
         self.assertEqual(p.returncode, 1)
         self.assertEqual(len(p.stderr.strip().splitlines()), 1)

@@ -316,7 +316,10 @@ TEST(Algorithms, NamesListTheTableInOrder) {
                                                         "stepwise", "gossip", "pairwise", "nccl"}));
   EXPECT_EQ(AlgorithmNamesJoined(), "recorded, ring, tree, hd, ps, stepwise, gossip, pairwise, nccl");
   EXPECT_EQ(AlgorithmNamesJoined("|"), "recorded|ring|tree|hd|ps|stepwise|gossip|pairwise|nccl");
-  EXPECT_NE(FindAlgorithm(LowerOptions{}.algorithm), nullptr);
+  // No algorithm named: the trace's default (DefaultAlgorithm), and both defaults are table entries.
+  EXPECT_EQ(LowerOptions{}.algorithm, "");
+  EXPECT_NE(FindAlgorithm(kNcclAlgorithm), nullptr);
+  EXPECT_NE(FindAlgorithm(kRecordedAlgorithm), nullptr);
 }
 
 TEST(Algorithms, OnlyParameterServerAddsEndpointsAndOnlyWhenNotColocated) {

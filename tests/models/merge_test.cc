@@ -485,6 +485,53 @@ TEST_F(TraceSetTest, SameHostLinkFollowsTheJobsLibrary) {
   EXPECT_DOUBLE_EQ(slow.local_link.latency_ns, 500.0);
 }
 
+// Bytes of the receives on RANK that the host reduces (Step::reduce).
+uint64_t ReducedBytes(const Schedule& s, int rank) {
+  uint64_t bytes = 0;
+  for (const Step& st : s.ranks[size_t(rank)].steps)
+    if (st.type == StepType::kRecv && st.reduce) bytes += st.bytes;
+  return bytes;
+}
+
+// With no algorithm named, a trace set whose collectives are NCCL's lowers as
+// NCCL runs them (nccl), an MPI one as recorded; one named wins. Only an MPI
+// library reduces on the host: the halo exchange's 8-byte MPI_Allreduce, a
+// ring over 4 ranks, adds (n - 1)/n * 8 = 6 bytes per rank per iteration,
+// the NCCL job's all-reduces none (NCCL reduces on the GPU), whatever lowers them.
+TEST_F(TraceSetTest, DefaultAlgorithmFollowsTheJobsLibrary) {
+  formats::TraceSet nccl_set = Write();
+  const MergedTrace nm = Merge(nccl_set);
+  EXPECT_EQ(DefaultAlgorithm(nm), "nccl");
+  const Schedule nccl = LowerTrace(nm, LowerOptions{}, nullptr);
+  EXPECT_EQ(nccl.algorithm, "nccl");
+  LowerOptions ring;
+  ring.algorithm = "ring";
+  const Schedule given = LowerTrace(nm, ring, nullptr);
+  EXPECT_EQ(given.algorithm, "ring");
+  int all_reduces = 0;
+  for (size_t i = 0; i < nccl.ops.size(); ++i) {
+    if (nccl.ops[i].kind != OpKind::NcclAllReduce) continue;
+    ++all_reduces;
+    EXPECT_EQ(nccl.ops[i].algorithm, "nccl") << "op " << i;
+    EXPECT_FALSE(nccl.ops[i].nccl_reason.empty()) << "op " << i;
+    EXPECT_EQ(given.ops[i].algorithm, "ring") << "op " << i;
+  }
+  EXPECT_EQ(all_reduces, kIterations * kBuckets);
+  for (int r = 0; r < kRanks; ++r) {
+    EXPECT_EQ(ReducedBytes(nccl, r), 0u) << "rank " << r;
+    EXPECT_EQ(ReducedBytes(given, r), 0u) << "rank " << r;
+  }
+
+  std::filesystem::remove_all(dir_);
+  std::filesystem::create_directory(dir_);
+  formats::TraceSet mpi_set = Write(HaloExchange);
+  const MergedTrace mm = Merge(mpi_set);
+  EXPECT_EQ(DefaultAlgorithm(mm), "recorded");
+  const Schedule mpi = LowerTrace(mm, LowerOptions{}, nullptr);
+  EXPECT_EQ(mpi.algorithm, "recorded");
+  for (int r = 0; r < kRanks; ++r) EXPECT_EQ(ReducedBytes(mpi, r), uint64_t(kIterations) * 6) << "rank " << r;
+}
+
 // The ids of RS's steps of TYPE, in order.
 std::vector<uint32_t> StepsOf(const RankSchedule& rs, StepType type) {
   std::vector<uint32_t> ids;

@@ -82,6 +82,8 @@ class CompletionSemanticsTest(unittest.TestCase):
         p = subprocess.run([DLTRACE, "replay", self.sets[pattern], "--local", "--no-progress", "-o", out],
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)
+        # No --algo: an MPI trace set keeps the recorded lowering (NCCL ones default to nccl).
+        self.assertRegex(p.stdout, r"(?m)^# replay of .*: algorithm recorded,")
         results = {}
         for path in glob.glob(os.path.join(out, "rank*.results.json")):
             with open(path) as f:

@@ -84,7 +84,7 @@ std::string BuildData(const models::Job& job, const ReportOptions& options, std:
   j["hosts"] = job.merged.hosts.size();
   j["iterations"] = job.schedule.iterations;
 
-  // Traffic matrix: bytes each endpoint sends each other one, as lowered (recorded algorithm).
+  // Traffic matrix: bytes each endpoint sends each other one, as lowered (the trace's default algorithm).
   const size_t n = job.schedule.ranks.size();
   std::vector<std::vector<double>> matrix(n, std::vector<double>(n, 0));
   for (size_t e = 0; e < n; ++e)

@@ -53,6 +53,7 @@ class Collector {
       const auto& members = m_.comms[call.comm].members;
       for (size_t k = 0; k < call.parts.size(); ++k)
         parts.push_back({members[k], uint32_t(call.parts[k])});
+      if (!parts.empty()) op.datatype = m_.rank(parts.front().rank)->ops[parts.front().trace_op].datatype;
       op_of_call_[c] = Add(op, std::move(parts));
     }
     if (skipped)

@@ -40,6 +40,9 @@ struct RankResult {
   uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
   // Of bytes_sent/received: same-host steps timed on the schedule's local link.
   uint64_t bytes_local_sent = 0, bytes_local_received = 0;
+  // Of bytes_received: reduce receives' bytes the host added into its own
+  // (socket replay's arithmetic, HostReduction); 0 where nothing did.
+  uint64_t bytes_reduced = 0;
   // Index = step id. A receive starts when its first bytes arrive, or when
   // it was posted if they came before.
   std::vector<TimeRange> steps;

@@ -14,8 +14,9 @@
 
 namespace dltrace::models {
 
-// Algorithms the code names: what LowerOptions start with, and the one that
-// lowers collectives another algorithm does not define (Algorithm::fallback).
+// Algorithms the code names: the defaults for MPI and NCCL trace sets
+// (DefaultAlgorithm in lower.h), and the one that lowers collectives another
+// algorithm does not define (Algorithm::fallback).
 inline constexpr char kRecordedAlgorithm[] = "recorded";
 inline constexpr char kRingAlgorithm[] = "ring";
 inline constexpr char kNcclAlgorithm[] = "nccl";
@@ -28,7 +29,9 @@ inline constexpr Link kNvlinkLink{2400.0, 1000.0};
 inline constexpr Link kSharedMemoryLink{80.0, 500.0};
 
 struct LowerOptions {
-  std::string algorithm = kRecordedAlgorithm;
+  // Empty: the trace set's default (DefaultAlgorithm in lower.h: nccl for
+  // NCCL traces, recorded for MPI ones).
+  std::string algorithm;
   // Each channel's share of an op is cut into pieces of at most this many
   // bytes, each lowered as a whole run of the algorithm (pipelining); 0: one piece.
   uint64_t chunk_bytes = 0;
@@ -125,6 +128,11 @@ class StepBuilder {
   Pair Transfer(int32_t from, int32_t to, uint64_t bytes, uint16_t channel, DepList send_deps,
                 DepList recv_deps);
   uint32_t Compute(int32_t endpoint, uint64_t duration_ns, DepList deps);
+  // Marks receive RECV of ENDPOINT as one the host reduces (Step::reduce),
+  // unless the op's reductions run elsewhere (set_host_reduces(false): NCCL's, on the GPU).
+  void Reduce(int32_t endpoint, uint32_t recv);
+  void set_host_reduces(bool host_reduces) { host_reduces_ = host_reduces; }
+  bool host_reduces() const { return host_reduces_; }
 
   const Schedule& schedule() const { return *schedule_; }
   uint16_t channel() const { return channel_; }
@@ -137,6 +145,7 @@ class StepBuilder {
   uint32_t op_ = 0;
   uint32_t transfers_ = 0;
   uint16_t channel_ = 0;
+  bool host_reduces_ = true;
   std::vector<std::vector<uint32_t>> entry_;
   std::vector<std::vector<uint32_t>> exits_;
   std::vector<uint32_t> op_begin_;

@@ -40,8 +40,14 @@ struct ForcedOrder {
 std::string DescribeForcedOrder(const MergedTrace& merged, const Schedule& schedule,
                                 const ForcedOrder& forced);
 
-// Lowers MERGED with options.algorithm (which must name an entry of
-// AllAlgorithms()). Calls that are not consistent across their members are
+// The algorithm a trace set lowers with when none is named: nccl when its
+// collectives are NCCL's (any rank recorded an NCCL call), so each is lowered
+// as NCCL would run it; recorded for MPI trace sets. The one place that
+// decides it; LowerTrace applies it to an empty options.algorithm.
+std::string DefaultAlgorithm(const MergedTrace& merged);
+
+// Lowers MERGED with options.algorithm (which must be empty or name an entry
+// of AllAlgorithms()); Schedule::algorithm says which one it was. Calls that are not consistent across their members are
 // left out and said in *notes. Ordering on each rank:
 // - ops on one lane (a GPU stream for NCCL, an MPI host thread) run in
 //   recorded order (an MPI thread's: the order it made the calls); different

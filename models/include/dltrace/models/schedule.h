@@ -20,6 +20,10 @@ struct Step {
   // Both ends on one host: executors use the local link (Schedule::local_link),
   // not the network.
   bool local = false;
+  // A receive the host reduces: the receiver adds the block into its own
+  // (ring reduce-scatter, tree and chain reduce, ...), on the CPU; not set
+  // where NCCL reduces on the GPU. Socket replay does that arithmetic.
+  bool reduce = false;
   uint16_t channel = 0;  // parallel flow between the same pair (NCCL channel)
   int32_t peer = -1;     // endpoint index (== world rank for workers); -1 for compute
   uint32_t op = 0;       // index into Schedule::ops
@@ -65,6 +69,7 @@ struct ScheduleOp {
   int32_t iteration = 0;
   int32_t comm = -1;        // index into MergedTrace::comms; -1 when none
   uint64_t bytes = 0;       // as recorded (nccl-tests "size")
+  formats::DataType datatype = formats::DataType::Unknown;  // of a collective, as recorded
   std::string algorithm;    // the algorithm that actually lowered it
   // The nccl algorithm's lowering: NCCL's algorithm ("Ring", "Tree", "PAT")
   // and protocol ("LL", "LL128", "Simple"), its channels, and why ("recorded",
@@ -87,6 +92,7 @@ struct Schedule {
   int32_t world_size = 0;
   int32_t iterations = 0;
   Link local_link;  // same-host transfers (NVLink-like)
+  std::string algorithm;  // what it was lowered with: the one asked for, or the trace's default
 
   uint64_t step_count() const;
 };

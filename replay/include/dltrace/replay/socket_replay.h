@@ -46,6 +46,10 @@ struct SocketOptions {
   // heartbeat idle connections carry) for this long, the run stops with an
   // error naming it. 0: off. Every data socket also has TCP keepalive.
   double peer_timeout_s = 30;
+  // The host's reduction arithmetic: each reduce receive's payload
+  // (Step::reduce) is added into a local buffer of the op's datatype before
+  // the receive counts as done (HostReduction); off: it is only received.
+  bool reduce = true;
 };
 
 // Called about once a second while the schedule runs.

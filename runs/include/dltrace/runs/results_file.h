@@ -47,6 +47,7 @@ struct ResultsFile {
   uint64_t bytes_scheduled_send = 0, bytes_scheduled_recv = 0;
   // Of bytes_sent/received: same-host steps timed on the schedule's local link.
   uint64_t bytes_local_sent = 0, bytes_local_received = 0;
+  uint64_t bytes_reduced = 0;  // of bytes_received: added into the host's own (socket replay)
   std::vector<OpRow> ops;
   std::vector<IterationRow> iterations;
 };

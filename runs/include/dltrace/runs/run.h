@@ -44,6 +44,7 @@ struct RunTimes {
   int32_t setup_ops = 0;  // ops of iteration 0 that made the first use of a peer pair
   // Totals over the endpoints' results files (executed runs only).
   uint64_t bytes_sent = 0, bytes_received = 0, bytes_scheduled_recv = 0, bytes_local_received = 0;
+  uint64_t bytes_reduced = 0;  // reduce receives' bytes the host added into its own (socket replay)
   // Flow completion times from DIR/flows.csv (ns-3 runs), when it has fct_ns.
   std::vector<double> fct_ns;
   std::string fct_note;   // why there are none, when there are none
