@@ -10,26 +10,14 @@ namespace dltrace::replay {
 using formats::DataType;
 
 ReduceType ReduceTypeOf(DataType type) {
+  using D = DataType;
   switch (type) {
-    case DataType::Float64:
-    case DataType::Complex128:
-      return ReduceType::kFloat64;
-    case DataType::Byte:
-    case DataType::Char:
-    case DataType::Int8:
-    case DataType::Uint8:
-      return ReduceType::kInt8;
-    case DataType::Int16:
-    case DataType::Uint16:
-      return ReduceType::kInt16;
-    case DataType::Int32:
-    case DataType::Uint32:
-      return ReduceType::kInt32;
-    case DataType::Int64:
-    case DataType::Uint64:
-      return ReduceType::kInt64;
-    default:
-      return ReduceType::kFloat32;
+    case D::Float64: case D::Complex128: return ReduceType::kFloat64;
+    case D::Byte: case D::Char: case D::Int8: case D::Uint8: return ReduceType::kInt8;
+    case D::Int16: case D::Uint16: return ReduceType::kInt16;
+    case D::Int32: case D::Uint32: return ReduceType::kInt32;
+    case D::Int64: case D::Uint64: return ReduceType::kInt64;
+    default: return ReduceType::kFloat32;
   }
 }
 

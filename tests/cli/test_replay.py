@@ -4,7 +4,8 @@ byte and writes complete results; channels and iteration cuts; the explicit
 --rank/--hosts form; ranks under mpirun (or any launcher's environment)
 finding each other through a coordinator; same-host steps timed at the
 model's local-link rate; the token and handshake checks; a rank killed
-mid-replay, or stopped, makes the others stop with an error naming it."""
+mid-replay, or stopped, makes the others stop with an error naming it;
+NCCL traces replay with --algo nccl by default and get no host arithmetic."""
 import glob
 import json
 import os
@@ -105,6 +106,21 @@ class ReplayTest(unittest.TestCase):
         p = run("replay", self.pair, "--local", "-o", out)
         self.assertEqual(p.returncode, 1)
         self.assertIn("never overwritten", p.stderr)
+
+    def test_nccl_reductions_get_no_host_arithmetic(self):
+        # No --algo: an NCCL trace replays as NCCL would run it. NCCL reduces
+        # on the GPU, so no receive is added up on the host, whatever lowers
+        # it; --no-reduce says so too (MPI reductions: tests/replay/socket_test.cc).
+        p = run("replay", self.pair, "--local", "--no-progress", "-o", self.out("nccl-default"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^# replay of .*: algorithm nccl,")
+        self.assertRegex(p.stdout, r"(?m)^reduced: 0 bytes of reduce receives added")
+        p = run("replay", self.pair, "--local", "--no-progress", "--algo", "ring", "--no-reduce",
+                "-o", self.out("nccl-ring-noreduce"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertRegex(p.stdout, r"(?m)^# replay of .*: algorithm ring,")
+        self.assertRegex(p.stdout, r"(?m)^reduced: 0 bytes \(--no-reduce")
+        self.check_results(self.out("nccl-ring-noreduce"), 1)
 
     def start_ranks(self, out, tokens=(None, None), extra=()):
         ports = free_ports(2)
