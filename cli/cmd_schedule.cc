@@ -1,4 +1,4 @@
-// dltrace schedule PATH --algo A: lowers a trace set to per-rank steps and
+// dltrace schedule PATH [--algo A]: lowers a trace set to per-rank steps and
 // prints them (GOAL-like), per-rank totals and an alpha-beta estimate.
 #include <cinttypes>
 #include <cstdio>
