@@ -94,6 +94,7 @@ SelectTypeParameters=CR_Core
 SlurmdParameters=config_overrides
 ReturnToService=2
 FirstJobId={self.first_job}
+MinJobAge=3600
 JobCompType=jobcomp/none
 AccountingStorageType=accounting_storage/none
 MailProg=/bin/true
@@ -101,10 +102,10 @@ NodeName={self.host} CPUs={2 * TASKS} State=UNKNOWN
 PartitionName=test Nodes={self.host} Default=YES MaxTime=INFINITE State=UP
 """)
         for daemon in ("slurmctld", "slurmd"):
-            log = open(os.path.join(d, daemon + ".out"), "w")
-            self.procs.append(subprocess.Popen([daemon, "-D", "-f", self.conf], env=self.env,
-                                               stdout=log, stderr=subprocess.STDOUT,
-                                               preexec_fn=die_with_parent))
+            with open(os.path.join(d, daemon + ".out"), "w") as log:
+                self.procs.append(subprocess.Popen([daemon, "-D", "-f", self.conf], env=self.env,
+                                                   stdout=log, stderr=subprocess.STDOUT,
+                                                   preexec_fn=die_with_parent))
         self.wait_for("idle node", lambda: self.run(["sinfo", "-h", "-N", "-o", "%T"]).strip() == "idle")
 
     def run(self, argv):
@@ -235,7 +236,7 @@ class SlurmRecordTest(unittest.TestCase):
         self.assertEqual(p.stderr.count("dltrace: traces in "), 1, p.stderr)
         self.assertIn("dltrace: traces in " + out, p.stderr)
         self.assertIn(f"ranks {TASKS} of {TASKS} on 1 host(s)", p.stderr)
-        self.assertEqual(p.stderr.count("dltrace: recording "), 1, p.stderr)
+        self.assertEqual(p.stderr.count("dltrace: recording '"), 1, p.stderr)  # task 0's
 
     def test_each_task_recording_into_one_given_directory(self):
         p = self.run_in_tmp(self.srun("given") + [DLTRACE, "record", "-o", "shared", "--", TRAIN,
@@ -259,6 +260,19 @@ class SlurmRecordTest(unittest.TestCase):
             self.assertEqual(f.read(), b"an earlier run's trace")
         self.assertEqual(os.listdir(earlier), ["rank0.dltrace"])
         self.assert_step_traces(earlier + "-2", job, 0)
+
+    def test_each_task_refuses_a_given_directory_holding_another_run(self):
+        earlier = os.path.join(self.tmp, "earlier")
+        os.mkdir(earlier)
+        with open(os.path.join(earlier, "rank0.dltrace"), "wb") as f:
+            f.write(b"an earlier run's trace")
+        p = subprocess.run(self.srun("refused") + [DLTRACE, "record", "-o", "earlier", "--", TRAIN],
+                           cwd=self.tmp, env=self.slurm.env, capture_output=True, text=True,
+                           timeout=600)
+        self.assertNotEqual(p.returncode, 0)
+        self.assertIn(f"dltrace: error: {earlier} already holds another run's traces", p.stderr)
+        self.assertNotIn("step 1 loss", p.stdout)  # the program never ran
+        self.assertEqual(os.listdir(earlier), ["rank0.dltrace"])
 
     def test_sbatch_script_records_each_step_into_its_own_directory(self):
         script = os.path.join(self.tmp, "job.sh")
