@@ -35,13 +35,13 @@ STEPS = 3
 EXPECTED_CALLS = {"MPI_Bcast": 2, "MPI_Allreduce": STEPS * (2 + 1) + 1}
 # Nodes and jobs change state asynchronously: poll, with room for a busy machine.
 POLL_TIMEOUT_S = 180
-DAEMONS = ["slurmctld", "slurmd", "srun", "sbatch", "sinfo", "scontrol", "squeue"]
+PROGRAMS = ["slurmctld", "slurmd", "srun", "sbatch", "sinfo", "scontrol", "squeue", "scancel"]
 PR_SET_PDEATHSIG = 1
 
 
 def die_with_parent():
     # The daemons run in the foreground as our children and die with this
-    # process even if it is killed (a ctest timeout): nothing is left behind.
+    # process even if it is killed (a ctest timeout), not only in tearDown.
     ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
@@ -52,7 +52,7 @@ def free_port():
 
 
 class Slurm:
-    """A one-host Slurm cluster of our own in DIR."""
+    """A one-host Slurm cluster of our own, all its files under ROOT/slurm."""
 
     def __init__(self, root):
         self.dir = os.path.join(root, "slurm")
@@ -298,7 +298,7 @@ def main():
     if os.geteuid() != 0:
         print("SKIP: the test starts slurmctld and slurmd, which needs root")
         return SKIP
-    missing = [d for d in DAEMONS if not shutil.which(d)]
+    missing = [d for d in PROGRAMS if not shutil.which(d)]
     if missing:
         print("SKIP: Slurm is not installed (missing " + ", ".join(missing) +
               "; apt-get install slurmctld slurmd slurm-client, as scripts/install-deps.sh does)")
