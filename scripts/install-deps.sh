@@ -11,6 +11,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev
   libsimgrid-dev
   openmpi-bin libopenmpi-dev gfortran
+  slurmctld slurmd slurm-client  # ctest record_slurm: a one-host Slurm the test starts itself
   valgrind  # scripts/bench-record.sh with DLTRACE_BENCH_INSTRUCTIONS=1
   hpcc
   scalapack-mpi-test  # ctest lower_mpi_patterns: ScaLAPACK's QR test driver (BLACS over MPI)

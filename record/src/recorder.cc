@@ -23,6 +23,7 @@
 #include "dltrace/formats/nccl_env.h"
 #include "dltrace/formats/rank_env.h"
 #include "dltrace/formats/writer.h"
+#include "dltrace/record/output_naming.h"
 #include "signals.h"
 
 namespace dltrace::record {
@@ -59,12 +60,6 @@ int FirstIntEnv(const Names& names, int def) {
   return def;
 }
 
-std::string JobId() {
-  for (const char* n : formats::kJobIdVariables)
-    if (const char* v = Env(n)) return v;
-  return "";
-}
-
 template <typename Names>
 void KeepRawValues(const Names& names, formats::KeyValues* out) {
   for (const char* n : names)
@@ -88,26 +83,6 @@ bool MakeDirs(const std::string& path) {
     if (::mkdir(cur.c_str(), 0755) != 0 && errno != EEXIST) return false;
   }
   return true;
-}
-
-std::string Expand(const std::string& tmpl, int rank, const std::string& host, int pid,
-                   const std::string& job) {
-  std::string out;
-  for (size_t i = 0; i < tmpl.size(); ++i) {
-    if (tmpl[i] != '%' || i + 1 == tmpl.size()) {
-      out += tmpl[i];
-      continue;
-    }
-    switch (tmpl[++i]) {
-      case 'r': out += rank >= 0 ? std::to_string(rank) : "p" + std::to_string(pid); break;
-      case 'h': out += host; break;
-      case 'p': out += std::to_string(pid); break;
-      case 'j': out += job.empty() ? "nojob" : job; break;
-      case '%': out += '%'; break;
-      default: out += '%'; out += tmpl[i];
-    }
-  }
-  return out;
 }
 
 }  // namespace
@@ -515,12 +490,14 @@ bool Recorder::Start(const StartInfo& info) {
   h.nccl_version = info.nccl_version;
   h.gpu_device = info.gpu_device;
   h.gpu_bus_id = info.gpu_bus_id;
-  h.job_id = JobId();
+  h.job_id = JobIdFromEnvironment();
   h.attributes = info.attributes;
   KeepRawValues(formats::kRankVariables, &h.rank_env);
   KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
   KeepRawValues(formats::kWorldSizeVariables, &h.rank_env);
   KeepRawValues(formats::kJobIdVariables, &h.rank_env);
+  const std::string step = StepIdFromEnvironment();
+  if (!step.empty()) h.rank_env.emplace_back(kStepIdVariable, step);
   KeepRawValues(formats::kNcclSettingVariables, &h.nccl_env);
 
   // Where the file goes: a template with %-codes names the file; otherwise
@@ -529,7 +506,7 @@ bool Recorder::Start(const StartInfo& info) {
   std::string out = settings_.output.empty() ? info.output_dir : settings_.output;
   if (out.empty()) out = DefaultOutputDir();
   if (out.find('%') != std::string::npos) {
-    file = Expand(out, h.global_rank, h.host, pid_, h.job_id);
+    file = ExpandOutputTemplate(out, {h.global_rank, h.host, pid_, h.job_id, step});
     size_t slash = file.rfind('/');
     dir = slash == std::string::npos ? "." : file.substr(0, slash);
   } else {

@@ -11,8 +11,8 @@ namespace dltrace::record {
 const std::vector<SettingInfo>& AllSettings() {
   static const std::vector<SettingInfo> table = {
       {"DLTRACE_OUTPUT", "",
-       "trace directory, or a file template with %r rank, %h host, %p pid, %j job id; "
-       "default: a fresh dltrace-<time> directory agreed by all ranks"},
+       "trace directory, or a file template with %r rank, %h host, %p pid, %j job id, "
+       "%s Slurm step id; default: a fresh dltrace-<time> directory agreed by all ranks"},
       {"DLTRACE_FLUSH_MS", "200", "flush interval; on SIGKILL at most this much is lost"},
       {"DLTRACE_SAMPLE_MS", "100", "resource sample interval (CPU, memory, network, disk); 0 = off"},
       {"DLTRACE_BUFFER_EVENTS", "1048576",

@@ -18,7 +18,7 @@ struct SettingInfo {
 const std::vector<SettingInfo>& AllSettings();
 
 struct Settings {
-  std::string output;        // DLTRACE_OUTPUT: directory or file template (%r %h %p %j)
+  std::string output;        // DLTRACE_OUTPUT: directory or file template (%r %h %p %j %s)
   int64_t flush_ms = 200;    // DLTRACE_FLUSH_MS
   int64_t sample_ms = 100;   // DLTRACE_SAMPLE_MS (0 = no resource samples)
   int64_t buffer_events = 1 << 20;  // DLTRACE_BUFFER_EVENTS per thread before dropping
