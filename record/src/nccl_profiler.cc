@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -111,17 +110,7 @@ bool EnsureStarted(const Context& c) {
   Recorder& r = Recorder::Get();
   if (r.active()) return true;
   if (!r.startable()) return false;
-  StartInfo info;
-  if (!RankFromEnvironment() && c.rank >= 0) {
-    info.rank = c.rank;
-    info.world_size = c.nranks;
-  }
-  if (r.settings().output.empty()) {
-    char dir[64];
-    std::snprintf(dir, sizeof(dir), "dltrace-nccl-%016" PRIx64, c.hash);
-    info.output_dir = dir;
-  }
-  info.nccl_version = NcclVersion();
+  StartInfo info = NcclStartInfo(c.rank, c.nranks, c.hash, NcclVersion());
   info.attributes.emplace_back("nccl.profiler_api", g_api);
   return r.Start(info);
 }

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -219,19 +218,7 @@ bool EnsureStarted(const CommEntry& first, int device) {
   Recorder& r = Recorder::Get();
   if (r.active()) return true;
   if (!r.startable()) return false;
-  StartInfo info;
-  if (!RankFromEnvironment()) {
-    // No launcher said: the first communicator is taken as the world.
-    info.rank = first.rank;
-    info.world_size = first.size;
-  }
-  if (r.settings().output.empty()) {
-    // Ranks agree on a directory named after their first communicator.
-    char dir[64];
-    std::snprintf(dir, sizeof(dir), "dltrace-nccl-%016" PRIx64, first.hash);
-    info.output_dir = dir;
-  }
-  info.nccl_version = NcclVersion();
+  StartInfo info = NcclStartInfo(first.rank, first.size, first.hash, NcclVersion());
   info.gpu_device = device;
   info.gpu_bus_id = gpu::BusId(device);
   if (!r.Start(info)) return false;
