@@ -8,20 +8,15 @@ import glob
 import json
 import struct
 import os
-import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
+from views_fixtures import run
 
 
 def load(path):
     with open(path) as f:
         return json.load(f)
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
 
 
 class SimulateTest(unittest.TestCase):

@@ -12,12 +12,10 @@ import subprocess
 import tempfile
 import unittest
 
+from views_fixtures import run
+
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def load(path):

@@ -245,35 +245,31 @@ TEST_F(TraceSetTest, OpsOfOneNcclGroupRunTogether) {
     ops.clear();
     int64_t t = kT0;
     uint64_t p2p = 0, coll = 0;
+    // An op of this rank's communicator entered at T (1 us on the host), on
+    // the GPU from T + GPU_START to T + GPU_END.
+    auto nccl_op = [&](OpKind kind, uint64_t bytes, uint64_t seq, int64_t gpu_start, int64_t gpu_end) {
+      OpEvent op;
+      op.kind = kind;
+      op.comm = uint32_t(7 + r);
+      op.bytes = bytes;
+      op.stream = 0x1000;
+      op.seq = seq;
+      op.enter_ns = t;
+      op.exit_ns = t + 1'000;
+      op.gpu_start_ns = t + gpu_start;
+      op.gpu_end_ns = t + gpu_end;
+      return op;
+    };
     for (uint32_t group = 1; group <= 2; ++group) {
       for (int k = 0; k < 2; ++k) {
-        OpEvent op;
-        op.kind = k == 0 ? OpKind::NcclSend : OpKind::NcclRecv;
-        op.comm = uint32_t(7 + r);
-        op.bytes = kActivation;
+        OpEvent op = nccl_op(k == 0 ? OpKind::NcclSend : OpKind::NcclRecv, kActivation, p2p++, 10'000, 500'000);
         op.peer = k == 0 ? (r + 1) % kRanks : (r + kRanks - 1) % kRanks;
-        op.stream = 0x1000;
         op.group = group;
-        op.seq = p2p++;
-        op.enter_ns = t;
-        op.exit_ns = t + 1'000;
-        op.gpu_start_ns = t + 10'000;
-        op.gpu_end_ns = t + 500'000;
         t += 2'000;
         ops.push_back(op);
       }
-      OpEvent ar;
-      ar.kind = OpKind::NcclAllReduce;
-      ar.comm = uint32_t(7 + r);
-      ar.bytes = kBucketBytes;
-      ar.stream = 0x1000;
-      ar.seq = coll++;
-      ar.enter_ns = t;
-      ar.exit_ns = t + 1'000;
-      ar.gpu_start_ns = t + 600'000;
-      ar.gpu_end_ns = t + 900'000;
+      ops.push_back(nccl_op(OpKind::NcclAllReduce, kBucketBytes, coll++, 600'000, 900'000));
       t += 1'000'000;
-      ops.push_back(ar);
     }
   });
   MergedTrace m = Merge(set);
