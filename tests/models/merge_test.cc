@@ -12,6 +12,7 @@
 #include "dltrace/formats/writer.h"
 #include "dltrace/models/lower.h"
 #include "dltrace/models/merge.h"
+#include "temp_dir.h"
 
 namespace dltrace::models {
 namespace {
@@ -31,11 +32,6 @@ constexpr uint64_t kNcclHash = 0xabcdef;
 // EDIT may change each rank's ops before they are written.
 class TraceSetTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/dltrace-merge-XXXXXX";
-    dir_ = ::mkdtemp(tmpl);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   formats::TraceSet Write(const std::function<void(int, std::vector<OpEvent>&)>& edit = {},
                           int skip_rank = -1) {
@@ -111,7 +107,8 @@ class TraceSetTest : public ::testing::Test {
     return set;
   }
 
-  std::string dir_;
+  dltrace_test::TempDir tmp_{"dltrace-merge"};
+  std::string dir_ = tmp_.path();
 };
 
 bool Mentions(const std::vector<std::string>& lines, const std::string& what) {
