@@ -22,6 +22,8 @@ namespace {
 using formats::DataType;
 using formats::NcclAlgorithm;
 using formats::NcclProtocol;
+using formats::ParseNcclAlgorithm;
+using formats::ParseNcclProtocol;
 using formats::OpEvent;
 using formats::OpKind;
 
@@ -82,18 +84,6 @@ int TypeIndex(const char* name) {
   return -1;
 }
 
-constexpr const char* kAlgoNames[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
-constexpr const char* kProtoNames[] = {"LL", "LL128", "Simple"};
-NcclAlgorithm AlgoOf(const char* s) {
-  for (int i = 0; s && i < 7; ++i)
-    if (strcasecmp(s, kAlgoNames[i]) == 0) return NcclAlgorithm(i);
-  return NcclAlgorithm::Unknown;
-}
-NcclProtocol ProtoOf(const char* s) {
-  for (int i = 0; s && i < 3; ++i)
-    if (strcasecmp(s, kProtoNames[i]) == 0) return NcclProtocol(i);
-  return NcclProtocol::Unknown;
-}
 
 // NCCL's version from the program itself when it exports ncclGetVersion
 // (a static NCCL often does not: the plugin table's version says the range).
@@ -260,8 +250,8 @@ profiler::Result StartV2(void* context, void** handle, Descr* d) {
   if (d->type == profiler::kColl) {
     const auto& c = d->coll;
     *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOf(c.func), c.count,
-                    TypeIndex(c.datatype), c.root, c.seqNumber, AlgoOf(c.algo), ProtoOf(c.proto),
-                    c.nMaxChannels);
+                    TypeIndex(c.datatype), c.root, c.seqNumber, ParseNcclAlgorithm(c.algo),
+                    ParseNcclProtocol(c.proto), c.nMaxChannels);
   } else if (d->type == profiler::kP2p) {
     const auto& p = d->p2p;
     *handle = Begin(ContextFor(init, p.commHash), d->rank, KindOf(p.func), p.count,
@@ -279,7 +269,7 @@ profiler::Result StartV4(void* context, void** handle, Descr* d) {
   if (d->type == profiler::kColl) {
     const auto& k = d->coll;
     *handle = Begin(c, d->rank, KindOf(k.func), k.count, TypeIndex(k.datatype), k.root,
-                    k.seqNumber, AlgoOf(k.algo), ProtoOf(k.proto), k.nChannels);
+                    k.seqNumber, ParseNcclAlgorithm(k.algo), ParseNcclProtocol(k.proto), k.nChannels);
   } else if (d->type == profiler::kP2p) {
     const auto& p = d->p2p;
     *handle = Begin(c, d->rank, KindOf(p.func), p.count, TypeIndex(p.datatype), p.peer, 0,
