@@ -14,6 +14,7 @@
 #include <unordered_map>
 
 #include "nccl_profiler_abi.h"
+#include "nccl_types.h"
 #include "recorder.h"
 
 namespace dltrace::record {
@@ -69,20 +70,6 @@ OpKind KindOfV1(uint8_t func) {
   }
 }
 
-constexpr const char* kTypeNames[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",     "ncclUint32",
-                                      "ncclInt64",   "ncclUint64",  "ncclFloat16",   "ncclFloat32",
-                                      "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
-constexpr DataType kTypes[] = {DataType::Int8,    DataType::Uint8,   DataType::Int32,
-                               DataType::Uint32,  DataType::Int64,   DataType::Uint64,
-                               DataType::Float16, DataType::Float32, DataType::Float64,
-                               DataType::BFloat16, DataType::Float8E4M3, DataType::Float8E5M2};
-constexpr uint64_t kTypeSizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-int TypeIndex(const char* name) {
-  if (!name) return -1;
-  for (int i = 0; i < 12; ++i)
-    if (std::strcmp(name, kTypeNames[i]) == 0) return i;
-  return -1;
-}
 
 
 // NCCL's version from the program itself when it exports ncclGetVersion
@@ -151,8 +138,9 @@ Event* Begin(Context* c, int rank, OpKind kind, size_t count, int type, int peer
   op.kind = kind;
   op.comm = c->comm;
   op.count = count;
-  op.datatype = type >= 0 ? kTypes[type] : DataType::Unknown;
-  uint64_t bytes = uint64_t(count) * (type >= 0 ? kTypeSizes[type] : 0);
+  const NcclType* t = NcclTypeAt(type);
+  op.datatype = t ? t->type : DataType::Unknown;
+  uint64_t bytes = uint64_t(count) * (t ? t->size : 0);
   // nccl-tests "size": the whole gathered buffer / the whole scattered input.
   if ((kind == OpKind::NcclAllGather || kind == OpKind::NcclReduceScatter) && c->nranks > 0)
     bytes *= uint64_t(c->nranks);
@@ -250,12 +238,12 @@ profiler::Result StartV2(void* context, void** handle, Descr* d) {
   if (d->type == profiler::kColl) {
     const auto& c = d->coll;
     *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOf(c.func), c.count,
-                    TypeIndex(c.datatype), c.root, c.seqNumber, ParseNcclAlgorithm(c.algo),
+                    NcclTypeIndex(c.datatype), c.root, c.seqNumber, ParseNcclAlgorithm(c.algo),
                     ParseNcclProtocol(c.proto), c.nMaxChannels);
   } else if (d->type == profiler::kP2p) {
     const auto& p = d->p2p;
     *handle = Begin(ContextFor(init, p.commHash), d->rank, KindOf(p.func), p.count,
-                    TypeIndex(p.datatype), p.peer, 0, NcclAlgorithm::Unknown,
+                    NcclTypeIndex(p.datatype), p.peer, 0, NcclAlgorithm::Unknown,
                     NcclProtocol::Unknown, 0);
   }
   return 0;
@@ -268,11 +256,11 @@ profiler::Result StartV4(void* context, void** handle, Descr* d) {
   if (!c) return 0;
   if (d->type == profiler::kColl) {
     const auto& k = d->coll;
-    *handle = Begin(c, d->rank, KindOf(k.func), k.count, TypeIndex(k.datatype), k.root,
+    *handle = Begin(c, d->rank, KindOf(k.func), k.count, NcclTypeIndex(k.datatype), k.root,
                     k.seqNumber, ParseNcclAlgorithm(k.algo), ParseNcclProtocol(k.proto), k.nChannels);
   } else if (d->type == profiler::kP2p) {
     const auto& p = d->p2p;
-    *handle = Begin(c, d->rank, KindOf(p.func), p.count, TypeIndex(p.datatype), p.peer, 0,
+    *handle = Begin(c, d->rank, KindOf(p.func), p.count, NcclTypeIndex(p.datatype), p.peer, 0,
                     NcclAlgorithm::Unknown, NcclProtocol::Unknown, p.nChannels);
   }
   return 0;
