@@ -5,6 +5,7 @@
 #define DLTRACE_TEST_SCHEDULES_H
 
 #include "ns3/dltrace-scenario.h"
+#include "ns3/fatal-error.h"
 
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/schedule.h"
