@@ -120,7 +120,13 @@ bool Mentions(const std::vector<std::string>& lines, const std::string& what) {
 // SET merged and lowered as `--algo recorded` lowers it, expected to merge
 // without problems, lower without a contradicting order, and be sound.
 Schedule LowerSound(const formats::TraceSet& set) {
-  const Schedule s = LowerSound(set);
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(m.problems.empty()) << m.problems.front();
+  std::vector<std::string> notes;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
+  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
+  auto problems = CheckSchedule(s);
+  EXPECT_TRUE(problems.empty()) << problems.front();
   return s;
 }
 
