@@ -14,7 +14,7 @@ import sys
 import tempfile
 import unittest
 
-from record_fixtures import DLTRACE, dump, expected_lines, record_launched
+from record_fixtures import DLTRACE, LAUNCH, dump, expected_lines, record_launched
 
 LIB = os.environ["DLTRACE_RECORD_LIB"]
 BIN = os.environ["DLTRACE_NCCL_TEST_BIN"]  # build/tests/nccl
