@@ -128,7 +128,7 @@ int RunSimulate(SimulateOptions options) {
 void AddSimulatorSettings(CLI::App* cmd, const std::shared_ptr<SimulateOptions>& o) {
   for (const auto& info : simulator::Simulators()) {
     if (info.settings.empty()) continue;
-    CLI::App* group = cmd->add_option_group(info.title + " engine");
+    CLI::App* group = cmd->add_option_group(info.title + " simulator");
     for (const auto& spec : info.settings) {
       const std::string name = spec.flag.substr(2);
       o->setting_owner[name] = info.name;
@@ -212,7 +212,7 @@ Command AddSimulateCommand(CLI::App& dltrace) {
       ->capture_default_str();
   cmd->add_option("--cc", o->config.congestion_control,
                   "ns-3: TCP congestion control (TcpNewReno default, TcpDctcp, TcpBbr, TcpLinuxReno, ..., short "
-                  "names dctcp, bbr, and MLTCP's mltcp-newreno, mltcp-dctcp); flow engine: mltcp (bandwidth shares "
+                  "names dctcp, bbr, and MLTCP's mltcp-newreno, mltcp-dctcp); flow simulator: mltcp (bandwidth shares "
                   "weighted by MLTCP's F; default max-min)");
   cmd->add_option("--mltcp-slope", o->config.mltcp.slope, "MLTCP: S of F(bytes_ratio) = S * bytes_ratio + I")
       ->check(NonNegative())

@@ -41,7 +41,7 @@ Command AddScaleCommand(CLI::App& dltrace);
 Command AddScheduleCommand(CLI::App& dltrace);
 Command AddReplayCommand(CLI::App& dltrace);
 Command AddSimulateCommand(CLI::App& dltrace);
-// Per simulator, which build `dltrace simulate` runs on ("ns-3 engine: ..."),
+// Per simulator, which build `dltrace simulate` runs on ("ns-3 simulator: ..."),
 // or that it is not built and why.
 std::vector<std::string> SimulatorBuildLines();
 Command AddPlaceCommand(CLI::App& dltrace);

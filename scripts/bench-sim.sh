@@ -68,7 +68,7 @@ print("  %-6s %10.2f %14.3f %10.0f" % ("flow", flow_wall, flow_ms, flow_rss / 10
 print("  flow is %.0fx faster (whole processes); iteration time differs by %+.2f%%"
       % (ns3_wall / max(flow_wall, 1e-3), (flow_ms - ns3_ms) / ns3_ms * 100))
 PY
-  echo "  ns-3 engine: $("$dltrace" --version | sed -n 's/^ns-3 engine: //p')"
+  echo "  ns-3 simulator: $("$dltrace" --version | sed -n 's/^ns-3 simulator: //p')"
   if [[ -n $vs ]]; then
     program=$vs/cli/dltrace run ns3-vs "$work/r50" --engine ns3 --topo leaf-spine --algo ring
     read -r vs_wall vs_rss <"$work/ns3-vs.time"
@@ -76,9 +76,9 @@ PY
     echo "The ns-3 case on two builds of ns-3 ($build against $vs):"
     printf "  %-12s %10s %14s  %s\n" build wall_s iteration_ms ns-3
     printf "  %-12s %10.2f %14.3f  %s\n" "$build" "$ns3_wall" "$ns3_ms" \
-      "$("$dltrace" --version | sed -n 's/^ns-3 engine: //p')"
+      "$("$dltrace" --version | sed -n 's/^ns-3 simulator: //p')"
     printf "  %-12s %10.2f %14.3f  %s\n" "$vs" "$vs_wall" "$vs_ms" \
-      "$("$vs/cli/dltrace" --version | sed -n 's/^ns-3 engine: //p')"
+      "$("$vs/cli/dltrace" --version | sed -n 's/^ns-3 simulator: //p')"
     python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print('  %s takes %.2fx the wall time of %s' % (sys.argv[3], a / b, sys.argv[4]))" \
       "$ns3_wall" "$vs_wall" "$build" "$vs"
     if [[ $ns3_ms == "$vs_ms" ]]; then

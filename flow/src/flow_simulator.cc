@@ -20,7 +20,7 @@ class FlowSimulator final : public Simulator {
     const std::string& cc = config.congestion_control;
     if (!(cc.empty() || cc == "mltcp" || cc == "mltcp-newreno" || cc == "mltcp-dctcp")) {
       *error = "--cc " + cc +
-               ": the flow engine shares bandwidth max-min; its only --cc is mltcp "
+               ": the flow simulator shares bandwidth max-min; its only --cc is mltcp "
                "(also spelt mltcp-newreno, mltcp-dctcp)";
       return false;
     }
@@ -58,7 +58,7 @@ void RegisterFlow() {
   SettingSpec cfg;
   cfg.flag = "--cfg";
   cfg.help =
-      "flow engine: a SimGrid setting KEY:VALUE, e.g. network/bandwidth-factor:0.97 (repeatable; overrides "
+      "flow simulator: a SimGrid setting KEY:VALUE, e.g. network/bandwidth-factor:0.97 (repeatable; overrides "
       "dltrace's calibrated defaults)";
   cfg.repeatable = true;
   cfg.type_name = "KEY:VALUE";

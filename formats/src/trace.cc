@@ -1,6 +1,8 @@
 // Equality (for round-trip tests) and the user-facing names of enums.
 #include "dltrace/formats/trace.h"
 
+#include <strings.h>
+
 #include <tuple>
 
 namespace dltrace::formats {
@@ -201,16 +203,30 @@ const char* RedOpName(RedOp op) {
   return (name && *name) ? name : "unknown";
 }
 
+const char* const kNcclAlgorithmNames[7] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
+                                            "NVLS", "NVLSTree", "PAT"};
+const char* const kNcclProtocolNames[3] = {"LL", "LL128", "Simple"};
+
 const char* NcclAlgorithmName(NcclAlgorithm algo) {
-  static const char* names[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
   const int a = int(algo);
-  return a >= 0 && a < 7 ? names[a] : "unknown";
+  return a >= 0 && a < 7 ? kNcclAlgorithmNames[a] : "unknown";
 }
 
 const char* NcclProtocolName(NcclProtocol proto) {
-  static const char* names[] = {"LL", "LL128", "Simple"};
   const int p = int(proto);
-  return p >= 0 && p < 3 ? names[p] : "unknown";
+  return p >= 0 && p < 3 ? kNcclProtocolNames[p] : "unknown";
+}
+
+NcclAlgorithm ParseNcclAlgorithm(const char* name) {
+  for (int a = 0; name && a < 7; ++a)
+    if (strcasecmp(name, kNcclAlgorithmNames[a]) == 0) return NcclAlgorithm(a);
+  return NcclAlgorithm::Unknown;
+}
+
+NcclProtocol ParseNcclProtocol(const char* name) {
+  for (int p = 0; name && p < 3; ++p)
+    if (strcasecmp(name, kNcclProtocolNames[p]) == 0) return NcclProtocol(p);
+  return NcclProtocol::Unknown;
 }
 
 const char* ApiName(Api api) {

@@ -1,12 +1,9 @@
 // Hybrid-parallel transformer training as Megatron-LM runs it: the collectives
 // and pipeline transfers of every rank for one or more iterations, timed on
 // a simple model of the GPUs and links, written as NCCL-like rank files.
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <unordered_map>
 
@@ -697,10 +694,7 @@ bool WriteHybridTraceSet(const SynthOptions& o, const std::string& dir, std::str
   const MegatronLayout& l = b.layout();
   b.Build();
   if (!b.Time(error)) return false;
-  if (::mkdir(dir.c_str(), 0755) != 0) {
-    *error = "cannot create " + dir + ": " + std::strerror(errno);
-    return false;
-  }
+  if (!MakeSynthDir(dir, error)) return false;
   const int64_t t0 = 1'000'000'000'000;
   const formats::KeyValues settings = {
       {"synth.kind", "hybrid"},
@@ -788,11 +782,7 @@ bool WriteHybridTraceSet(const SynthOptions& o, const std::string& dir, std::str
       w->AddOp(std::move(op));
     }
     if (!w->Flush(error)) return false;
-    formats::Footer f;
-    f.events_written = w->ops_written() + w->pending_ops();
-    f.end_monotonic_ns = uint64_t(end);
-    f.reason = "synthetic";
-    if (!w->Close(f, error)) return false;
+    if (!CloseSynthRank(w.get(), end, error)) return false;
     b.Release(r);
   }
   return true;

@@ -233,81 +233,81 @@ void MergePointToPoint(MergedTrace& m, Problems& problems) {
     if (peer < 0) return -1;  // any source
     return peer < int32_t(members.size()) ? members[size_t(peer)] : -2;
   };
-  for (const auto& rt : m.set->ranks) {
-    const int32_t g = rt.header.global_rank;
-    if (g < 0 || g >= m.world_size) continue;
-    for (uint32_t i = 0; i < rt.ops.size(); ++i) {
-      const formats::OpEvent& op = rt.ops[i];
-      Collective c = formats::CollectiveOf(op.kind);
-      if (c != Collective::kSend && c != Collective::kSendRecv) continue;
-      uint32_t comm = 0;
-      int32_t dst = peer_world(g, op, &comm);
-      if (dst < 0) {
-        problems.Add("rank " + std::to_string(g) + " op " + std::to_string(i) + " (" +
-                     formats::OpKindName(op.kind) + "): no such peer " + std::to_string(op.peer));
-        continue;
+  // Calls FN(g, i, op, c) for every op I of every rank G in the world whose collective C is A or B.
+  auto each_op = [&](Collective a, Collective b, auto&& fn) {
+    for (const auto& rt : m.set->ranks) {
+      const int32_t g = rt.header.global_rank;
+      if (g < 0 || g >= m.world_size) continue;
+      for (uint32_t i = 0; i < rt.ops.size(); ++i) {
+        const formats::OpEvent& op = rt.ops[i];
+        const Collective c = formats::CollectiveOf(op.kind);
+        if (c == a || c == b) fn(g, i, op, c);
       }
-      sends[{comm, g, dst}].push_back({g, i, op.tag, op.enter_ns, false});
     }
-  }
+  };
+  each_op(Collective::kSend, Collective::kSendRecv,
+          [&](int32_t g, uint32_t i, const formats::OpEvent& op, Collective) {
+    uint32_t comm = 0;
+    int32_t dst = peer_world(g, op, &comm);
+    if (dst < 0) {
+      problems.Add("rank " + std::to_string(g) + " op " + std::to_string(i) + " (" +
+                   formats::OpKindName(op.kind) + "): no such peer " + std::to_string(op.peer));
+      return;
+    }
+    sends[{comm, g, dst}].push_back({g, i, op.tag, op.enter_ns, false});
+  });
   size_t unmatched_recvs = 0;
-  for (const auto& rt : m.set->ranks) {
-    const int32_t g = rt.header.global_rank;
-    if (g < 0 || g >= m.world_size) continue;
-    for (uint32_t i = 0; i < rt.ops.size(); ++i) {
-      const formats::OpEvent& op = rt.ops[i];
-      Collective c = formats::CollectiveOf(op.kind);
-      if (c != Collective::kRecv && c != Collective::kSendRecv) continue;
-      uint32_t comm = 0;
-      int32_t src = peer_world(g, op, &comm, /*receiving=*/true);
-      if (src == -2) continue;
-      // The recorded tag of a send-receive is its send tag; match its receive
-      // side by order from the source alone.
-      const int32_t want_tag = c == Collective::kSendRecv ? -1 : op.tag;
-      PendingSend* best = nullptr;
-      auto consider = [&](std::vector<PendingSend>& q) {
-        for (PendingSend& s : q) {
-          if (s.matched) continue;
-          if (want_tag >= 0 && s.tag != want_tag) continue;
-          if (!best || s.enter_ns < best->enter_ns) best = &s;
-          break;  // the earliest matching send of this sender
-        }
-      };
-      if (src >= 0) {
-        auto it = sends.find({comm, src, g});
-        if (it != sends.end()) consider(it->second);
-      } else {
-        for (auto it = sends.lower_bound({comm, INT32_MIN, INT32_MIN});
-             it != sends.end() && std::get<0>(it->first) == comm; ++it)
-          if (std::get<2>(it->first) == g) consider(it->second);
+  each_op(Collective::kRecv, Collective::kSendRecv,
+          [&](int32_t g, uint32_t i, const formats::OpEvent& op, Collective c) {
+    uint32_t comm = 0;
+    int32_t src = peer_world(g, op, &comm, /*receiving=*/true);
+    if (src == -2) return;
+    // The recorded tag of a send-receive is its send tag; match its receive
+    // side by order from the source alone.
+    const int32_t want_tag = c == Collective::kSendRecv ? -1 : op.tag;
+    PendingSend* best = nullptr;
+    auto consider = [&](std::vector<PendingSend>& q) {
+      for (PendingSend& s : q) {
+        if (s.matched) continue;
+        if (want_tag >= 0 && s.tag != want_tag) continue;
+        if (!best || s.enter_ns < best->enter_ns) best = &s;
+        break;  // the earliest matching send of this sender
       }
-      if (!best) {
-        ++unmatched_recvs;
-        if (unmatched_recvs <= 5)
-          problems.Add("rank " + std::to_string(g) + " op " + std::to_string(i) + " (" +
-                       formats::OpKindName(op.kind) + " from " + std::to_string(src) +
-                       "): no matching send");
-        continue;
-      }
-      best->matched = true;
-      Transfer t;
-      t.src = best->src;
-      t.dst = g;
-      t.send_op = best->op;
-      t.recv_op = i;
-      t.bytes = m.rank(best->src)->ops[best->op].bytes;
-      t.comm = comm;
-      const uint32_t ti = uint32_t(m.transfers.size());
-      m.transfers.push_back(t);
-      auto link_op = [&](int32_t rank, uint32_t index) {
-        OpLink& l = m.links[size_t(rank)][index];
-        if (l.kind == OpLink::Kind::kTransfer) l.second = ti;  // a send-receive's other half
-        else l = {OpLink::Kind::kTransfer, ti, -1};
-      };
-      link_op(t.src, t.send_op);
-      link_op(t.dst, t.recv_op);
+    };
+    if (src >= 0) {
+      auto it = sends.find({comm, src, g});
+      if (it != sends.end()) consider(it->second);
+    } else {
+      for (auto it = sends.lower_bound({comm, INT32_MIN, INT32_MIN});
+           it != sends.end() && std::get<0>(it->first) == comm; ++it)
+        if (std::get<2>(it->first) == g) consider(it->second);
     }
-  }
+    if (!best) {
+      ++unmatched_recvs;
+      if (unmatched_recvs <= 5)
+        problems.Add("rank " + std::to_string(g) + " op " + std::to_string(i) + " (" +
+                     formats::OpKindName(op.kind) + " from " + std::to_string(src) +
+                     "): no matching send");
+      return;
+    }
+    best->matched = true;
+    Transfer t;
+    t.src = best->src;
+    t.dst = g;
+    t.send_op = best->op;
+    t.recv_op = i;
+    t.bytes = m.rank(best->src)->ops[best->op].bytes;
+    t.comm = comm;
+    const uint32_t ti = uint32_t(m.transfers.size());
+    m.transfers.push_back(t);
+    auto link_op = [&](int32_t rank, uint32_t index) {
+      OpLink& l = m.links[size_t(rank)][index];
+      if (l.kind == OpLink::Kind::kTransfer) l.second = ti;  // a send-receive's other half
+      else l = {OpLink::Kind::kTransfer, ti, -1};
+    };
+    link_op(t.src, t.send_op);
+    link_op(t.dst, t.recv_op);
+  });
   if (unmatched_recvs > 5)
     problems.Add(std::to_string(unmatched_recvs) + " receives in all have no matching send");
   size_t unmatched_sends = 0;

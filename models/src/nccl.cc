@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <strings.h>
 
 namespace dltrace::models {
@@ -23,9 +24,13 @@ constexpr int kTree = int(NcclAlgo::kTree), kRing = int(NcclAlgo::kRing), kPat =
 constexpr int kLL = int(NcclProto::kLL), kLL128 = int(NcclProto::kLL128),
               kSimple = int(NcclProto::kSimple);
 
-constexpr const char* kAlgoNames[kNcclAlgos] = {"Tree", "Ring", "CollNetDirect", "CollNetChain",
-                                                "NVLS", "NVLSTree", "PAT"};
-constexpr const char* kProtoNames[kNcclProtos] = {"LL", "LL128", "Simple"};
+// NCCL's names (formats/), in the order of NcclAlgo and NcclProto.
+const auto& kAlgoNames = formats::kNcclAlgorithmNames;
+const auto& kProtoNames = formats::kNcclProtocolNames;
+static_assert(std::size(formats::kNcclAlgorithmNames) == kNcclAlgos &&
+              std::size(formats::kNcclProtocolNames) == kNcclProtos);
+static_assert(int(formats::NcclAlgorithm::Pat) == int(NcclAlgo::kPat) &&
+              int(formats::NcclProtocol::Simple) == int(NcclProto::kSimple));
 
 // ---- NCCL 2.28.9, src/graph/tuning.cc, ncclTunerConstantsDefaults (us, GB/s).
 // Rows: Tree, Ring, CollNetDirect, CollNetChain, NVLS, NVLSTree, PAT;
@@ -190,23 +195,13 @@ bool Defined(Collective c, int a, int p, const NcclCall& call, const NcclSetting
 
 }  // namespace
 
-const char* NcclAlgoName(NcclAlgo algo) {
-  int a = int(algo);
-  return a >= 0 && a < kNcclAlgos ? kAlgoNames[a] : "unknown";
-}
-const char* NcclProtoName(NcclProto proto) {
-  int p = int(proto);
-  return p >= 0 && p < kNcclProtos ? kProtoNames[p] : "unknown";
-}
+const char* NcclAlgoName(NcclAlgo algo) { return formats::NcclAlgorithmName(formats::NcclAlgorithm(algo)); }
+const char* NcclProtoName(NcclProto proto) { return formats::NcclProtocolName(formats::NcclProtocol(proto)); }
 NcclAlgo ParseNcclAlgo(const std::string& name) {
-  for (int a = 0; a < kNcclAlgos; ++a)
-    if (strcasecmp(name.c_str(), kAlgoNames[a]) == 0) return NcclAlgo(a);
-  return NcclAlgo::kUnknown;
+  return NcclAlgo(formats::ParseNcclAlgorithm(name.c_str()));
 }
 NcclProto ParseNcclProto(const std::string& name) {
-  for (int p = 0; p < kNcclProtos; ++p)
-    if (strcasecmp(name.c_str(), kProtoNames[p]) == 0) return NcclProto(p);
-  return NcclProto::kUnknown;
+  return NcclProto(formats::ParseNcclProtocol(name.c_str()));
 }
 
 const char* NcclReasonName(NcclReason reason) {

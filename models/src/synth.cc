@@ -163,16 +163,27 @@ formats::Header SynthRankHeader(const SynthOptions& o, int32_t rank, int32_t wor
   return h;
 }
 
+bool MakeSynthDir(const std::string& dir, std::string* error) {
+  if (::mkdir(dir.c_str(), 0755) == 0) return true;
+  *error = "cannot create " + dir + ": " + std::strerror(errno);
+  return false;
+}
+
+bool CloseSynthRank(formats::TraceWriter* w, int64_t end_ns, std::string* error) {
+  formats::Footer f;
+  f.events_written = w->ops_written() + w->pending_ops();
+  f.end_monotonic_ns = uint64_t(end_ns);
+  f.reason = "synthetic";
+  return w->Close(f, error);
+}
+
 bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::string* error) {
   if (std::string e = CheckSynthOptions(o); !e.empty()) {
     *error = e;
     return false;
   }
   if (FindTransformer(o.model)) return WriteHybridTraceSet(o, dir, error);
-  if (::mkdir(dir.c_str(), 0755) != 0) {
-    *error = "cannot create " + dir + ": " + std::strerror(errno);
-    return false;
-  }
+  if (!MakeSynthDir(dir, error)) return false;
   const bool bf16 = o.dtype == "bf16";
   const uint64_t elem = bf16 ? 2 : 4;
   const std::vector<uint64_t> buckets = GradientBuckets(ModelParameters(o.model), elem, o.bucket_bytes);
@@ -243,11 +254,7 @@ bool WriteSynthTraceSet(const SynthOptions& o, const std::string& dir, std::stri
       t = std::max(backward_start + backward_ns, stream_free);
       if (!w->Flush(error)) return false;
     }
-    formats::Footer f;
-    f.events_written = w->ops_written() + w->pending_ops();
-    f.end_monotonic_ns = uint64_t(t);
-    f.reason = "synthetic";
-    if (!w->Close(f, error)) return false;
+    if (!CloseSynthRank(w.get(), t, error)) return false;
   }
   return true;
 }

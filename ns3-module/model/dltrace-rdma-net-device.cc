@@ -383,11 +383,7 @@ DltraceRdmaNetDevice::SendPause(uint32_t priority)
         return;
     }
     m_xoffSent[priority] = true;
-    SendPfcFrame(priority, m_pauseQuanta);
-    m_refreshEvent[priority] = Simulator::Schedule(QuantaTime(m_pauseQuanta) / 2,
-                                                   &DltraceRdmaNetDevice::RefreshPause,
-                                                   this,
-                                                   priority);
+    RefreshPause(priority);
 }
 
 void

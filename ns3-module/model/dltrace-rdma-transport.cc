@@ -216,54 +216,25 @@ DltraceRdmaNetwork::GetQueuePairs() const
 DltraceRdmaTransport::DltraceRdmaTransport(Ptr<DltraceRdmaNetwork> network, uint32_t job, int32_t self)
     : m_network(network),
       m_job(job),
-      m_self(self),
-      m_alive(std::make_shared<bool>(true))
+      m_self(self)
 {
     m_network->Register(job, self, this);
 }
 
 DltraceRdmaTransport::~DltraceRdmaTransport()
 {
-    *m_alive = false;
     m_network->Unregister(m_job, m_self);
 }
 
 void
-DltraceRdmaTransport::Send(int32_t peer,
+DltraceRdmaTransport::Post(int32_t peer,
                            uint16_t channel,
                            uint64_t tag,
                            uint64_t bytes,
-                           std::function<void()> on_sent)
+                           bool notice,
+                           std::function<void()> onSent)
 {
-    m_network->Post(m_job, m_self, peer, channel, tag, bytes, false, std::move(on_sent));
-}
-
-void
-DltraceRdmaTransport::SendNotice(int32_t peer,
-                                 uint16_t channel,
-                                 uint64_t tag,
-                                 uint64_t bytes,
-                                 std::function<void()> on_sent)
-{
-    m_network->Post(m_job, m_self, peer, channel, tag, bytes, true, std::move(on_sent));
-}
-
-void
-DltraceRdmaTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb)
-{
-    std::shared_ptr<bool> alive = m_alive;
-    Simulator::Schedule(NanoSeconds(int64_t(duration_ns)), [alive, cb]() {
-        if (*alive)
-        {
-            cb();
-        }
-    });
-}
-
-uint64_t
-DltraceRdmaTransport::NowNs() const
-{
-    return uint64_t(Simulator::Now().GetNanoSeconds());
+    m_network->Post(m_job, m_self, peer, channel, tag, bytes, notice, std::move(onSent));
 }
 
 void

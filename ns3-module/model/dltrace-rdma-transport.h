@@ -8,7 +8,7 @@
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 
-#include "dltrace/executor/transport.h"
+#include "ns3/dltrace-simulated-transport.h"
 
 #include <cstdint>
 #include <deque>
@@ -122,33 +122,27 @@ class DltraceRdmaNetwork : public Object
  * \ingroup dltrace
  * \brief One endpoint's transport on the RDMA fabric.
  */
-class DltraceRdmaTransport : public dltrace::executor::Transport
+class DltraceRdmaTransport : public DltraceSimulatedTransport
 {
   public:
     DltraceRdmaTransport(Ptr<DltraceRdmaNetwork> network, uint32_t job, int32_t self);
     ~DltraceRdmaTransport() override;
 
-    void Send(int32_t peer,
+    /// From the network: a whole message (or notice) from PEER arrived.
+    void Arrived(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice);
+
+  protected:
+    void Post(int32_t peer,
               uint16_t channel,
               uint64_t tag,
               uint64_t bytes,
-              std::function<void()> on_sent) override;
-    void SendNotice(int32_t peer,
-                    uint16_t channel,
-                    uint64_t tag,
-                    uint64_t bytes,
-                    std::function<void()> on_sent) override;
-    void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
-    uint64_t NowNs() const override;
-
-    /// From the network: a whole message (or notice) from PEER arrived.
-    void Arrived(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice);
+              bool notice,
+              std::function<void()> onSent) override;
 
   private:
     Ptr<DltraceRdmaNetwork> m_network;
     uint32_t m_job;
     int32_t m_self;
-    std::shared_ptr<bool> m_alive; ///< false once destroyed: pending timers do nothing
 };
 
 } // namespace ns3

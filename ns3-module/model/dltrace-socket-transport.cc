@@ -55,14 +55,12 @@ DltraceSocketTransport::DltraceSocketTransport(Ptr<Node> node,
       m_self(self),
       m_addresses(std::move(addresses)),
       m_peers(std::move(peers)),
-      m_stopped(false),
-      m_alive(std::make_shared<bool>(true))
+      m_stopped(false)
 {
 }
 
 DltraceSocketTransport::~DltraceSocketTransport()
 {
-    *m_alive = false;
     Stop();
 }
 
@@ -259,31 +257,18 @@ DltraceSocketTransport::ClosedByError(Ptr<Socket> socket)
 }
 
 void
-DltraceSocketTransport::Enqueue(int32_t peer, uint16_t channel, Message message)
-{
-    Connection& c = GetConnection(peer, channel);
-    c.out.push_back(std::move(message));
-    Pump(c);
-}
-
-void
-DltraceSocketTransport::Send(int32_t peer,
+DltraceSocketTransport::Post(int32_t peer,
                              uint16_t channel,
                              uint64_t tag,
                              uint64_t bytes,
-                             std::function<void()> on_sent)
+                             bool notice,
+                             std::function<void()> onSent)
 {
-    Enqueue(peer, channel, Message{kData, channel, tag, bytes, bytes, false, std::move(on_sent)});
-}
-
-void
-DltraceSocketTransport::SendNotice(int32_t peer,
-                                   uint16_t channel,
-                                   uint64_t tag,
-                                   uint64_t bytes,
-                                   std::function<void()> on_sent)
-{
-    Enqueue(peer, channel, Message{kNotice, channel, tag, bytes, 0, false, std::move(on_sent)});
+    Connection& c = GetConnection(peer, channel);
+    // A notice frame carries the count alone: no payload follows it.
+    c.out.push_back(
+        Message{notice ? kNotice : kData, channel, tag, bytes, notice ? 0 : bytes, false, std::move(onSent)});
+    Pump(c);
 }
 
 void
@@ -514,23 +499,10 @@ DltraceSocketTransport::Parse(Connection* c, Ptr<Packet> packet)
     return c;
 }
 
-void
-DltraceSocketTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb)
+bool
+DltraceSocketTransport::IsRunning() const
 {
-    std::shared_ptr<bool> alive = m_alive;
-    Simulator::Schedule(NanoSeconds(int64_t(duration_ns)), [this, alive, cb]() {
-        if (!*alive || m_stopped)
-        {
-            return;
-        }
-        cb();
-    });
-}
-
-uint64_t
-DltraceSocketTransport::NowNs() const
-{
-    return uint64_t(Simulator::Now().GetNanoSeconds());
+    return !m_stopped;
 }
 
 } // namespace ns3

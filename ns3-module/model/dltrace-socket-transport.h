@@ -3,13 +3,13 @@
 #ifndef DLTRACE_SOCKET_TRANSPORT_H
 #define DLTRACE_SOCKET_TRANSPORT_H
 
+#include "ns3/dltrace-simulated-transport.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/node.h"
 #include "ns3/ptr.h"
 #include "ns3/socket.h"
 
 #include "dltrace/models/mltcp.h"
-#include "dltrace/executor/transport.h"
 
 #include <cstdint>
 #include <deque>
@@ -33,7 +33,7 @@ namespace ns3
  * headers are real data. Sending follows BulkSendApplication: fill the socket
  * while it has room, resume from its send callback.
  */
-class DltraceSocketTransport : public dltrace::executor::Transport
+class DltraceSocketTransport : public DltraceSimulatedTransport
 {
   public:
     static constexpr uint32_t kFrameBytes = 24;
@@ -70,18 +70,14 @@ class DltraceSocketTransport : public dltrace::executor::Transport
     /// Closes every socket; nothing is delivered afterwards.
     void Stop();
 
-    void Send(int32_t peer,
+  protected:
+    void Post(int32_t peer,
               uint16_t channel,
               uint64_t tag,
               uint64_t bytes,
-              std::function<void()> on_sent) override;
-    void SendNotice(int32_t peer,
-                    uint16_t channel,
-                    uint64_t tag,
-                    uint64_t bytes,
-                    std::function<void()> on_sent) override;
-    void StartTimer(uint64_t duration_ns, std::function<void()> cb) override;
-    uint64_t NowNs() const override;
+              bool notice,
+              std::function<void()> onSent) override;
+    bool IsRunning() const override;
 
   private:
     enum FrameKind : uint8_t
@@ -125,7 +121,6 @@ class DltraceSocketTransport : public dltrace::executor::Transport
     };
 
     Connection& GetConnection(int32_t peer, uint16_t channel);
-    void Enqueue(int32_t peer, uint16_t channel, Message message);
     void Pump(Connection& c);
     /// Tells the job's progress the bytes of C's socket acknowledged since last time.
     void Acknowledge(Connection& c);
@@ -156,8 +151,6 @@ class DltraceSocketTransport : public dltrace::executor::Transport
     std::vector<std::unique_ptr<Connection>> m_unidentified;
     std::unordered_map<Socket*, Connection*> m_bySocket;
     bool m_stopped;
-    // Guards the timers scheduled before Stop: they check it is still alive.
-    std::shared_ptr<bool> m_alive;
 };
 
 } // namespace ns3

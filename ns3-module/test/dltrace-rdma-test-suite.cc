@@ -604,26 +604,20 @@ RingJob(int n, uint64_t bytes, std::vector<uint32_t> hosts, uint32_t priority)
 std::vector<double>
 RunScenario(const DltraceScenarioConfig& config)
 {
-    DltraceScenario s;
-    std::string error;
-    if (!s.Setup(config, &error))
-    {
-        NS_FATAL_ERROR("scenario setup failed: " << error);
-    }
-    s.Run();
-    std::vector<double> times;
-    for (uint32_t j = 0; j < s.GetJobCount(); ++j)
-    {
-        bool ok = true;
-        for (const auto& r : s.GetJob(j)->GetResults())
+    return dltrace_test::RunScenario(config, [](DltraceScenario& s) {
+        std::vector<double> times;
+        for (uint32_t j = 0; j < s.GetJobCount(); ++j)
         {
-            ok = ok && r.complete && r.bytes_received == r.bytes_scheduled_recv &&
-                 r.bytes_sent == r.bytes_scheduled_send;
+            bool ok = true;
+            for (const auto& r : s.GetJob(j)->GetResults())
+            {
+                ok = ok && r.complete && r.bytes_received == r.bytes_scheduled_recv &&
+                     r.bytes_sent == r.bytes_scheduled_send;
+            }
+            times.push_back(ok ? s.GetJobDuration(j).GetSeconds() : -1.0);
         }
-        times.push_back(ok ? s.GetJobDuration(j).GetSeconds() : -1.0);
-    }
-    s.Destroy();
-    return times;
+        return times;
+    });
 }
 
 // A 4 MB ring all-reduce on 4 hosts of a 10 Gb/s star, under every RDMA

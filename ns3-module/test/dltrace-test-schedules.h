@@ -1,7 +1,11 @@
-// Schedules the module's test suites run (dltrace-test-suite.cc,
-// dltrace-rdma-test-suite.cc): one collective lowered by models/.
+// What the module's test suites (dltrace-test-suite.cc,
+// dltrace-rdma-test-suite.cc) share: one collective lowered by models/, and
+// running a scenario to read its results.
 #ifndef DLTRACE_TEST_SCHEDULES_H
 #define DLTRACE_TEST_SCHEDULES_H
+
+#include "ns3/dltrace-scenario.h"
+#include "ns3/fatal-error.h"
 
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/schedule.h"
@@ -27,6 +31,24 @@ AllReduce(const std::string& algo, int n, uint64_t bytes)
     }
     return std::make_shared<dltrace::models::Schedule>(
         dltrace::models::LowerSingleCollective(spec, n, o));
+}
+
+// Sets up CONFIG (a set-up error is fatal), runs it, and returns what
+// READ(scenario) reads from it before the scenario is destroyed.
+template <typename Read>
+auto
+RunScenario(const ns3::DltraceScenarioConfig& config, Read read)
+{
+    ns3::DltraceScenario s;
+    std::string error;
+    if (!s.Setup(config, &error))
+    {
+        NS_FATAL_ERROR("scenario setup failed: " << error);
+    }
+    s.Run();
+    auto result = read(s);
+    s.Destroy();
+    return result;
 }
 
 } // namespace dltrace_test

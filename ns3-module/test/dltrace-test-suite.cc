@@ -54,36 +54,30 @@ Quiet(const std::string& topology, const std::string& cc)
 std::vector<double>
 RunJobs(const DltraceScenarioConfig& config, uint64_t* marks = nullptr, uint64_t* bytesMissing = nullptr)
 {
-    DltraceScenario s;
-    std::string error;
-    if (!s.Setup(config, &error))
-    {
-        NS_FATAL_ERROR("scenario setup failed: " << error);
-    }
-    s.Run();
-    std::vector<double> times;
-    uint64_t missing = 0;
-    for (uint32_t j = 0; j < s.GetJobCount(); ++j)
-    {
-        bool complete = true;
-        for (const auto& r : s.GetJob(j)->GetResults())
+    return dltrace_test::RunScenario(config, [&](DltraceScenario& s) {
+        std::vector<double> times;
+        uint64_t missing = 0;
+        for (uint32_t j = 0; j < s.GetJobCount(); ++j)
         {
-            complete = complete && r.complete;
-            missing += r.bytes_scheduled_recv - std::min(r.bytes_scheduled_recv, r.bytes_received);
-            missing += r.bytes_received - std::min(r.bytes_scheduled_recv, r.bytes_received);
+            bool complete = true;
+            for (const auto& r : s.GetJob(j)->GetResults())
+            {
+                complete = complete && r.complete;
+                missing += r.bytes_scheduled_recv - std::min(r.bytes_scheduled_recv, r.bytes_received);
+                missing += r.bytes_received - std::min(r.bytes_scheduled_recv, r.bytes_received);
+            }
+            times.push_back(complete ? s.GetJobDuration(j).GetSeconds() : -1.0);
         }
-        times.push_back(complete ? s.GetJobDuration(j).GetSeconds() : -1.0);
-    }
-    if (marks)
-    {
-        *marks = s.GetEcnMarks();
-    }
-    if (bytesMissing)
-    {
-        *bytesMissing = missing;
-    }
-    s.Destroy();
-    return times;
+        if (marks)
+        {
+            *marks = s.GetEcnMarks();
+        }
+        if (bytesMissing)
+        {
+            *bytesMissing = missing;
+        }
+        return times;
+    });
 }
 
 class RingAllReduceMatchesEstimateTestCase : public TestCase
@@ -404,39 +398,33 @@ class MltcpWindowGrowthTestCase : public TestCase
 std::vector<double>
 MeanLastIterations(const DltraceScenarioConfig& config, int last)
 {
-    DltraceScenario s;
-    std::string error;
-    if (!s.Setup(config, &error))
-    {
-        NS_FATAL_ERROR("scenario setup failed: " << error);
-    }
-    s.Run();
-    std::vector<double> means;
-    for (uint32_t j = 0; j < s.GetJobCount(); ++j)
-    {
-        double sum = 0;
-        int n = 0;
-        for (const auto& r : s.GetJob(j)->GetResults())
+    return dltrace_test::RunScenario(config, [&](DltraceScenario& s) {
+        std::vector<double> means;
+        for (uint32_t j = 0; j < s.GetJobCount(); ++j)
         {
-            if (!r.complete)
+            double sum = 0;
+            int n = 0;
+            for (const auto& r : s.GetJob(j)->GetResults())
             {
-                means.push_back(-1);
-                break;
+                if (!r.complete)
+                {
+                    means.push_back(-1);
+                    break;
+                }
+                const int count = int(r.iterations.size());
+                for (int i = std::max(0, count - last); i < count; ++i)
+                {
+                    sum += double(r.iterations[size_t(i)].end_ns - r.iterations[size_t(i)].start_ns);
+                    ++n;
+                }
             }
-            const int count = int(r.iterations.size());
-            for (int i = std::max(0, count - last); i < count; ++i)
+            if (means.size() == j)
             {
-                sum += double(r.iterations[size_t(i)].end_ns - r.iterations[size_t(i)].start_ns);
-                ++n;
+                means.push_back(n ? sum / n * 1e-9 : -1);
             }
         }
-        if (means.size() == j)
-        {
-            means.push_back(n ? sum / n * 1e-9 : -1);
-        }
-    }
-    s.Destroy();
-    return means;
+        return means;
+    });
 }
 
 class MltcpTwoJobsTestCase : public TestCase

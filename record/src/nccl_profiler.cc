@@ -6,7 +6,6 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -15,6 +14,7 @@
 #include <unordered_map>
 
 #include "nccl_profiler_abi.h"
+#include "nccl_types.h"
 #include "recorder.h"
 
 namespace dltrace::record {
@@ -23,6 +23,8 @@ namespace {
 using formats::DataType;
 using formats::NcclAlgorithm;
 using formats::NcclProtocol;
+using formats::ParseNcclAlgorithm;
+using formats::ParseNcclProtocol;
 using formats::OpEvent;
 using formats::OpKind;
 
@@ -68,33 +70,7 @@ OpKind KindOfV1(uint8_t func) {
   }
 }
 
-constexpr const char* kTypeNames[] = {"ncclInt8",    "ncclUint8",   "ncclInt32",     "ncclUint32",
-                                      "ncclInt64",   "ncclUint64",  "ncclFloat16",   "ncclFloat32",
-                                      "ncclFloat64", "ncclBfloat16", "ncclFloat8e4m3", "ncclFloat8e5m2"};
-constexpr DataType kTypes[] = {DataType::Int8,    DataType::Uint8,   DataType::Int32,
-                               DataType::Uint32,  DataType::Int64,   DataType::Uint64,
-                               DataType::Float16, DataType::Float32, DataType::Float64,
-                               DataType::BFloat16, DataType::Float8E4M3, DataType::Float8E5M2};
-constexpr uint64_t kTypeSizes[] = {1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1};
-int TypeIndex(const char* name) {
-  if (!name) return -1;
-  for (int i = 0; i < 12; ++i)
-    if (std::strcmp(name, kTypeNames[i]) == 0) return i;
-  return -1;
-}
 
-constexpr const char* kAlgoNames[] = {"Tree", "Ring", "CollNetDirect", "CollNetChain", "NVLS", "NVLSTree", "PAT"};
-constexpr const char* kProtoNames[] = {"LL", "LL128", "Simple"};
-NcclAlgorithm AlgoOf(const char* s) {
-  for (int i = 0; s && i < 7; ++i)
-    if (strcasecmp(s, kAlgoNames[i]) == 0) return NcclAlgorithm(i);
-  return NcclAlgorithm::Unknown;
-}
-NcclProtocol ProtoOf(const char* s) {
-  for (int i = 0; s && i < 3; ++i)
-    if (strcasecmp(s, kProtoNames[i]) == 0) return NcclProtocol(i);
-  return NcclProtocol::Unknown;
-}
 
 // NCCL's version from the program itself when it exports ncclGetVersion
 // (a static NCCL often does not: the plugin table's version says the range).
@@ -111,17 +87,7 @@ bool EnsureStarted(const Context& c) {
   Recorder& r = Recorder::Get();
   if (r.active()) return true;
   if (!r.startable()) return false;
-  StartInfo info;
-  if (!RankFromEnvironment() && c.rank >= 0) {
-    info.rank = c.rank;
-    info.world_size = c.nranks;
-  }
-  if (r.settings().output.empty()) {
-    char dir[64];
-    std::snprintf(dir, sizeof(dir), "dltrace-nccl-%016" PRIx64, c.hash);
-    info.output_dir = dir;
-  }
-  info.nccl_version = NcclVersion();
+  StartInfo info = NcclStartInfo(c.rank, c.nranks, c.hash, NcclVersion());
   info.attributes.emplace_back("nccl.profiler_api", g_api);
   return r.Start(info);
 }
@@ -172,8 +138,9 @@ Event* Begin(Context* c, int rank, OpKind kind, size_t count, int type, int peer
   op.kind = kind;
   op.comm = c->comm;
   op.count = count;
-  op.datatype = type >= 0 ? kTypes[type] : DataType::Unknown;
-  uint64_t bytes = uint64_t(count) * (type >= 0 ? kTypeSizes[type] : 0);
+  const NcclType* t = NcclTypeAt(type);
+  op.datatype = t ? t->type : DataType::Unknown;
+  uint64_t bytes = uint64_t(count) * (t ? t->size : 0);
   // nccl-tests "size": the whole gathered buffer / the whole scattered input.
   if ((kind == OpKind::NcclAllGather || kind == OpKind::NcclReduceScatter) && c->nranks > 0)
     bytes *= uint64_t(c->nranks);
@@ -271,12 +238,12 @@ profiler::Result StartV2(void* context, void** handle, Descr* d) {
   if (d->type == profiler::kColl) {
     const auto& c = d->coll;
     *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOf(c.func), c.count,
-                    TypeIndex(c.datatype), c.root, c.seqNumber, AlgoOf(c.algo), ProtoOf(c.proto),
-                    c.nMaxChannels);
+                    NcclTypeIndex(c.datatype), c.root, c.seqNumber, ParseNcclAlgorithm(c.algo),
+                    ParseNcclProtocol(c.proto), c.nMaxChannels);
   } else if (d->type == profiler::kP2p) {
     const auto& p = d->p2p;
     *handle = Begin(ContextFor(init, p.commHash), d->rank, KindOf(p.func), p.count,
-                    TypeIndex(p.datatype), p.peer, 0, NcclAlgorithm::Unknown,
+                    NcclTypeIndex(p.datatype), p.peer, 0, NcclAlgorithm::Unknown,
                     NcclProtocol::Unknown, 0);
   }
   return 0;
@@ -289,11 +256,11 @@ profiler::Result StartV4(void* context, void** handle, Descr* d) {
   if (!c) return 0;
   if (d->type == profiler::kColl) {
     const auto& k = d->coll;
-    *handle = Begin(c, d->rank, KindOf(k.func), k.count, TypeIndex(k.datatype), k.root,
-                    k.seqNumber, AlgoOf(k.algo), ProtoOf(k.proto), k.nChannels);
+    *handle = Begin(c, d->rank, KindOf(k.func), k.count, NcclTypeIndex(k.datatype), k.root,
+                    k.seqNumber, ParseNcclAlgorithm(k.algo), ParseNcclProtocol(k.proto), k.nChannels);
   } else if (d->type == profiler::kP2p) {
     const auto& p = d->p2p;
-    *handle = Begin(c, d->rank, KindOf(p.func), p.count, TypeIndex(p.datatype), p.peer, 0,
+    *handle = Begin(c, d->rank, KindOf(p.func), p.count, NcclTypeIndex(p.datatype), p.peer, 0,
                     NcclAlgorithm::Unknown, NcclProtocol::Unknown, p.nChannels);
   }
   return 0;

@@ -7,7 +7,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +17,7 @@
 
 #include "gpu_timing.h"
 #include "nccl_abi.h"
+#include "nccl_types.h"
 #include "recorder.h"
 
 namespace dltrace::record {
@@ -219,19 +219,7 @@ bool EnsureStarted(const CommEntry& first, int device) {
   Recorder& r = Recorder::Get();
   if (r.active()) return true;
   if (!r.startable()) return false;
-  StartInfo info;
-  if (!RankFromEnvironment()) {
-    // No launcher said: the first communicator is taken as the world.
-    info.rank = first.rank;
-    info.world_size = first.size;
-  }
-  if (r.settings().output.empty()) {
-    // Ranks agree on a directory named after their first communicator.
-    char dir[64];
-    std::snprintf(dir, sizeof(dir), "dltrace-nccl-%016" PRIx64, first.hash);
-    info.output_dir = dir;
-  }
-  info.nccl_version = NcclVersion();
+  StartInfo info = NcclStartInfo(first.rank, first.size, first.hash, NcclVersion());
   info.gpu_device = device;
   info.gpu_bus_id = gpu::BusId(device);
   if (!r.Start(info)) return false;
@@ -260,41 +248,7 @@ void ForgetComm(ncclComm_t comm) {
 
 // ---- datatypes and reductions --------------------------------------------------
 
-DataType DataTypeOf(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8: return DataType::Int8;
-    case ncclUint8: return DataType::Uint8;
-    case ncclInt32: return DataType::Int32;
-    case ncclUint32: return DataType::Uint32;
-    case ncclInt64: return DataType::Int64;
-    case ncclUint64: return DataType::Uint64;
-    case ncclFloat16: return DataType::Float16;
-    case ncclFloat32: return DataType::Float32;
-    case ncclFloat64: return DataType::Float64;
-    case ncclBfloat16: return DataType::BFloat16;
-    case ncclFloat8e4m3: return DataType::Float8E4M3;
-    case ncclFloat8e5m2: return DataType::Float8E5M2;
-  }
-  return DataType::Unknown;
-}
-
-uint64_t TypeSize(ncclDataType_t t) {
-  switch (t) {
-    case ncclInt8:
-    case ncclUint8:
-    case ncclFloat8e4m3:
-    case ncclFloat8e5m2: return 1;
-    case ncclFloat16:
-    case ncclBfloat16: return 2;
-    case ncclInt32:
-    case ncclUint32:
-    case ncclFloat32: return 4;
-    case ncclInt64:
-    case ncclUint64:
-    case ncclFloat64: return 8;
-  }
-  return 0;
-}
+static_assert(ncclFloat8e5m2 == kNcclTypeCount - 1, "nccl_types.h follows ncclDataType_t");
 
 RedOp RedOpOf(ncclRedOp_t op) {
   switch (int(op)) {
@@ -346,8 +300,9 @@ class NcclCall {
     stream_ = stream;
     op_.comm = comm_->id;
     op_.count = uint64_t(count);
-    op_.datatype = DataTypeOf(type);
-    op_.bytes = op_.count * TypeSize(type);
+    const NcclType* t = NcclTypeAt(int(type));
+    op_.datatype = t ? t->type : DataType::Unknown;
+    op_.bytes = op_.count * (t ? t->size : 0);
     op_.stream = reinterpret_cast<uint64_t>(stream);
     op_.thread = Recorder::Get().ThreadIndex();
     if (t_group_depth > 0) {

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cinttypes>
 #include <cstddef>
 #include <cstdio>
 #include <cstdlib>
@@ -875,6 +876,21 @@ bool RankFromEnvironment() {
     if (v && *v) return true;
   }
   return false;
+}
+
+StartInfo NcclStartInfo(int rank, int size, uint64_t hash, std::string nccl_version) {
+  StartInfo info;
+  if (!RankFromEnvironment() && rank >= 0) {
+    info.rank = rank;
+    info.world_size = size;
+  }
+  if (Recorder::Get().settings().output.empty()) {
+    char dir[64];
+    std::snprintf(dir, sizeof(dir), "dltrace-nccl-%016" PRIx64, hash);
+    info.output_dir = dir;
+  }
+  info.nccl_version = std::move(nccl_version);
+  return info;
 }
 
 }  // namespace dltrace::record

@@ -92,6 +92,12 @@ struct OpRecord {
 std::string NcclVersionString(int code);
 // Whether a launcher set one of the rank variables (formats/rank_env.h).
 bool RankFromEnvironment();
+// How the first NCCL communicator (RANK of SIZE, HASH) starts the recorder,
+// for the interposer and the profiler plugin alike: without a launcher's
+// rank the communicator is taken as the world (RANK < 0: left to detection),
+// and without DLTRACE_OUTPUT the ranks agree on a directory named after it,
+// dltrace-nccl-HASH. NCCL_VERSION goes into the header.
+StartInfo NcclStartInfo(int rank, int size, uint64_t hash, std::string nccl_version);
 
 class Recorder {
  public:

@@ -56,8 +56,8 @@ std::vector<std::string> SimulatorNames() {
 std::vector<std::string> SimulatorBuildLines() {
   std::vector<std::string> lines;
   for (const auto& s : Built())
-    if (!s.build.empty()) lines.push_back(s.title + " engine: " + s.build);
-  for (const auto& m : NotBuilt()) lines.push_back(m.title + " engine: not built (" + m.missing + ")");
+    if (!s.build.empty()) lines.push_back(s.title + " simulator: " + s.build);
+  for (const auto& m : NotBuilt()) lines.push_back(m.title + " simulator: not built (" + m.missing + ")");
   return lines;
 }
 

@@ -10,7 +10,7 @@ import struct
 import tempfile
 import unittest
 
-from views_fixtures import run, synth_with
+from views_fixtures import info_json, run, synth_with
 
 
 def frames(data):
@@ -29,9 +29,7 @@ class DamagedChunkTest(unittest.TestCase):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-damaged-")
         cls.set = synth_with(os.path.join(cls.tmp, "set"), "--model", "resnet50", "--ranks", "4",
                              "--ranks-per-host", "1", "--iterations", "3", "--bucket-mb", "4")
-        ok = run("info", cls.set, "--json")
-        assert ok.returncode == 0, ok.stderr
-        cls.whole = {r["rank"]: r["ops"] for r in json.loads(ok.stdout)["ranks"]}
+        cls.whole = {r["rank"]: r["ops"] for r in info_json(cls.set)["ranks"]}
         path = os.path.join(cls.set, "rank1.dltrace")
         with open(path, "rb") as f:
             data = bytearray(f.read())

@@ -8,16 +8,12 @@ import json
 import os
 import re
 import shutil
-import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
+from views_fixtures import info_json, run
+
 ITERATIONS = 10
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
 
 
 class IterationTimeTest(unittest.TestCase):
@@ -70,9 +66,7 @@ class IterationTimeTest(unittest.TestCase):
         for a, b in zip(flow["iteration_ms"], [float(r[2]) for r in rows]):
             self.assertAlmostEqual(a, b, places=2)
         # The recorded job: from its first rank's start to its last op (info's span).
-        p = run("info", self.set, "--json")
-        self.assertEqual(p.returncode, 0, p.stderr)
-        span_ms = json.loads(p.stdout)["time_span_s"] * 1e3
+        span_ms = info_json(self.set)["time_span_s"] * 1e3
         self.assert_adds_up(recorded["iteration_ms"], span_ms, "recorded")
         self.assert_equal_after_first(recorded["iteration_ms"], 1e-6, "recorded")
 

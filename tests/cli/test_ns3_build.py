@@ -51,9 +51,9 @@ class Ns3BuildTest(unittest.TestCase):
         r = subprocess.run([DLTRACE, "--version"], capture_output=True, text=True, env=clean_env())
         self.assertEqual(r.returncode, 0, r.stderr)
         # One line per simulator after the version; the ns-3 one names its build.
-        lines = [l for l in r.stdout.splitlines()[1:] if l.startswith("ns-3 engine: ")]
+        lines = [l for l in r.stdout.splitlines()[1:] if l.startswith("ns-3 simulator: ")]
         self.assertEqual(len(lines), 1, r.stdout)
-        return lines[0][len("ns-3 engine: "):]
+        return lines[0][len("ns-3 simulator: "):]
 
     def test_version_names_the_ns3_in_use(self):
         described = self.version_line()

@@ -6,16 +6,12 @@ against both jobs starting at 0; bad input is one error line."""
 import glob
 import json
 import os
-import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
+from views_fixtures import run
+
 TOPO = "dumbbell:hosts=4,rate=10Gbps"
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
 
 
 def mean_iteration_ms(out_dir, job, skip=1):

@@ -5,23 +5,12 @@ complete results (bytes delivered == bytes scheduled) in the replayer's
 format plus flows, link utilisation and FlowMonitor XML, and never
 overwrites an earlier run; several jobs go to job<J>/ and slow each other."""
 import glob
-import json
 import struct
 import os
-import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
+from views_fixtures import load_json, run
 
 
 class SimulateTest(unittest.TestCase):
@@ -77,7 +66,7 @@ class SimulateTest(unittest.TestCase):
         files = sorted(glob.glob(os.path.join(d, "rank*.results.json")))
         self.assertEqual(len(files), 4)
         for f in files:
-            res = load(f)
+            res = load_json(f)
             self.assertEqual(res["source"], "ns3")
             self.assertTrue(res["complete"], f)
             self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"], f)
@@ -110,7 +99,7 @@ class SimulateTest(unittest.TestCase):
         self.assertIn("RDMA (RoCEv2, PFC), congestion control dcqcn", r.stdout)
         self.assertIn("PFC pause frames", r.stdout)
         for rank in range(4):
-            res = load(os.path.join(out, "rank%d.results.json" % rank))
+            res = load_json(os.path.join(out, "rank%d.results.json" % rank))
             self.assertTrue(res["complete"], res)
         for name in ("queues.csv", "pfc.csv", "qps.csv", "messages.csv", "links.csv", "flows.csv"):
             self.assertTrue(os.path.exists(os.path.join(out, name)), name)
@@ -156,7 +145,7 @@ class SimulateTest(unittest.TestCase):
     def test_two_jobs_write_per_job_results_and_slow_each_other(self):
         def job_time(d, j=None):
             pattern = os.path.join(d, "job%d" % j if j is not None else "", "rank*.results.json")
-            return max(load(f)["duration_ns"] for f in glob.glob(pattern))
+            return max(load_json(f)["duration_ns"] for f in glob.glob(pattern))
 
         alone = self.out("alone")
         r = run("simulate", "--job", self.trace + ":hosts=0,2,4,6", "--algo", "ring",
@@ -171,7 +160,7 @@ class SimulateTest(unittest.TestCase):
             files = glob.glob(os.path.join(both, "job%d" % j, "rank*.results.json"))
             self.assertEqual(len(files), 4)
             for f in files:
-                res = load(f)
+                res = load_json(f)
                 self.assertTrue(res["complete"])
                 self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"])
         self.assertGreater(job_time(both, 0), 1.2 * job_time(alone))

@@ -12,17 +12,10 @@ import subprocess
 import tempfile
 import unittest
 
+from views_fixtures import load_json, run
+
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 class FlowSimulateTest(unittest.TestCase):
@@ -53,7 +46,7 @@ class FlowSimulateTest(unittest.TestCase):
         files = sorted(glob.glob(os.path.join(out, "rank*.results.json")))
         self.assertEqual(len(files), self.n)
         for path in files:
-            res = load(path)
+            res = load_json(path)
             self.assertEqual(res["source"], "flow")
             self.assertTrue(res["complete"], res["error"])
             self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"])
@@ -64,7 +57,7 @@ class FlowSimulateTest(unittest.TestCase):
         n, size = self.n, self.size
         step_s = size / n * 8 / 10e9 + 2e-6
         expected_ms = 2 * (n - 1) * step_s * 1e3
-        op_ms = max(o["end_ns"] - o["start_ns"] for o in load(files[0])["ops"]) / 1e6
+        op_ms = max(o["end_ns"] - o["start_ns"] for o in load_json(files[0])["ops"]) / 1e6
         self.assertAlmostEqual(op_ms / expected_ms, 1.0, delta=0.02, msg="%.3f ms, formula %.3f ms" % (op_ms, expected_ms))
         with open(os.path.join(out, "flows.csv")) as f:
             flows = list(csv.DictReader(f))
@@ -134,8 +127,8 @@ class FlowSimulateTest(unittest.TestCase):
                 "--job", self.trace + ":hosts=4-7,12-15", "--topo", topo, "--time-scale", "0", "--algo", "ring",
                 "-o", both)
         self.assertEqual(r.returncode, 0, r.stderr)
-        t_alone = load(os.path.join(alone, "rank0.results.json"))["duration_ns"]
-        t_both = [load(os.path.join(both, "job%d" % j, "rank0.results.json"))["duration_ns"] for j in (0, 1)]
+        t_alone = load_json(os.path.join(alone, "rank0.results.json"))["duration_ns"]
+        t_both = [load_json(os.path.join(both, "job%d" % j, "rank0.results.json"))["duration_ns"] for j in (0, 1)]
         for t in t_both:
             self.assertGreater(t, 1.5 * t_alone, "two jobs share the 10G bottleneck")
 
@@ -176,7 +169,7 @@ class FlowSimulateTest(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertIn("MLTCP shares, F(r) = 2 r + 0.5", r.stdout)
         for j in (0, 1):
-            res = load(os.path.join(out, "job%d" % j, "rank0.results.json"))
+            res = load_json(os.path.join(out, "job%d" % j, "rank0.results.json"))
             self.assertTrue(res["complete"])
             self.assertEqual(res["bytes_sent"], res["bytes_scheduled_send"])
 

@@ -33,6 +33,11 @@ def synth(out, ranks=4, per_host=2, iterations=2, model="resnet50", extra=()):
                       "--iterations", str(iterations), "--dtype", "bf16", "--compute-ms", "10", *extra)
 
 
+def load_json(path):
+    with open(path) as f:
+        return json.load(f)
+
+
 def info_json(path):
     p = run("info", path, "--json")
     assert p.returncode == 0, p.stderr

@@ -18,6 +18,7 @@
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
 #include "sound_run.h"
+#include "temp_dir.h"
 
 namespace dltrace::executor {
 namespace {
@@ -64,8 +65,8 @@ TEST(ScheduleExecutor, PartialArrivalsAndChannelsStillMatch) {
 class SynthSchedule : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string((std::filesystem::temp_directory_path() /
-                            ("dltrace-executor-test-" + std::to_string(getpid()))).string());
+    tmp_ = new dltrace_test::TempDir("dltrace-executor-test");
+    dir_ = new std::string(tmp_->file("set"));
     models::SynthOptions o;
     o.ranks = 4;
     o.ranks_per_host = 2;
@@ -78,10 +79,10 @@ class SynthSchedule : public ::testing::Test {
     merged_ = new models::MergedTrace(models::Merge(*set_));
   }
   static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
     delete merged_;
     delete set_;
     delete dir_;
+    delete tmp_;
   }
   static Schedule Lower(const std::string& algo) {
     models::LowerOptions o;
@@ -89,10 +90,12 @@ class SynthSchedule : public ::testing::Test {
     std::vector<std::string> notes;
     return models::LowerTrace(*merged_, o, &notes);
   }
+  static dltrace_test::TempDir* tmp_;
   static std::string* dir_;
   static formats::TraceSet* set_;
   static models::MergedTrace* merged_;
 };
+dltrace_test::TempDir* SynthSchedule::tmp_;
 std::string* SynthSchedule::dir_;
 formats::TraceSet* SynthSchedule::set_;
 models::MergedTrace* SynthSchedule::merged_;
@@ -288,8 +291,8 @@ TEST_F(SynthSchedule, RecordedTimesCoverEveryOpAndIteration) {
 // the job's time (the last endpoint's end) within 1%, and its identical
 // iterations take equal times after the first; the recorded run's too.
 TEST(PipelineJob, IterationTimesAddUpToTheJobAndRepeat) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("dltrace-engine-pp-" + std::to_string(getpid()))).string();
+  const dltrace_test::TempDir tmp("dltrace-engine-pp");
+  const std::string dir = tmp.file("set");
   models::SynthOptions o;
   o.model = "llama3-8b";
   o.tp = o.pp = o.dp = 2;
@@ -318,7 +321,6 @@ TEST(PipelineJob, IterationTimesAddUpToTheJobAndRepeat) {
     first = std::min(first, models::RankOriginNs(rt));
     for (const auto& e : rt.ops) last = std::max(last, e.gpu_end_ns ? int64_t(*e.gpu_end_ns) : int64_t(e.exit_ns));
   }
-  std::filesystem::remove_all(dir);
   for (const runs::RunTimes* r : {&run, &recorded}) {
     ASSERT_EQ(r->iteration_ns.size(), 4u) << r->source;
     double sum = 0;

@@ -18,24 +18,13 @@
 #include "dltrace/formats/trace_set.h"
 #include "dltrace/formats/writer.h"
 #include "header_generated.h"
+#include "temp_dir.h"
 
 using namespace dltrace::formats;
 
 namespace {
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/dltrace-test-XXXXXX";
-    path_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::system(("rm -rf '" + path_ + "'").c_str()); }
-  const std::string& path() const { return path_; }
-  std::string file(const std::string& name) const { return path_ + "/" + name; }
-
- private:
-  std::string path_;
-};
+using dltrace_test::TempDir;
 
 std::vector<uint8_t> Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -12,24 +12,14 @@
 #include "dltrace/models/lower.h"
 #include "dltrace/models/merge.h"
 #include "dltrace/models/synth.h"
+#include "temp_dir.h"
 
 namespace dltrace::models {
 namespace {
 
 using formats::OpKind;
 
-class TempDir {
- public:
-  TempDir() {
-    char tmpl[] = "/tmp/dltrace-hybrid-XXXXXX";
-    root_ = ::mkdtemp(tmpl);
-  }
-  ~TempDir() { std::filesystem::remove_all(root_); }
-  std::string path(const std::string& name) const { return root_ + "/" + name; }
-
- private:
-  std::string root_;
-};
+using dltrace_test::TempDir;
 
 // Writes, loads and merges a trace set; checks the merge and the lowering
 // (as `dltrace schedule --algo recorded` does) find nothing wrong.
@@ -39,9 +29,9 @@ struct Written {
 };
 std::unique_ptr<Written> Write(const SynthOptions& o, const TempDir& tmp, const std::string& name) {
   std::string err;
-  EXPECT_TRUE(WriteSynthTraceSet(o, tmp.path(name), &err)) << err;
+  EXPECT_TRUE(WriteSynthTraceSet(o, tmp.file(name), &err)) << err;
   auto w = std::make_unique<Written>();
-  EXPECT_TRUE(formats::LoadTraceSet(tmp.path(name), &w->set, &err)) << err;
+  EXPECT_TRUE(formats::LoadTraceSet(tmp.file(name), &w->set, &err)) << err;
   EXPECT_TRUE(w->set.warnings.empty());
   w->merged = Merge(w->set);
   EXPECT_TRUE(w->merged.problems.empty()) << w->merged.problems.front();

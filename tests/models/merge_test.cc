@@ -12,6 +12,7 @@
 #include "dltrace/formats/writer.h"
 #include "dltrace/models/lower.h"
 #include "dltrace/models/merge.h"
+#include "temp_dir.h"
 
 namespace dltrace::models {
 namespace {
@@ -31,11 +32,6 @@ constexpr uint64_t kNcclHash = 0xabcdef;
 // EDIT may change each rank's ops before they are written.
 class TraceSetTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/dltrace-merge-XXXXXX";
-    dir_ = ::mkdtemp(tmpl);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   formats::TraceSet Write(const std::function<void(int, std::vector<OpEvent>&)>& edit = {},
                           int skip_rank = -1) {
@@ -111,13 +107,27 @@ class TraceSetTest : public ::testing::Test {
     return set;
   }
 
-  std::string dir_;
+  dltrace_test::TempDir tmp_{"dltrace-merge"};
+  std::string dir_ = tmp_.path();
 };
 
 bool Mentions(const std::vector<std::string>& lines, const std::string& what) {
   for (const auto& l : lines)
     if (l.find(what) != std::string::npos) return true;
   return false;
+}
+
+// SET merged and lowered as `--algo recorded` lowers it, expected to merge
+// without problems, lower without a contradicting order, and be sound.
+Schedule LowerSound(const formats::TraceSet& set) {
+  MergedTrace m = Merge(set);
+  EXPECT_TRUE(m.problems.empty()) << m.problems.front();
+  std::vector<std::string> notes;
+  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
+  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
+  auto problems = CheckSchedule(s);
+  EXPECT_TRUE(problems.empty()) << problems.front();
+  return s;
 }
 
 TEST_F(TraceSetTest, MergesCommunicatorsCallsTransfersAndHosts) {
@@ -245,44 +255,34 @@ TEST_F(TraceSetTest, OpsOfOneNcclGroupRunTogether) {
     ops.clear();
     int64_t t = kT0;
     uint64_t p2p = 0, coll = 0;
+    // An op of this rank's communicator entered at T (1 us on the host), on
+    // the GPU from T + GPU_START to T + GPU_END.
+    auto nccl_op = [&](OpKind kind, uint64_t bytes, uint64_t seq, int64_t gpu_start, int64_t gpu_end) {
+      OpEvent op;
+      op.kind = kind;
+      op.comm = uint32_t(7 + r);
+      op.bytes = bytes;
+      op.stream = 0x1000;
+      op.seq = seq;
+      op.enter_ns = t;
+      op.exit_ns = t + 1'000;
+      op.gpu_start_ns = t + gpu_start;
+      op.gpu_end_ns = t + gpu_end;
+      return op;
+    };
     for (uint32_t group = 1; group <= 2; ++group) {
       for (int k = 0; k < 2; ++k) {
-        OpEvent op;
-        op.kind = k == 0 ? OpKind::NcclSend : OpKind::NcclRecv;
-        op.comm = uint32_t(7 + r);
-        op.bytes = kActivation;
+        OpEvent op = nccl_op(k == 0 ? OpKind::NcclSend : OpKind::NcclRecv, kActivation, p2p++, 10'000, 500'000);
         op.peer = k == 0 ? (r + 1) % kRanks : (r + kRanks - 1) % kRanks;
-        op.stream = 0x1000;
         op.group = group;
-        op.seq = p2p++;
-        op.enter_ns = t;
-        op.exit_ns = t + 1'000;
-        op.gpu_start_ns = t + 10'000;
-        op.gpu_end_ns = t + 500'000;
         t += 2'000;
         ops.push_back(op);
       }
-      OpEvent ar;
-      ar.kind = OpKind::NcclAllReduce;
-      ar.comm = uint32_t(7 + r);
-      ar.bytes = kBucketBytes;
-      ar.stream = 0x1000;
-      ar.seq = coll++;
-      ar.enter_ns = t;
-      ar.exit_ns = t + 1'000;
-      ar.gpu_start_ns = t + 600'000;
-      ar.gpu_end_ns = t + 900'000;
+      ops.push_back(nccl_op(OpKind::NcclAllReduce, kBucketBytes, coll++, 600'000, 900'000));
       t += 1'000'000;
-      ops.push_back(ar);
     }
   });
-  MergedTrace m = Merge(set);
-  EXPECT_TRUE(m.problems.empty()) << m.problems.front();
-  std::vector<std::string> notes;
-  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
-  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
-  auto problems = CheckSchedule(s);
-  EXPECT_TRUE(problems.empty()) << problems.front();
+  const Schedule s = LowerSound(set);
   for (int e = 0; e < kRanks; ++e) {
     const RankSchedule& rs = s.ranks[size_t(e)];
     uint32_t send = kNoOp, recv = kNoOp, after = kNoOp;
@@ -422,13 +422,7 @@ HaloSteps StepsOf(const Schedule& s, int rank, int it) {
 
 TEST_F(TraceSetTest, NonblockingHaloExchangeLowersWithoutForcedOrder) {
   formats::TraceSet set = Write(HaloExchange);
-  MergedTrace m = Merge(set);
-  ASSERT_TRUE(m.problems.empty()) << m.problems.front();
-  std::vector<std::string> notes;
-  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
-  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
-  auto problems = CheckSchedule(s);
-  ASSERT_TRUE(problems.empty()) << problems.front();
+  const Schedule s = LowerSound(set);
   EXPECT_EQ(s.iterations, kIterations);
   for (int r = 0; r < kRanks; ++r)
     for (int it = 0; it < kIterations; ++it) {
@@ -576,12 +570,7 @@ TEST_F(TraceSetTest, BlockingCallAfterIsendDoesNotWaitForIt) {
       t = wait.exit_ns;
     }
   });
-  MergedTrace m = Merge(set);
-  ASSERT_TRUE(m.problems.empty()) << m.problems.front();
-  std::vector<std::string> notes;
-  Schedule s = LowerTrace(m, LowerOptions{}, &notes);
-  EXPECT_FALSE(Mentions(notes, "contradicting")) << notes.front();
-  ASSERT_TRUE(CheckSchedule(s).empty());
+  const Schedule s = LowerSound(set);
   for (int r = 0; r < kRanks; ++r) {
     const RankSchedule& rs = s.ranks[size_t(r)];
     std::vector<uint32_t> sends = StepsOf(rs, StepType::kSend), recvs = StepsOf(rs, StepType::kRecv);

@@ -13,21 +13,18 @@ import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ["DLTRACE"]
+from record_fixtures import DLTRACE, MPIRUN, dump
+
 BIN = os.environ["DLTRACE_TEST_BIN"]
 P, N = 4, 1000
 D, I = 8, 4  # sizeof(double), sizeof(int)
 
-MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none"]
-if os.geteuid() == 0:
-    MPIRUN.append("--allow-run-as-root")
 
-
-def dump(path, rank):
-    p = subprocess.run([DLTRACE, "dump", path, "--rank", str(rank)], capture_output=True, text=True,
-                       timeout=120)
-    assert p.returncode == 0, p.stderr
-    return [json.loads(l) for l in p.stdout.splitlines()]
+def records(path, rank):
+    """RANK's records, read back without error."""
+    rc, recs, err = dump(path, rank)
+    assert rc == 0, err
+    return recs
 
 
 class MpiFamiliesTest(unittest.TestCase):
@@ -39,7 +36,7 @@ class MpiFamiliesTest(unittest.TestCase):
         p = subprocess.run([DLTRACE, "record", "-o", cls.set, "--", *MPIRUN, "-np", str(P), prog,
                             str(N)], capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stderr
-        cls.recs = {r: dump(cls.set, r) for r in range(P)}
+        cls.recs = {r: records(cls.set, r) for r in range(P)}
 
     @classmethod
     def tearDownClass(cls):
@@ -240,7 +237,7 @@ class MpiFamiliesTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("seen but not recorded: MPI_Mrecv 4", p.stderr)
         for r in range(P):
-            recs = dump(out, r)
+            recs = records(out, r)
             footer = [x for x in recs if x["type"] == "footer"][0]
             self.assertEqual(footer["unrecorded"], {"MPI_Mrecv": 1})
             self.assertEqual([o for o in recs if o["type"] == "op" and o["kind"] == "MPI_Mrecv"], [])

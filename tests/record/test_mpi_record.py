@@ -13,18 +13,16 @@ import tempfile
 import time
 import unittest
 
-DLTRACE = os.environ["DLTRACE"]
+from record_fixtures import DLTRACE, MPIRUN, dump
+
 LIB = os.environ["DLTRACE_RECORD_LIB"]
 BIN = os.environ["DLTRACE_TEST_BIN"]  # directory of the MPI test programs
 
-MPIRUN = ["mpirun", "--oversubscribe", "--bind-to", "none"]
 # Bounds that depend on how busy the machine is (clock conversion under
 # preemption, how late a flush lands) are checked only in the `timing` run:
 # ctest -L timing sets DLTRACE_TIMING_TESTS=1.
 TIMING = os.environ.get("DLTRACE_TIMING_TESTS") == "1"
 STEPS_BEFORE_KILL = 10  # training steps rank 0 reports before the signal tests kill it
-if os.geteuid() == 0:
-    MPIRUN.append("--allow-run-as-root")
 
 
 def prog(name):
@@ -32,12 +30,6 @@ def prog(name):
         if os.path.exists(os.path.join(d, name)):
             return os.path.join(d, name)
     raise FileNotFoundError(name + " not built")
-
-
-def dump(path, rank=None):
-    args = [DLTRACE, "dump", path] + (["--rank", str(rank)] if rank is not None else [])
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    return p.returncode, [json.loads(l) for l in p.stdout.splitlines()], p.stderr
 
 
 def info(path):

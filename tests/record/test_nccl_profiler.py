@@ -6,19 +6,15 @@ statically (no libnccl.so for the interposer to see) and dynamically. The
 recorded operations, their algorithm, protocol and channels, the
 communicators and the NCCL settings are checked against what the program and
 the double say they did; the nccl lowering says it used the recorded choice."""
-import json
 import os
 import shutil
 import subprocess
-import sys
 import tempfile
 import unittest
 
-DLTRACE = os.environ["DLTRACE"]
+from record_fixtures import DLTRACE, dump, expected_lines, record_launched
+
 BIN = os.environ["DLTRACE_NCCL_TEST_BIN"]  # build/tests/nccl
-SRC = os.environ.get("PROJECT_SOURCE_DIR",
-                     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-LAUNCH = [sys.executable, os.path.join(SRC, "tests", "nccl", "launch.py")]
 STATIC = os.path.join(BIN, "dltrace-nccl-all-calls-static")
 DYNAMIC = os.path.join(BIN, "dltrace-nccl-all-calls")
 SIZES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "float16": 2,
@@ -37,24 +33,15 @@ def fake_choice(kind, count, datatype):
     return algo, "LL" if small else "Simple", 1 if small else 2
 
 
-def dump(path, rank):
-    p = subprocess.run([DLTRACE, "dump", path, "--rank", str(rank)], capture_output=True, text=True,
-                       timeout=120)
-    return p.returncode, [json.loads(l) for l in p.stdout.splitlines()], p.stderr
-
-
 def expected_ops(out, rank):
-    with open(os.path.join(out, f"expected.rank{rank}.jsonl")) as f:
-        return [l for l in (json.loads(x) for x in f) if "kind" in l and l["kind"] in PROFILED]
+    return [l for l in expected_lines(out, rank) if "kind" in l and l["kind"] in PROFILED]
 
 
 def record(out, program, mode, extra_env=None):
     env = dict(os.environ, FAKE_NCCL_OP_NS="0", NCCL_BUFFSIZE="8388608")
     env.pop("NCCL_PROFILER_PLUGIN", None)
     env.update(extra_env or {})
-    return subprocess.run([DLTRACE, "record", "--nccl", mode, "-o", out, "--"] + LAUNCH +
-                          ["--nproc", "4", "--per-node", "2", "--", program, out],
-                          capture_output=True, text=True, timeout=300, env=env)
+    return record_launched(out, program, ["--nccl", mode], env=env)
 
 
 class NcclProfilerTest(unittest.TestCase):

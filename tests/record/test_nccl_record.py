@@ -14,12 +14,10 @@ import sys
 import tempfile
 import unittest
 
-DLTRACE = os.environ["DLTRACE"]
+from record_fixtures import DLTRACE, LAUNCH, dump, expected_lines, record_launched
+
 LIB = os.environ["DLTRACE_RECORD_LIB"]
 BIN = os.environ["DLTRACE_NCCL_TEST_BIN"]  # build/tests/nccl
-SRC = os.environ.get("PROJECT_SOURCE_DIR",
-                     os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-LAUNCH = [sys.executable, os.path.join(SRC, "tests", "nccl", "launch.py")]
 PROGRAM = os.path.join(BIN, "dltrace-nccl-all-calls")
 OP_NS = 20_000_000   # simulated GPU time of one NCCL operation (FAKE_NCCL_OP_NS)
 SLACK_NS = 15_000_000  # host scheduling on a busy 2-core machine
@@ -39,24 +37,15 @@ def nccl_hash(data):
     return h
 
 
-def dump(path, rank=None):
-    args = [DLTRACE, "dump", path] + (["--rank", str(rank)] if rank is not None else [])
-    p = subprocess.run(args, capture_output=True, text=True, timeout=120)
-    return p.returncode, [json.loads(l) for l in p.stdout.splitlines()], p.stderr
-
-
 def read_expected(out, rank):
-    with open(os.path.join(out, f"expected.rank{rank}.jsonl")) as f:
-        lines = [json.loads(l) for l in f]
+    lines = expected_lines(out, rank)
     return [l for l in lines if "name" in l], [l for l in lines if "kind" in l]
 
 
 def record(out, extra_env=None, timeout=300):
     env = dict(os.environ, FAKE_NCCL_OP_NS=str(OP_NS))
     env.update(extra_env or {})
-    return subprocess.run([DLTRACE, "record", "-o", out, "--"] + LAUNCH +
-                          ["--nproc", "4", "--per-node", "2", "--", PROGRAM, out],
-                          capture_output=True, text=True, timeout=timeout, env=env)
+    return record_launched(out, PROGRAM, env=env, timeout=timeout)
 
 
 class NcclRecorderTest(unittest.TestCase):

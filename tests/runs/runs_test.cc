@@ -19,6 +19,7 @@
 #include "dltrace/runs/json.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
+#include "temp_dir.h"
 
 namespace dltrace::runs {
 namespace {
@@ -149,8 +150,8 @@ TEST(Comparison, PerKindAndIterationAgainstTheFirstRun) {
 // rank than the same collective later (connection set-up) reports 50 ms of
 // set-up, taken out of iteration 0; set-up plus iterations stay the job's time.
 TEST(RecordedSetup, TheFirstUseOfAPeerPairIsSetUpApartFromIterationZero) {
-  const std::string dir = (std::filesystem::temp_directory_path() /
-                           ("dltrace-runs-setup-" + std::to_string(getpid()))).string();
+  const dltrace_test::TempDir tmp("dltrace-runs-setup");
+  const std::string dir = tmp.file("set");
   models::SynthOptions o;
   o.ranks = 4;
   o.ranks_per_host = 1;
@@ -161,7 +162,6 @@ TEST(RecordedSetup, TheFirstUseOfAPeerPairIsSetUpApartFromIterationZero) {
   formats::TraceSet plain, slow;
   ASSERT_TRUE(formats::LoadTraceSet(dir, &plain, &error)) << error;
   ASSERT_TRUE(formats::LoadTraceSet(dir, &slow, &error)) << error;
-  std::filesystem::remove_all(dir);
   const int64_t kSetup = 50'000'000;
   for (auto& rank : slow.ranks) {
     size_t first = 0;

@@ -37,8 +37,8 @@ TEST(SimulatorRegistry, FindsABuiltBackendAndNamesWhatAnUnbuiltOneMisses) {
   EXPECT_EQ(missing, "");
   EXPECT_EQ(SimulatorNames(), (std::vector<std::string>{"null", "warp"}));
   EXPECT_EQ(SimulatorBuildLines(),
-            (std::vector<std::string>{"Null engine: null 1.0",
-                                      "Warp engine: not built (libwarp not found (apt-get install libwarp-dev))"}));
+            (std::vector<std::string>{"Null simulator: null 1.0",
+                                      "Warp simulator: not built (libwarp not found (apt-get install libwarp-dev))"}));
 }
 
 TEST(SimulatorRegistry, RepeatedSettingsKeepTheirOrder) {

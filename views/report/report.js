@@ -312,11 +312,11 @@
       ["matrix", function () { matrixChart(d); }],
       ["timeline", function () { timelineChart(d); }],
       ["kind-bytes", function () {
-        barChart("kind-bytes", "Bytes per operation kind", "all ranks' calls", d.kinds,
+        barChart("kind-bytes", "Bytes per operation kind", "recorded: each operation's size once", d.kinds,
                  function (r) { return r.bytes; }, fmtBytes, "bytes");
       }],
       ["kind-time", function () {
-        barChart("kind-time", "Time per operation kind", "all ranks' calls, summed", d.kinds,
+        barChart("kind-time", "Time per operation kind", "recorded: each operation's slowest rank, summed", d.kinds,
                  function (r) { return r.time_ns / 1e3; }, fmtUs, "time");
       }],
       ["sizes", function () { sizesChart(d); }],

@@ -11,6 +11,7 @@
 
 #include "dltrace/formats/op_kind.h"
 #include "dltrace/views/export.h"
+#include "dltrace/runs/comparison.h"
 #include "dltrace/runs/json.h"
 
 namespace dltrace::views {
@@ -133,27 +134,19 @@ std::string BuildData(const models::Job& job, const ReportOptions& options, std:
     notes->push_back("the timeline shows " + std::to_string(shown) + " of " + std::to_string(total) +
                      " communication calls (the earliest of each rank)");
 
-  // Bytes and time per op kind (each rank's own calls), and message sizes (log2 bins).
-  struct Kind {
-    uint64_t ops = 0;
-    double bytes = 0, ns = 0;
-  };
-  std::map<std::string, Kind> kinds;
+  // Bytes and time per op kind: the recorded run's per-op totals (runs::CompareRuns,
+  // as compare, replay and simulate count them: an op's bytes once, its time the
+  // slowest member's), and message sizes of every rank's calls (log2 bins).
+  const runs::RunTimes recorded = runs::RecordedRun(job);
+  Json kind_rows = Json::array();
+  for (const auto& k : runs::CompareRuns({recorded}, &job).kinds)
+    kind_rows.push_back({{"kind", k.kind}, {"ops", k.ops}, {"bytes", k.bytes}, {"time_ns", k.ns}});
+  j["kinds"] = std::move(kind_rows);
   std::map<int, uint64_t> size_bins;
   for (const auto& rt : job.set.ranks)
-    for (const auto& e : rt.ops) {
-      if (formats::CollectiveOf(e.kind) == formats::Collective::kNone) continue;
-      Kind& k = kinds[formats::OpKindName(e.kind)];
-      const models::Span s = models::OpSpan(e);
-      k.ops += 1;
-      k.bytes += double(e.bytes);
-      k.ns += double(s.end_ns - s.start_ns);
-      if (e.bytes > 0) size_bins[int(std::floor(std::log2(double(e.bytes))))] += 1;
-    }
-  Json kind_rows = Json::array();
-  for (const auto& [name, k] : kinds)
-    kind_rows.push_back({{"kind", name}, {"ops", k.ops}, {"bytes", k.bytes}, {"time_ns", k.ns}});
-  j["kinds"] = std::move(kind_rows);
+    for (const auto& e : rt.ops)
+      if (formats::CollectiveOf(e.kind) != formats::Collective::kNone && e.bytes > 0)
+        size_bins[int(std::floor(std::log2(double(e.bytes))))] += 1;
   Json size_rows = Json::array();
   for (const auto& [log2, count] : size_bins) size_rows.push_back({{"lo", std::ldexp(1.0, log2)}, {"count", count}});
   j["sizes"] = std::move(size_rows);
@@ -187,7 +180,7 @@ std::string BuildData(const models::Job& job, const ReportOptions& options, std:
 
   // Iteration times: the recorded run, then every run given.
   std::vector<runs::RunTimes> runs;
-  runs.push_back(runs::RecordedRun(job));
+  runs.push_back(recorded);
   for (const auto& r : options.runs) runs.push_back(r);
   Json run_rows = Json::array();
   for (size_t k = 0; k < runs.size(); ++k) {

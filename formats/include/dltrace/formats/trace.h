@@ -125,8 +125,14 @@ const char* OpKindName(OpKind kind);
 const char* DataTypeName(DataType type);
 const char* RedOpName(RedOp op);
 const char* ApiName(Api api);
-// NCCL's own spellings: "Tree", "Ring", "NVLS", "PAT", ...; "LL", "LL128", "Simple".
+// NCCL's own spellings: "Tree", "Ring", "NVLS", "PAT", ...; "LL", "LL128", "Simple"
+// (index = enum value; NCCL_ALGO, NCCL_PROTO and the profiler take them in any case).
+extern const char* const kNcclAlgorithmNames[7];
+extern const char* const kNcclProtocolNames[3];
 const char* NcclAlgorithmName(NcclAlgorithm algo);
 const char* NcclProtocolName(NcclProtocol proto);
+// The algorithm or protocol NAME spells, in any case; Unknown for another name or null.
+NcclAlgorithm ParseNcclAlgorithm(const char* name);
+NcclProtocol ParseNcclProtocol(const char* name);
 
 }  // namespace dltrace::formats

@@ -9,6 +9,10 @@
 
 #include "dltrace/formats/trace.h"
 
+namespace dltrace::formats {
+class TraceWriter;
+}
+
 namespace dltrace::models {
 
 struct ModelSpec {
@@ -127,6 +131,11 @@ std::string CheckSynthOptions(const SynthOptions& options);
 // local rank, pid and the job id; the caller adds its attributes.
 formats::Header SynthRankHeader(const SynthOptions& options, int32_t rank, int32_t world,
                                 int64_t start_ns);
+// Creates synth's output directory DIR, which must not exist yet.
+bool MakeSynthDir(const std::string& dir, std::string* error);
+// Closes synth's rank file W with its footer: every event written, the last
+// one ending at END_NS, reason "synthetic".
+bool CloseSynthRank(formats::TraceWriter* w, int64_t end_ns, std::string* error);
 
 // Writes one .dltrace file per rank into DIR, which must not exist yet.
 bool WriteSynthTraceSet(const SynthOptions& options, const std::string& dir, std::string* error);

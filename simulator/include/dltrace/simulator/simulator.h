@@ -95,7 +95,7 @@ const std::vector<SimulatorInfo>& Simulators();
 const SimulatorInfo* FindSimulator(const std::string& name, std::string* missing = nullptr);
 // Every name, built or not, in registration order.
 std::vector<std::string> SimulatorNames();
-// "TITLE engine: BUILD" lines for dltrace --version, built or not.
+// "TITLE simulator: BUILD" lines for dltrace --version, built or not.
 std::vector<std::string> SimulatorBuildLines();
 
 // Every value of a repeatable setting NAME, in order.
