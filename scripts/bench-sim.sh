@@ -64,12 +64,14 @@ capped() {
   [[ -z $keep ]] || cp "$work/$name.log" "$work/$name.time" "$keep/" 2>/dev/null || true
   return $status
 }
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+seconds() { awk -F: '{ s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; printf "%.1f", s }'; }  # [h:]m:ss.cc
 field() { sed -nE "s/^[[:space:]]*$2: (.*)/\1/p" "$work/$1.time"; }  # a line of time -v's report
 
 if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
   limit_kb=$(( ${DLTRACE_BENCH_SCALE_GIB:-18} * 1048576 ))
   echo "Flow simulator at scale: one iteration, 8 ranks per host, fat-tree sized to the job (load average before: $(load))"
-  printf "  %-7s %-22s %-5s %8s %9s %9s %9s %12s %14s %10s\n" ranks model algo synth_s lower_s sim_wall_s \
+  printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9s %12s %12s %10s\n" ranks model algo synth_s lower_s wall_s cpu_s \
     peak_MiB sim_s_per_s messages messages_per_s
   for n in $DLTRACE_BENCH_SCALE; do
     for model in ${DLTRACE_BENCH_SCALE_MODELS:-resnet50 gpt3-175b}; do
@@ -84,31 +86,33 @@ if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
       rm -rf "$work/$name.trace" "$work/$name"
       capped "$name-synth" "$limit_kb" "$dltrace" synth --model "$model" "${shape[@]}" --ranks-per-host 8 \
         --iterations 1 -o "$work/$name.trace" || { echo "bench-sim: $name synth failed:" >&2; tail -3 "$work/$name-synth.log" >&2; continue; }
-      synth_s=$(field "$name-synth" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)")
+      synth_s=$(field "$name-synth" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
       status=0
       capped "$name" "$limit_kb" "$dltrace" simulate "$work/$name.trace" --engine flow --topo fat-tree --algo "$algo" \
         --util-ms 10 -o "$work/$name" || status=$?
-      wall=$(field "$name" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)")
+      wall=$(field "$name" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
+      cpu=$(python3 -c "print('%.1f' % ($(field "$name" "User time \\(seconds\\)") + $(field "$name" "System time \\(seconds\\)")))")
       rss=$(field "$name" "Maximum resident set size \\(kbytes\\)")
       # Lowering ends where the first progress line of the run starts; the run's own speed line has the rest.
-      lower=$(sed -nE 's/^dltrace simulate \(flow\): lowered .* in ([0-9.]+) s.*/\1/p' "$work/$name.log" | head -1)
+      lower=$(sed -nE 's/^dltrace simulate \(flow\): lowered [^;]* in ([0-9.]+) s;.*/\1/p' "$work/$name.log" | head -1)
       speed=$(grep '^speed:' "$work/$name.log" || true)
       if [[ $status != 0 || -z $speed ]]; then
         last=$(grep '^dltrace simulate (flow):' "$work/$name.log" | tail -1)
-        printf "  %-7s %-22s %-5s %8s %9s %9s %9.0f  did not finish (status %s): %s\n" "$n" "$label" "$algo" \
-          "$synth_s" "${lower:--}" "$wall" "$(python3 -c "print($rss / 1024)")" "$status" "${last:-$(tail -1 "$work/$name.log")}"
+        printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9.0f  did not finish (status %s): %s\n" "$n" "$label" "$algo" \
+          "$synth_s" "${lower:--}" "$wall" "$cpu" "$(python3 -c "print($rss / 1024)")" "$status" \
+          "${last:-$(tail -1 "$work/$name.log")}"
         continue
       fi
       sim=$(sed -E 's/^speed: ([0-9.e+-]+) simulated s.*/\1/' <<<"$speed")
       sim_wall=$(sed -E 's/^speed: [0-9.e+-]+ simulated s in ([0-9.e+-]+) wall s.*/\1/' <<<"$speed")
       messages=$(sed -E 's/.* ([0-9]+) messages,.*/\1/' <<<"$speed")
-      printf "  %-7s %-22s %-5s %8s %9s %9s %9.0f %12.3g %14s %10.0f\n" "$n" "$label" "$algo" "$synth_s" \
-        "${lower:--}" "$wall" "$(python3 -c "print($rss / 1024)")" "$(python3 -c "print($sim / max($sim_wall, 1e-9))")" \
+      printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9.0f %12.3g %12s %10.0f\n" "$n" "$label" "$algo" "$synth_s" \
+        "${lower:--}" "$wall" "$cpu" "$(python3 -c "print($rss / 1024)")" "$(python3 -c "print($sim / max($sim_wall, 1e-9))")" \
         "$messages" "$(python3 -c "print($messages / max($sim_wall, 1e-9))")"
       rm -rf "$work/$name.trace" "$work/$name"
     done
   done
-  echo "  (sim_wall_s: the whole simulate process; sim_s_per_s and messages_per_s: its simulation phase)"
+  echo "  (wall_s, cpu_s: the whole simulate process; sim_s_per_s and messages_per_s: its simulation phase, per wall s)"
   echo "load average after: $(load)"
   exit 0
 fi
@@ -126,7 +130,6 @@ run() {
   /usr/bin/time -f "%e %M" -o "$work/$name.time" "${program:-$dltrace}" simulate "$@" -o "$work/$name" \
     >"$work/$name.log" 2>&1 || { echo "bench-sim: $name failed:" >&2; tail -3 "$work/$name.log" >&2; exit 1; }
 }
-load() { cut -d' ' -f1-3 /proc/loadavg; }
 iteration_ms() {  # mean iteration time (ms) of a results directory
   "$dltrace" compare "$1" "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["mean_iteration_ms"])'
 }
