@@ -122,7 +122,7 @@ struct FlowSimulation::State {
   uint64_t pending_base = 0;
   std::unique_ptr<runs::FlowsCsvWriter> flows_out;  // config.stream_dir's flows.csv, as the run goes
   std::unique_ptr<runs::LinksCsvWriter> links_out;  // and its links.csv
-  std::vector<runs::FlowRecord> flows;              // without flows_path: the rows, held
+  std::vector<runs::FlowRecord> flows;              // without stream_dir: the rows, held
   std::unordered_map<uint64_t, Connection> connections;
   uint64_t messages_total = 0, messages_done = 0;
   uint64_t steps_total = 0;
