@@ -18,6 +18,15 @@
 #        DLTRACE_BENCH_NS3     0 skips the ns-3 comparison   (default 1)
 #        DLTRACE_BENCH_NS3_VS  a second build dir for the ns-3 case (default none)
 #        DLTRACE_BENCH_LARGE   0 skips the large flow-level job (default 1)
+#        DLTRACE_BENCH_SCALE   rank counts for the scale table, e.g. "1024 4096 16384" (default none):
+#                              then only that table runs (README "Scale"): per count, ResNet-50 data
+#                              parallel and GPT-3 175B hybrid (TP8, PP8 at 1,024 ranks else PP16, DP the
+#                              rest), 8 ranks per host, one iteration on a fat-tree sized to the job;
+#                              synth + simulate wall time, peak memory, simulated s per wall s
+#        DLTRACE_BENCH_SCALE_MODELS  which of them (default "resnet50 gpt3-175b")
+#        DLTRACE_BENCH_SCALE_R50_ALGO / _GPT_ALGO  their algorithms (default tree / ring)
+#        DLTRACE_BENCH_SCALE_GIB  a run whose resident memory passes this is stopped (default 18)
+#        DLTRACE_BENCH_KEEP    a directory to keep each run's log and progress lines in (default none)
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +39,83 @@ algos=${DLTRACE_BENCH_ALGOS:-"ring tree"}
 [[ -x $dltrace ]] || { echo "bench-sim: $dltrace not found; build first" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+
+keep=${DLTRACE_BENCH_KEEP:-}
+[[ -z $keep ]] || mkdir -p "$keep"
+
+# capped NAME LIMIT_KB COMMAND...: runs COMMAND under /usr/bin/time -v (log in
+# $work/NAME.log, time's report in $work/NAME.time), stopping it once its
+# resident memory passes LIMIT_KB; returns its status (137 when stopped).
+capped() {
+  local name=$1 limit_kb=$2
+  shift 2
+  /usr/bin/time -v -o "$work/$name.time" "$@" >"$work/$name.log" 2>&1 &
+  local timer=$! child rss status=0
+  while kill -0 "$timer" 2>/dev/null; do
+    child=$(pgrep -P "$timer" | head -1 || true)
+    rss=$([[ -n $child ]] && awk '/^VmRSS:/ {print $2}' "/proc/$child/status" 2>/dev/null || true)
+    if [[ -n $rss && $rss -gt $limit_kb ]]; then
+      echo "bench-sim: $name passed $((limit_kb / 1048576)) GiB resident; stopped" >>"$work/$name.log"
+      kill "$child" 2>/dev/null || true
+    fi
+    sleep 2
+  done
+  wait "$timer" || status=$?
+  [[ -z $keep ]] || cp "$work/$name.log" "$work/$name.time" "$keep/" 2>/dev/null || true
+  return $status
+}
+load() { cut -d' ' -f1-3 /proc/loadavg; }
+seconds() { awk -F: '{ s = 0; for (i = 1; i <= NF; ++i) s = s * 60 + $i; printf "%.1f", s }'; }  # [h:]m:ss.cc
+field() { sed -nE "s/^[[:space:]]*$2: (.*)/\1/p" "$work/$1.time"; }  # a line of time -v's report
+
+if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
+  limit_kb=$(( ${DLTRACE_BENCH_SCALE_GIB:-18} * 1048576 ))
+  echo "Flow simulator at scale: one iteration, 8 ranks per host, fat-tree sized to the job (load average before: $(load))"
+  printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9s %12s %12s %10s\n" ranks model algo synth_s lower_s wall_s cpu_s \
+    peak_MiB sim_s_per_s messages messages_per_s
+  for n in $DLTRACE_BENCH_SCALE; do
+    for model in ${DLTRACE_BENCH_SCALE_MODELS:-resnet50 gpt3-175b}; do
+      if [[ $model == resnet50 ]]; then
+        shape=(--ranks "$n"); label="resnet50 DP$n"; algo=${DLTRACE_BENCH_SCALE_R50_ALGO:-tree}
+      else
+        pp=$(( n <= 1024 ? 8 : 16 ))
+        shape=(--tp 8 --pp "$pp" --dp $(( n / 8 / pp ))); label="gpt3 TP8 PP$pp DP$(( n / 8 / pp ))"
+        algo=${DLTRACE_BENCH_SCALE_GPT_ALGO:-ring}
+      fi
+      name=scale-$model-$n
+      rm -rf "$work/$name.trace" "$work/$name"
+      capped "$name-synth" "$limit_kb" "$dltrace" synth --model "$model" "${shape[@]}" --ranks-per-host 8 \
+        --iterations 1 -o "$work/$name.trace" || { echo "bench-sim: $name synth failed:" >&2; tail -3 "$work/$name-synth.log" >&2; continue; }
+      synth_s=$(field "$name-synth" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
+      status=0
+      capped "$name" "$limit_kb" "$dltrace" simulate "$work/$name.trace" --engine flow --topo fat-tree --algo "$algo" \
+        --util-ms 10 -o "$work/$name" || status=$?
+      wall=$(field "$name" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
+      cpu=$(python3 -c "print('%.1f' % ($(field "$name" "User time \\(seconds\\)") + $(field "$name" "System time \\(seconds\\)")))")
+      rss=$(field "$name" "Maximum resident set size \\(kbytes\\)")
+      # Lowering ends where the first progress line of the run starts; the run's own speed line has the rest.
+      lower=$(sed -nE 's/^dltrace simulate \(flow\): lowered [^;]* in ([0-9.]+) s;.*/\1/p' "$work/$name.log" | head -1)
+      speed=$(grep '^speed:' "$work/$name.log" || true)
+      if [[ $status != 0 || -z $speed ]]; then
+        last=$(grep '^dltrace simulate (flow):' "$work/$name.log" | tail -1)
+        printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9.0f  did not finish (status %s): %s\n" "$n" "$label" "$algo" \
+          "$synth_s" "${lower:--}" "$wall" "$cpu" "$(python3 -c "print($rss / 1024)")" "$status" \
+          "${last:-$(tail -1 "$work/$name.log")}"
+        continue
+      fi
+      sim=$(sed -E 's/^speed: ([0-9.e+-]+) simulated s.*/\1/' <<<"$speed")
+      sim_wall=$(sed -E 's/^speed: [0-9.e+-]+ simulated s in ([0-9.e+-]+) wall s.*/\1/' <<<"$speed")
+      messages=$(sed -E 's/.* ([0-9]+) messages,.*/\1/' <<<"$speed")
+      printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9.0f %12.3g %12s %10.0f\n" "$n" "$label" "$algo" "$synth_s" \
+        "${lower:--}" "$wall" "$cpu" "$(python3 -c "print($rss / 1024)")" "$(python3 -c "print($sim / max($sim_wall, 1e-9))")" \
+        "$messages" "$(python3 -c "print($messages / max($sim_wall, 1e-9))")"
+      rm -rf "$work/$name.trace" "$work/$name"
+    done
+  done
+  echo "  (wall_s, cpu_s: the whole simulate process; sim_s_per_s and messages_per_s: its simulation phase, per wall s)"
+  echo "load average after: $(load)"
+  exit 0
+fi
 
 vs=${DLTRACE_BENCH_NS3_VS:-}
 if [[ -n $vs ]]; then
@@ -44,7 +130,6 @@ run() {
   /usr/bin/time -f "%e %M" -o "$work/$name.time" "${program:-$dltrace}" simulate "$@" -o "$work/$name" \
     >"$work/$name.log" 2>&1 || { echo "bench-sim: $name failed:" >&2; tail -3 "$work/$name.log" >&2; exit 1; }
 }
-load() { cut -d' ' -f1-3 /proc/loadavg; }
 iteration_ms() {  # mean iteration time (ms) of a results directory
   "$dltrace" compare "$1" "$1" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["runs"][0]["mean_iteration_ms"])'
 }

@@ -28,12 +28,24 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
   result_.endpoint = endpoint;
   result_.steps_total = n;
   result_.steps.resize(n);
-  result_.ops.resize(schedule.ops.size());
-  result_.op_sent.assign(schedule.ops.size(), 0);
-  result_.op_received.assign(schedule.ops.size(), 0);
   result_.iterations.resize(size_t(std::max(schedule.iterations, 1)));
-  op_steps_left_.assign(schedule.ops.size(), 0);
-  peer_outstanding_.assign(schedule.ranks.size(), 0);
+  // The ops and peers of this endpoint's transfers, each once, ascending.
+  for (const Step& s : rank_.steps) {
+    if (s.type == StepType::kCompute) continue;
+    if (s.op < schedule.ops.size()) result_.op_ids.push_back(s.op);
+    if (s.type == StepType::kRecv) peer_outstanding_.emplace_back(s.peer, 0);
+  }
+  std::sort(result_.op_ids.begin(), result_.op_ids.end());
+  result_.op_ids.erase(std::unique(result_.op_ids.begin(), result_.op_ids.end()), result_.op_ids.end());
+  result_.op_ids.shrink_to_fit();
+  std::sort(peer_outstanding_.begin(), peer_outstanding_.end());
+  peer_outstanding_.erase(std::unique(peer_outstanding_.begin(), peer_outstanding_.end()), peer_outstanding_.end());
+  peer_outstanding_.shrink_to_fit();
+  const size_t op_count = result_.op_ids.size();
+  result_.ops.resize(op_count);
+  result_.op_sent.assign(op_count, 0);
+  result_.op_received.assign(op_count, 0);
+  op_steps_left_.assign(op_count, 0);
   waiting_deps_.resize(n);
   dependents_at_.assign(n + 1, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -41,11 +53,14 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
     waiting_deps_[i] = s.deps_end - s.deps_begin;
     for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
       ++dependents_at_[*d + 1];
-    if (s.type != StepType::kCompute && s.op < op_steps_left_.size()) ++op_steps_left_[s.op];
+    if (s.type != StepType::kCompute) {
+      const size_t slot = result_.OpSlot(s.op);
+      if (slot != RankResult::kNoSlot) ++op_steps_left_[slot];
+    }
     if (s.type == StepType::kSend) result_.bytes_scheduled_send += s.bytes;
     if (s.type == StepType::kRecv) result_.bytes_scheduled_recv += s.bytes;
     // A zero-byte message counts as one so that its arrival is awaited too.
-    if (s.type == StepType::kRecv) peer_outstanding_[size_t(s.peer)] += s.bytes ? s.bytes : 1;
+    if (s.type == StepType::kRecv) *Outstanding(s.peer) += s.bytes ? s.bytes : 1;
   }
   for (size_t i = 0; i < n; ++i) dependents_at_[i + 1] += dependents_at_[i];
   // Data may come before Start (a peer that started first): the matcher keeps it.
@@ -65,8 +80,19 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
   }
 }
 
+size_t RankResult::OpSlot(uint32_t op) const {
+  auto it = std::lower_bound(op_ids.begin(), op_ids.end(), op);
+  return it != op_ids.end() && *it == op ? size_t(it - op_ids.begin()) : kNoSlot;
+}
+
+uint64_t* ScheduleExecutor::Outstanding(int32_t peer) {
+  auto it = std::lower_bound(peer_outstanding_.begin(), peer_outstanding_.end(), std::make_pair(peer, uint64_t(0)));
+  return it != peer_outstanding_.end() && it->first == peer ? &it->second : nullptr;
+}
+
 bool ScheduleExecutor::expects_from(int32_t peer) const {
-  return peer >= 0 && size_t(peer) < peer_outstanding_.size() && peer_outstanding_[size_t(peer)] > 0;
+  auto it = std::lower_bound(peer_outstanding_.begin(), peer_outstanding_.end(), std::make_pair(peer, uint64_t(0)));
+  return it != peer_outstanding_.end() && it->first == peer && it->second > 0;
 }
 
 void ScheduleExecutor::Start(DoneFn done) {
@@ -95,10 +121,11 @@ void ScheduleExecutor::Issue(uint32_t id) {
   TimeRange& t = result_.steps[id];
   t.start_ns = transport_.NowNs() - result_.clock_origin_ns;
   t.valid = true;
-  if (on_op_start_ && s.type != StepType::kCompute && s.op < result_.ops.size()) {
+  if (on_op_start_ && s.type != StepType::kCompute) {
+    const size_t slot = result_.OpSlot(s.op);
     if (op_started_.empty()) op_started_.assign(result_.ops.size(), 0);
-    if (!op_started_[s.op]) {
-      op_started_[s.op] = 1;
+    if (slot != RankResult::kNoSlot && !op_started_[slot]) {
+      op_started_[slot] = 1;
       on_op_start_(s.op);
     }
   }
@@ -123,7 +150,8 @@ void ScheduleExecutor::Issue(uint32_t id) {
       transport_.Send(s.peer, s.channel, s.tag, s.bytes, [this, id] {
         const Step& sent = rank_.steps[id];
         result_.bytes_sent += sent.bytes;
-        result_.op_sent[sent.op] += sent.bytes;
+        const size_t slot = result_.OpSlot(sent.op);
+        if (slot != RankResult::kNoSlot) result_.op_sent[slot] += sent.bytes;
         Complete(id);
       });
       break;
@@ -147,14 +175,14 @@ void ScheduleExecutor::LocalSendPartDone(uint32_t id) {
   const Step& s = rank_.steps[id];
   result_.bytes_sent += s.bytes;
   result_.bytes_local_sent += s.bytes;
-  result_.op_sent[s.op] += s.bytes;
+  const size_t slot = result_.OpSlot(s.op);
+  if (slot != RankResult::kNoSlot) result_.op_sent[slot] += s.bytes;
   Complete(id);
 }
 
 void ScheduleExecutor::OnData(int32_t peer, uint16_t /*channel*/, uint64_t tag, uint64_t bytes) {
   if (finished_) return;
-  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
-    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
+  if (uint64_t* left = Outstanding(peer)) *left -= std::min<uint64_t>(*left, bytes ? bytes : 1);
   Arrived(peer, tag, bytes);
 }
 
@@ -162,8 +190,7 @@ void ScheduleExecutor::OnNotice(int32_t peer, uint16_t /*channel*/, uint64_t tag
   if (finished_) return;
   // The peer owes nothing more for this message: it may finish and close
   // while the model's time runs here.
-  if (peer >= 0 && size_t(peer) < peer_outstanding_.size())
-    peer_outstanding_[size_t(peer)] -= std::min<uint64_t>(peer_outstanding_[size_t(peer)], bytes ? bytes : 1);
+  if (uint64_t* left = Outstanding(peer)) *left -= std::min<uint64_t>(*left, bytes ? bytes : 1);
   transport_.StartTimer(LocalNs(bytes, true), [this, peer, tag, bytes] {
     if (finished_) return;
     result_.bytes_local_received += bytes;
@@ -173,8 +200,8 @@ void ScheduleExecutor::OnNotice(int32_t peer, uint16_t /*channel*/, uint64_t tag
 
 void ScheduleExecutor::Arrived(int32_t peer, uint64_t tag, uint64_t bytes) {
   result_.bytes_received += bytes;
-  uint32_t op = models::TagOp(tag);
-  if (op < result_.op_received.size()) result_.op_received[op] += bytes;
+  const size_t slot = result_.OpSlot(models::TagOp(tag));
+  if (slot != RankResult::kNoSlot) result_.op_received[slot] += bytes;
   std::string error;
   if (!matcher_.Arrive(peer, tag, bytes, &error)) Fail(error);
 }
@@ -193,10 +220,11 @@ void ScheduleExecutor::Complete(uint32_t id) {
     r.start_ns = std::min(r.start_ns, t.start_ns);
     r.end_ns = std::max(r.end_ns, t.end_ns);
   };
-  if (s.op < result_.ops.size()) {
-    if (s.type != StepType::kCompute) {
-      widen(result_.ops[s.op]);
-      if (--op_steps_left_[s.op] == 0 && on_op_finish_) on_op_finish_(s.op, result_.ops[s.op]);
+  if (s.op < schedule_.ops.size()) {
+    const size_t slot = s.type != StepType::kCompute ? result_.OpSlot(s.op) : RankResult::kNoSlot;
+    if (slot != RankResult::kNoSlot) {
+      widen(result_.ops[slot]);
+      if (--op_steps_left_[slot] == 0 && on_op_finish_) on_op_finish_(s.op, result_.ops[slot]);
     }
     int32_t it = schedule_.ops[s.op].iteration;
     if (it >= 0 && size_t(it) < result_.iterations.size()) widen(result_.iterations[size_t(it)]);

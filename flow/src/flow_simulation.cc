@@ -17,6 +17,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include <unistd.h>
+
 #include <simgrid/plugins/load.h>
 #include <simgrid/s4u.hpp>
 #include <simgrid/version.h>
@@ -54,6 +56,16 @@ namespace {
 
 uint64_t NowNs() { return uint64_t(std::llround(s4u::Engine::get_clock() * 1e9)); }
 
+// Resident memory now, in KiB (/proc/self/statm), for the progress lines.
+long CurrentRssKb() {
+  long pages = 0, resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (!f) return 0;
+  if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+  std::fclose(f);
+  return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
 }  // namespace
 
 class FlowTransport;
@@ -65,17 +77,19 @@ struct JobState {
   std::vector<std::unique_ptr<FlowTransport>> transports;
   std::vector<std::unique_ptr<executor::ScheduleExecutor>> engines;
   std::unique_ptr<models::JobProgress> progress;  // MLTCP's bytes ratio (null without --cc mltcp)
-  std::vector<executor::RankResult> results;
+  std::vector<executor::RankResult> results;  // taken from the engines once the run ended
   std::vector<bool> done;
   uint32_t done_count = 0;
 };
 
-// Compact: a large run holds millions.
+// A message from its start until flows.csv has its row: rows go in the order
+// the messages started, each written once every earlier one completed.
 struct Message {
   uint64_t tag, bytes, start_ns, end_ns;
   int32_t src, dst;
   uint16_t job, channel;
   bool local;
+  bool done;
 };
 
 // One TCP connection (job, sender, receiver, channel): its messages go in
@@ -103,9 +117,15 @@ struct FlowSimulation::State {
   std::unordered_map<uint64_t, s4u::Host*> hosts;
   std::vector<s4u::Link*> directed;  // per graph link: [2i] a->b, [2i+1] b->a
   std::vector<std::unique_ptr<JobState>> jobs;
-  std::vector<Message> messages;
+  // Messages not yet in flows.csv: message M is pending[M - pending_base].
+  std::deque<Message> pending;
+  uint64_t pending_base = 0;
+  std::unique_ptr<runs::FlowsCsvWriter> flows_out;  // config.stream_dir's flows.csv, as the run goes
+  std::unique_ptr<runs::LinksCsvWriter> links_out;  // and its links.csv
+  std::vector<runs::FlowRecord> flows;              // without stream_dir: the rows, held
   std::unordered_map<uint64_t, Connection> connections;
   uint64_t messages_total = 0, messages_done = 0;
+  uint64_t steps_total = 0;
   std::vector<std::pair<double, std::vector<double>>> samples;  // (time s, bytes per directed link since last)
   std::vector<double> last_cum;
   runs::SimulationRecords records;
@@ -128,10 +148,16 @@ struct FlowSimulation::State {
   // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
-  // The records the run hands back (all but the flows, made on demand).
+  Message& At(size_t m) { return pending[m - pending_base]; }
+  std::vector<std::string> LinkNames() const;  // per directed link, as links.csv names it
+  std::vector<double> LinkRates() const;       // and its rate in bit/s
+  // Writes (or holds) the rows of the completed messages at the front; ALL:
+  // every pending one, complete or not (the run ended).
+  void FlushFlows(bool all);
+  // One progress line on stderr.
+  void PrintProgress(double wall_s, uint64_t* last_done, double* last_wall_s);
+  // The records the run hands back.
   void FillRecords(double wall_seconds);
-  // records.flows: every message with the op it belongs to.
-  void MakeFlows();
 };
 
 class FlowTransport final : public executor::Transport {
@@ -165,8 +191,8 @@ class FlowTransport final : public executor::Transport {
 
 void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                                      uint64_t bytes, bool notice, std::function<void()> on_sent) {
-  const size_t m = messages.size();
-  messages.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice});
+  const size_t m = pending_base + pending.size();
+  pending.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice, false});
   // Every callback runs in an actor of its own, never inside another engine's call.
   if (notice || TopologyHost(job, src) == TopologyHost(job, dst)) {
     s4u::Actor::create("notice", HostOf(job, src), [this, m, on_sent = std::move(on_sent)]() { Delivered(m, on_sent); });
@@ -193,7 +219,7 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
 }
 
 void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to) {
-  const Message msg = messages[m];  // a copy: other actors add messages while this one waits
+  const Message msg = At(m);  // a copy: other actors add messages while this one waits
   models::JobProgress* progress = jobs[msg.job]->progress.get();
   if (!progress || msg.bytes == 0) {
     s4u::Comm::sendto(from, to, msg.bytes);
@@ -217,11 +243,46 @@ void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to) {
 }
 
 void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_sent) {
-  messages[m].end_ns = flow::NowNs();
+  Message& at = At(m);
+  at.end_ns = flow::NowNs();
+  at.done = true;
   ++messages_done;
-  const Message msg = messages[m];  // a copy: the callbacks add messages
+  const Message msg = at;  // a copy: the callbacks add messages, and the row may go
+  FlushFlows(false);
   on_sent();
   jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.local);
+}
+
+void FlowSimulation::State::FlushFlows(bool all) {
+  while (!pending.empty() && (all || pending.front().done)) {
+    const Message& m = pending.front();
+    // A message's op is its tag's (models::MakeTag).
+    const runs::FlowRecord row{m.job, models::TagOp(m.tag), m.src, m.dst, m.channel, m.bytes, m.local, m.start_ns,
+                               m.end_ns};
+    if (flows_out) flows_out->Add(row);
+    else flows.push_back(row);
+    pending.pop_front();
+    ++pending_base;
+  }
+}
+
+void FlowSimulation::State::PrintProgress(double wall_s, uint64_t* last_done, double* last_wall_s) {
+  uint64_t steps_done = 0, endpoints = 0, finished = 0;
+  for (const auto& job : jobs) {
+    for (const auto& engine : job->engines) steps_done += engine->result().steps_done;
+    endpoints += job->done.size();
+    finished += job->done_count;
+  }
+  const double dt = wall_s - *last_wall_s;
+  std::fprintf(stderr,
+               "dltrace simulate (flow): %.3f ms simulated, %" PRIu64 " of %" PRIu64
+               " messages done (%.0f per wall s), %" PRIu64 " of %" PRIu64 " steps, %" PRIu64 " of %" PRIu64
+               " endpoints finished, memory %.0f MiB, %.0f s wall\n",
+               s4u::Engine::get_clock() * 1e3, messages_done, messages_total,
+               dt > 0 ? double(messages_done - *last_done) / dt : 0.0, steps_done, steps_total, finished, endpoints,
+               double(CurrentRssKb()) / 1024, wall_s);
+  *last_done = messages_done;
+  *last_wall_s = wall_s;
 }
 
 void FlowSimulation::State::Sample() {
@@ -231,7 +292,8 @@ void FlowSimulation::State::Sample() {
     bytes[d] = cum - last_cum[d];
     last_cum[d] = cum;
   }
-  samples.emplace_back(s4u::Engine::get_clock(), std::move(bytes));
+  if (links_out) links_out->Add(s4u::Engine::get_clock(), bytes);
+  else samples.emplace_back(s4u::Engine::get_clock(), std::move(bytes));
 }
 
 FlowSimulation::FlowSimulation() : state_(std::make_unique<State>()) {}
@@ -245,6 +307,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     return false;
   }
   // Load, lower, cut and place every job (models::PrepareJobs, as every executor does).
+  const auto setup_start = std::chrono::steady_clock::now();
   std::vector<models::JobPlacement> placements = config.jobs;
   std::vector<models::PreparedJob> prepared;
   uint32_t needed = 0;
@@ -265,6 +328,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     if (config.mltcp) job->progress = std::make_unique<models::JobProgress>(job->schedule);
     s.jobs.push_back(std::move(job));
   }
+  const double lowered_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
   if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
   s.graph = models::BuildTopology(s.spec);
 
@@ -312,6 +376,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       const JobState& job = *s.jobs[j];
       for (size_t e = 0; e < job.schedule.ranks.size(); ++e) {
         host(job.placement.hosts[e], j, 0);
+        s.steps_total += job.schedule.ranks[e].steps.size();
         for (const auto& st : job.schedule.ranks[e].steps) {
           if (st.type != models::StepType::kSend) continue;
           ++s.messages_total;
@@ -349,6 +414,16 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   }
   for (auto* link : s.directed) sg_link_load_track(link);
   s.last_cum.assign(s.directed.size(), 0);
+  if (config.progress) {
+    uint64_t endpoints = 0;
+    for (const auto& job : s.jobs) endpoints += job->schedule.ranks.size();
+    std::fprintf(stderr,
+                 "dltrace simulate (flow): lowered %" PRIu64 " endpoints (%" PRIu64 " steps, %" PRIu64
+                 " messages) in %.1f s; platform of %zu hosts and %zu link directions in %.1f s; memory %.0f MiB\n",
+                 endpoints, s.steps_total, s.messages_total, lowered_s, s.hosts.size(), s.directed.size(),
+                 std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count() - lowered_s,
+                 double(CurrentRssKb()) / 1024);
+  }
 
   for (uint32_t j = 0; j < s.jobs.size(); ++j) {
     JobState& job = *s.jobs[j];
@@ -370,8 +445,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       const double start = double(job.placement.start_ns) * 1e-9;
       s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
         s4u::this_actor::sleep_until(start);
-        job.engines[e]->Start([&s, &job, e](const executor::RankResult& r) {
-          job.results[e] = r;
+        job.engines[e]->Start([&s, &job, e](const executor::RankResult&) {
           if (!job.done[e]) {
             job.done[e] = true;
             ++job.done_count;
@@ -388,10 +462,17 @@ bool FlowSimulation::Run(std::string* error) {
   State& s = *state_;
   const auto wall_start = std::chrono::steady_clock::now();
   const double interval = double(s.config.util_interval_ns) * 1e-9;
+  if (!s.config.stream_dir.empty()) {
+    s.flows_out = std::make_unique<runs::FlowsCsvWriter>(s.config.stream_dir + "/flows.csv");
+    s.links_out = std::make_unique<runs::LinksCsvWriter>(s.config.stream_dir + "/links.csv");
+    if (!s.flows_out->Open(error) || !s.links_out->Open(s.LinkNames(), s.LinkRates(), error)) return false;
+  }
   // Link samples and progress: a daemon actor, gone when the jobs are.
   s4u::ActorPtr sampler = s4u::Actor::create("sampler", s.hosts.begin()->second, [&s, interval, wall_start]() {
     const double period = interval > 0 ? interval : 1e-3;
     auto last_print = std::chrono::steady_clock::now();
+    uint64_t last_done = 0;
+    double last_wall_s = 0;
     for (;;) {
       s4u::this_actor::sleep_for(period);
       if (interval > 0) s.Sample();
@@ -402,10 +483,7 @@ bool FlowSimulation::Run(std::string* error) {
       const auto now = std::chrono::steady_clock::now();
       if (s.config.progress && now - last_print > std::chrono::seconds(2)) {
         last_print = now;
-        std::fprintf(stderr, "dltrace simulate (flow): %.3f ms simulated, %" PRIu64 " of %" PRIu64
-                     " messages done, %.0f s wall\n",
-                     s4u::Engine::get_clock() * 1e3, s.messages_done, s.messages_total,
-                     std::chrono::duration<double>(now - wall_start).count());
+        s.PrintProgress(std::chrono::duration<double>(now - wall_start).count(), &last_done, &last_wall_s);
       }
     }
   });
@@ -417,6 +495,14 @@ bool FlowSimulation::Run(std::string* error) {
     return false;
   }
   if (interval > 0 && !s.final_sampled) s.Sample();
+  s.FlushFlows(true);
+  if (s.flows_out && (!s.flows_out->Commit(error) || !s.links_out->Commit(error))) return false;
+  // Each finished endpoint's result, moved out of its engine; then the engines go.
+  for (auto& job : s.jobs) {
+    for (size_t e = 0; e < job->engines.size(); ++e)
+      if (job->done[e]) job->results[e] = job->engines[e]->TakeResult();
+    job->engines.clear();
+  }
   s.FillRecords(std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count());
   for (size_t j = 0; j < s.jobs.size(); ++j) {
     const JobState& job = *s.jobs[j];
@@ -429,8 +515,8 @@ bool FlowSimulation::Run(std::string* error) {
         return false;
       }
   }
-  for (const auto& job : s.jobs)
-    for (const auto& r : job->results)
+  for (const auto& job : s.records.jobs)
+    for (const auto& r : job.results)
       if (!r.complete) {
         *error = "endpoint " + std::to_string(r.endpoint) + ": " + r.error;
         return false;
@@ -438,28 +524,23 @@ bool FlowSimulation::Run(std::string* error) {
   return true;
 }
 
-void FlowSimulation::State::MakeFlows() {
-  State& s = *this;
-  std::vector<runs::FlowRecord>& flows = records.flows;
-  // The op of each message: per sending endpoint, its send steps by (peer, tag).
-  std::vector<std::vector<std::unordered_map<uint64_t, uint32_t>>> op_of(s.jobs.size());
-  for (size_t j = 0; j < s.jobs.size(); ++j) op_of[j].resize(s.jobs[j]->schedule.ranks.size());
-  auto key = [](int32_t peer, uint64_t tag) { return tag * 1000003ull ^ uint64_t(uint32_t(peer)); };
-  flows.reserve(s.messages.size());
-  for (const Message& m : s.messages) {
-    auto& map = op_of[m.job][size_t(m.src)];
-    if (map.empty())
-      for (const auto& st : s.jobs[m.job]->schedule.ranks[size_t(m.src)].steps)
-        if (st.type == models::StepType::kSend) map.emplace(key(st.peer, st.tag), st.op);
-    auto it = map.find(key(m.dst, m.tag));
-    flows.push_back(
-        {m.job, it == map.end() ? 0u : it->second, m.src, m.dst, m.channel, m.bytes, m.local, m.start_ns, m.end_ns});
-  }
+std::vector<std::string> FlowSimulation::State::LinkNames() const {
+  std::vector<std::string> names;
+  for (const auto* link : directed) names.push_back(link->get_cname());
+  return names;
+}
+
+std::vector<double> FlowSimulation::State::LinkRates() const {
+  std::vector<double> rates;
+  for (size_t d = 0; d < directed.size(); ++d) rates.push_back(double(graph.links[d / 2].rate_bps));
+  return rates;
 }
 
 void FlowSimulation::State::FillRecords(double wall_seconds) {
   records = runs::SimulationRecords();
   records.source = "flow";
+  records.flows = std::move(flows);
+  records.flows_written = flows_out != nullptr;
   std::string title = "# flow-level simulation (SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
                       std::to_string(SIMGRID_VERSION_MINOR) + "): " + spec.Describe();
   if (config.mltcp) {
@@ -471,18 +552,18 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
   for (const auto& job : jobs)
     records.jobs.push_back({&job->schedule, job->loaded.get(), job->placement.trace,
                             job->placement.lower.algorithm, job->placement.hosts, job->placement.start_ns,
-                            job->results});
-  records.links.time_s.reserve(samples.size());
-  for (size_t d = 0; d < directed.size(); ++d) {
-    records.links.names.push_back(directed[d]->get_cname());
-    records.links.rate_bps.push_back(double(graph.links[d / 2].rate_bps));
+                            std::move(job->results)});
+  records.links_written = links_out != nullptr;
+  if (!links_out) {
+    records.links.names = LinkNames();
+    records.links.rate_bps = LinkRates();
   }
+  records.links.time_s.reserve(samples.size());
   for (auto& [time_s, bytes] : samples) {
     records.links.time_s.push_back(time_s);
     records.links.bytes.push_back(std::move(bytes));
   }
   samples.clear();
-  MakeFlows();
   records.simulated_s = finish_s >= 0 ? finish_s : s4u::Engine::get_clock();
   records.wall_s = wall_seconds;
   records.events = messages_done;

@@ -34,6 +34,7 @@ class FlowSimulator final : public Simulator {
     flow.simgrid_cfg = SettingValues(config, "cfg");
     flow.util_interval_ns = config.util_interval_ns;
     flow.progress = config.progress;
+    flow.stream_dir = config.out_dir;  // made before Run
     flow.mltcp = !config.congestion_control.empty();
     flow.mltcp_function = config.mltcp;
     return simulation_.Setup(flow, error);

@@ -32,11 +32,12 @@ ResultsFile MakeResultsFile(const models::Schedule& schedule, const executor::Ra
   f.bytes_local_sent = r.bytes_local_sent;
   f.bytes_local_received = r.bytes_local_received;
   f.bytes_reduced = r.bytes_reduced;
-  for (size_t i = 0; i < r.ops.size() && i < schedule.ops.size(); ++i) {
-    if (!r.ops[i].valid) continue;
-    const auto& op = schedule.ops[i];
+  for (size_t k = 0; k < r.op_ids.size() && k < r.ops.size(); ++k) {
+    const size_t i = k;  // the entry; its schedule op is r.op_ids[k]
+    if (!r.ops[i].valid || r.op_ids[k] >= schedule.ops.size()) continue;
+    const auto& op = schedule.ops[r.op_ids[k]];
     OpRow row;
-    row.op = uint32_t(i);
+    row.op = r.op_ids[k];
     row.kind = formats::OpKindName(op.kind);
     row.collective = formats::CollectiveName(op.collective);
     row.iteration = op.iteration;

@@ -11,9 +11,11 @@
 #include <cinttypes>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <utility>
 
+#include "dltrace/executor/schedule_tools.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/comparison.h"
 #include "dltrace/runs/results_file.h"
@@ -48,36 +50,78 @@ void AppendFlowsFromResults(uint32_t job, const models::Schedule& schedule,
   }
 }
 
-std::vector<ResultsFile> JobResultsFiles(const SimulationRecords& records, size_t j) {
+bool ForEachJobResultsFile(const SimulationRecords& records, size_t j,
+                           const std::function<bool(const ResultsFile&)>& fn) {
   const SimulatedJob& job = records.jobs.at(j);
-  return MakeResultsFiles(*job.schedule, job.results, records.source, job.trace, job.algorithm);
+  const uint64_t hash = executor::ScheduleHash(*job.schedule);
+  for (const auto& r : job.results) {
+    ResultsFile f = MakeResultsFile(*job.schedule, r);
+    f.source = records.source;
+    f.trace = job.trace;
+    f.algorithm = job.algorithm;
+    f.schedule_hash = hash;
+    if (!fn(f)) return false;
+  }
+  return true;
 }
+
+std::vector<ResultsFile> JobResultsFiles(const SimulationRecords& records, size_t j) {
+  std::vector<ResultsFile> files;
+  ForEachJobResultsFile(records, j, [&files](const ResultsFile& f) {
+    files.push_back(f);
+    return true;
+  });
+  return files;
+}
+
+bool FlowsCsvWriter::Open(std::string* error) {
+  if (!out_.Open(error)) return false;
+  std::fputs("job,op,src,dst,channel,bytes,local,start_s,end_s,fct_ns\n", out_.get());
+  return true;
+}
+
+void FlowsCsvWriter::Add(const FlowRecord& f) {
+  std::fprintf(out_.get(), "%u,%u,%d,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%" PRIu64 "\n", f.job, f.op, f.src, f.dst,
+               unsigned(f.channel), f.bytes, f.local ? 1 : 0, double(f.start_ns) * 1e-9, double(f.end_ns) * 1e-9,
+               f.end_ns - f.start_ns);
+  ++rows_;
+}
+
+bool FlowsCsvWriter::Commit(std::string* error) { return out_.Commit(error); }
+
+bool LinksCsvWriter::Open(std::vector<std::string> names, std::vector<double> rate_bps, std::string* error) {
+  names_ = std::move(names);
+  rate_bps_ = std::move(rate_bps);
+  if (!out_.Open(error)) return false;
+  std::fputs("time_s,link,bytes,utilisation\n", out_.get());
+  return true;
+}
+
+void LinksCsvWriter::Add(double time_s, const std::vector<double>& bytes) {
+  const double dt = time_s - last_time_s_;
+  for (size_t d = 0; d < names_.size(); ++d) {
+    const double b = bytes[d];
+    std::fprintf(out_.get(), "%.9g,%s,%.0f,%.4g\n", time_s, names_[d].c_str(), b,
+                 dt > 0 ? b * 8.0 / (rate_bps_[d] * dt) : 0.0);
+  }
+  last_time_s_ = time_s;
+}
+
+bool LinksCsvWriter::Commit(std::string* error) { return out_.Commit(error); }
 
 namespace {
 
 bool WriteFlows(const std::vector<FlowRecord>& flows, const std::string& path, std::string* error) {
-  AtomicFile out(path);
+  FlowsCsvWriter out(path);
   if (!out.Open(error)) return false;
-  std::fputs("job,op,src,dst,channel,bytes,local,start_s,end_s,fct_ns\n", out.get());
-  for (const FlowRecord& f : flows)
-    std::fprintf(out.get(), "%u,%u,%d,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%" PRIu64 "\n", f.job, f.op, f.src, f.dst,
-                 unsigned(f.channel), f.bytes, f.local ? 1 : 0, double(f.start_ns) * 1e-9, double(f.end_ns) * 1e-9,
-                 f.end_ns - f.start_ns);
+  for (const FlowRecord& f : flows) out.Add(f);
   return out.Commit(error);
 }
 
 bool WriteLinks(const LinkSamples& links, const std::string& path, std::string* error) {
-  AtomicFile out(path);
-  if (!out.Open(error)) return false;
-  std::fputs("time_s,link,bytes,utilisation\n", out.get());
-  for (size_t i = 0; i < links.time_s.size(); ++i) {
-    const double dt = links.time_s[i] - (i ? links.time_s[i - 1] : 0.0);
-    for (size_t d = 0; d < links.names.size(); ++d) {
-      const double b = links.bytes[i][d];
-      std::fprintf(out.get(), "%.9g,%s,%.0f,%.4g\n", links.time_s[i], links.names[d].c_str(), b,
-                   dt > 0 ? b * 8.0 / (links.rate_bps[d] * dt) : 0.0);
-    }
-  }
+  LinksCsvWriter out(path);
+  if (!out.Open(links.names, links.rate_bps, error)) return false;
+  for (size_t i = 0; i < links.time_s.size(); ++i) out.Add(links.time_s[i], links.bytes[i]);
   return out.Commit(error);
 }
 
@@ -93,10 +137,13 @@ bool WriteSimulationOutputs(const SimulationRecords& records, const std::string&
         return false;
       }
     }
-    for (const auto& f : JobResultsFiles(records, j))
-      if (!WriteResultsFile(f, job_dir + "/" + ResultsFileName(f.endpoint), error)) return false;
+    if (!ForEachJobResultsFile(records, j, [&](const ResultsFile& f) {
+          return WriteResultsFile(f, job_dir + "/" + ResultsFileName(f.endpoint), error);
+        }))
+      return false;
   }
-  return WriteFlows(records.flows, dir + "/flows.csv", error) && WriteLinks(records.links, dir + "/links.csv", error);
+  return (records.flows_written || WriteFlows(records.flows, dir + "/flows.csv", error)) &&
+         (records.links_written || WriteLinks(records.links, dir + "/links.csv", error));
 }
 
 std::string FormatSimulationSummary(const SimulationRecords& records) {
@@ -105,7 +152,12 @@ std::string FormatSimulationSummary(const SimulationRecords& records) {
   char line[512];
   for (size_t j = 0; j < records.jobs.size(); ++j) {
     const SimulatedJob& job = records.jobs[j];
-    const RunTimes simulated = RunFromResults(JobResultsFiles(records, j));
+    RunTimes simulated;
+    std::string ignored;  // files made together from one schedule never disagree
+    ForEachJobResultsFile(records, j, [&](const ResultsFile& f) {
+      AddResults(f, "endpoint " + std::to_string(f.endpoint), &simulated, &ignored);
+      return true;
+    });
     uint32_t complete = 0;
     uint64_t end_ns = 0;
     std::string first_error;

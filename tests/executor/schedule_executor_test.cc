@@ -169,8 +169,10 @@ TEST_F(SynthSchedule, OpStartAndFinishCallbacksFireOncePerOp) {
         EXPECT_EQ(seen[e][op].starts, has[op]) << algo << " endpoint " << e << " op " << op;
         EXPECT_EQ(seen[e][op].finishes, has[op]) << algo << " endpoint " << e << " op " << op;
         if (!has[op]) continue;
-        EXPECT_EQ(seen[e][op].range.start_ns, results[e].ops[op].start_ns);
-        EXPECT_EQ(seen[e][op].range.end_ns, results[e].ops[op].end_ns);
+        const size_t slot = results[e].OpSlot(uint32_t(op));
+        ASSERT_NE(slot, RankResult::kNoSlot) << algo << " endpoint " << e << " op " << op;
+        EXPECT_EQ(seen[e][op].range.start_ns, results[e].ops[slot].start_ns);
+        EXPECT_EQ(seen[e][op].range.end_ns, results[e].ops[slot].end_ns);
       }
     }
   }

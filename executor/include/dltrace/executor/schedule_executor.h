@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dltrace/models/schedule.h"
@@ -46,12 +47,21 @@ struct RankResult {
   // Index = step id. A receive starts when its first bytes arrive, or when
   // it was posted if they came before.
   std::vector<TimeRange> steps;
-  // Per schedule op: its transfer steps on this endpoint (compute gaps
-  // excluded, as the estimate does); invalid for ops this endpoint has no transfer in.
+  // The schedule ops this endpoint has transfer steps in, ascending: a job of
+  // thousands of endpoints has millions of ops, each endpoint a few hundred.
+  // ops, op_sent and op_received hold one entry per id here (OpSlot finds it).
+  std::vector<uint32_t> op_ids;
+  // Per entry of op_ids: its transfer steps on this endpoint (compute gaps
+  // excluded, as the estimate does); invalid until one of them ran.
   std::vector<TimeRange> ops;
-  std::vector<uint64_t> op_sent, op_received;  // per schedule op, on this endpoint
+  std::vector<uint64_t> op_sent, op_received;  // per entry of op_ids, on this endpoint
   // Per iteration: all steps of its ops on this endpoint, compute included.
   std::vector<TimeRange> iterations;
+
+  // The index of schedule op OP in op_ids (and ops, op_sent, op_received);
+  // kNoSlot when this endpoint has no transfer in it.
+  static constexpr size_t kNoSlot = ~size_t(0);
+  size_t OpSlot(uint32_t op) const;
 };
 
 class ScheduleExecutor {
@@ -80,6 +90,9 @@ class ScheduleExecutor {
 
   bool finished() const { return finished_; }
   const RankResult& result() const { return result_; }
+  // Moves the result out (once finished), for a simulator that keeps
+  // thousands of endpoints' results without a second copy.
+  RankResult TakeResult() { return std::move(result_); }
   // Whether this endpoint still has to receive from PEER: a peer that closes
   // its sending side after everything it owed us arrived finished normally.
   bool expects_from(int32_t peer) const;
@@ -109,13 +122,16 @@ class ScheduleExecutor {
   OpStartFn on_op_start_;
   OpFinishFn on_op_finish_;
   RankResult result_;
-  std::vector<uint32_t> op_steps_left_;  // per op: transfer steps on this endpoint not finished
-  std::vector<uint8_t> op_started_;      // per op, with on_op_start_: reported
+  std::vector<uint32_t> op_steps_left_;  // per entry of result_.op_ids: transfer steps not finished
+  std::vector<uint8_t> op_started_;      // per entry of result_.op_ids, with on_op_start_: reported
   std::vector<uint32_t> waiting_deps_;   // per step: dependencies not yet finished
   std::vector<uint32_t> dependents_;     // CSR: steps waiting on each step
   std::vector<uint32_t> dependents_at_;  // size steps + 1
   std::vector<uint32_t> ready_;
-  std::vector<uint64_t> peer_outstanding_;  // per endpoint: bytes + messages still to receive
+  // Per peer this endpoint receives from, ascending: bytes + messages still to
+  // receive (a sorted list, not one entry per endpoint of the job).
+  std::vector<std::pair<int32_t, uint64_t>> peer_outstanding_;
+  uint64_t* Outstanding(int32_t peer);
   std::vector<uint8_t> local_send_parts_;   // per local send step: notice sent, model time passed
   bool pumping_ = false;
   bool started_ = false;

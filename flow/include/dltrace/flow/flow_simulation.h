@@ -29,6 +29,11 @@ struct FlowConfig {
   std::vector<std::string> simgrid_cfg;  // "network/latency-factor:1", ... (as --cfg= takes them)
   uint64_t util_interval_ns = 1000000;   // links.csv sample period (0: off)
   bool progress = true;                  // progress lines on stderr for long runs
+  // Non-empty: DIR/flows.csv and DIR/links.csv are written as the run goes
+  // (messages as they complete, link samples as they are taken; DIR exists by
+  // Run), not held: Records().flows_written and links_written say so. Empty:
+  // they are held in Records().flows and links.
+  std::string stream_dir;
   // MLTCP (README "MLTCP"): instead of plain max-min sharing, each message's
   // share of the links it crosses is weighted by F(bytes_ratio), the fraction
   // of its sender's current-iteration bytes delivered so far. Each message
@@ -61,7 +66,7 @@ class FlowSimulation {
   // What the run produced (source "flow"), for runs::WriteSimulationOutputs
   // and the summary; valid once Run returned.
   const runs::SimulationRecords& Records() const;
-  // Every message, as flows.csv lists it.
+  // Every message, as flows.csv lists it (empty when written to flows_path).
   const std::vector<runs::FlowRecord>& flows() const;
 
   struct State;  // the SimGrid side, in the .cc

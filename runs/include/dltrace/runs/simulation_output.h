@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "dltrace/executor/schedule_executor.h"
 #include "dltrace/models/job.h"
 #include "dltrace/models/schedule.h"
+#include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/results_file.h"
 
 namespace dltrace::runs {
@@ -46,12 +49,50 @@ struct SimulatedJob {
   std::vector<executor::RankResult> results;  // per endpoint
 };
 
+// flows.csv row by row, for a backend that writes its messages as they
+// complete instead of holding them (SimulationRecords::flows_written): the
+// same header and rows WriteSimulationOutputs writes, through a temporary
+// name renamed into place by Commit.
+class FlowsCsvWriter {
+ public:
+  explicit FlowsCsvWriter(std::string path) : out_(std::move(path)) {}
+  bool Open(std::string* error);  // writes the header
+  void Add(const FlowRecord& f);
+  bool Commit(std::string* error);
+  uint64_t rows() const { return rows_; }
+
+ private:
+  AtomicFile out_;
+  uint64_t rows_ = 0;
+};
+
+// links.csv sample by sample, the same way (SimulationRecords::links_written).
+class LinksCsvWriter {
+ public:
+  explicit LinksCsvWriter(std::string path) : out_(std::move(path)) {}
+  // Writes the header; NAMES and RATE_BPS are the link directions' (as LinkSamples has them).
+  bool Open(std::vector<std::string> names, std::vector<double> rate_bps, std::string* error);
+  // One sample: its time and the bytes each direction carried since the one before.
+  void Add(double time_s, const std::vector<double>& bytes);
+  bool Commit(std::string* error);
+
+ private:
+  AtomicFile out_;
+  std::vector<std::string> names_;
+  std::vector<double> rate_bps_;
+  double last_time_s_ = 0;
+};
+
 struct SimulationRecords {
   std::string source;                // the results files' source: "ns3", "flow"
   std::vector<std::string> header;   // summary lines before the jobs ("# ..." lines)
   std::vector<SimulatedJob> jobs;
   std::vector<FlowRecord> flows;
+  // The backend wrote DIR/flows.csv itself as the run went (FlowsCsvWriter):
+  // flows is empty and WriteSimulationOutputs leaves that file alone.
+  bool flows_written = false;
   LinkSamples links;
+  bool links_written = false;  // the same for DIR/links.csv (LinksCsvWriter); links is empty
   std::vector<std::string> network;  // summary lines after the jobs (packet counters)
   double simulated_s = 0, wall_s = 0;
   uint64_t events = 0;               // what the backend counts per wall second
@@ -68,6 +109,10 @@ void AppendFlowsFromResults(uint32_t job, const models::Schedule& schedule,
 
 // Job J's results files (source, trace, algorithm and schedule hash filled in).
 std::vector<ResultsFile> JobResultsFiles(const SimulationRecords& records, size_t job);
+// The same one file at a time, never all held (thousands of endpoints): FN
+// gets each in endpoint order; false from FN stops and is returned.
+bool ForEachJobResultsFile(const SimulationRecords& records, size_t job,
+                           const std::function<bool(const ResultsFile&)>& fn);
 
 // DIR/rank<E>.results.json (one job) or DIR/job<J>/rank<E>.results.json
 // (several), DIR/flows.csv and DIR/links.csv, each through a temporary name.
