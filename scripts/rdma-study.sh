@@ -8,11 +8,13 @@
 # python3-matplotlib). DCTCP has no small-first run: TCP priorities need
 # strict-priority FIFO bands at the switches, DCTCP needs RED-ECN queues.
 # Usage: scripts/rdma-study.sh [OUT_DIR]
-#   env: DLTRACE (build/cli/dltrace), ITERATIONS (3), CCS ("tcp dctcp dcqcn hpcc")
+#   env: DLTRACE (build/cli/dltrace), ITERATIONS (3), CCS ("tcp dctcp dcqcn hpcc"),
+#        JOBS (1: how many simulations run at once; each is one process)
 set -euo pipefail
 OUT=${1:-rdma-study}
 DLTRACE=${DLTRACE:-build/cli/dltrace}
 ITERATIONS=${ITERATIONS:-3}
+JOBS=${JOBS:-1}
 CCS=${CCS:-tcp dctcp dcqcn hpcc}
 TOPO="leaf-spine:leaves=2,spines=1,hosts-per-leaf=4,oversub=4,rate=25Gbps"
 if [ -e "$OUT" ]; then echo "rdma-study: $OUT exists (never overwritten)" >&2; exit 1; fi
@@ -25,7 +27,7 @@ mkdir -p "$OUT"
 # Every ring hop of both jobs crosses the leaves' 4:1 uplinks.
 BIG="$OUT/big:hosts=0,4,1,5"
 SMALL="$OUT/small:hosts=2,6"
-run() {  # NAME CC [simulate options...]
+simulate() {  # NAME CC [simulate options...]
   local name=$1 cc=$2; shift 2
   local transport
   case $cc in
@@ -34,7 +36,12 @@ run() {  # NAME CC [simulate options...]
     *) transport=(--transport rdma --cc "$cc") ;;
   esac
   "$DLTRACE" simulate --topo "$TOPO" --algo ring "${transport[@]}" --util-ms 1 "$@" -o "$OUT/$name" \
-    >"$OUT/$name.log" 2>&1 || { echo "rdma-study: $name failed, see $OUT/$name.log" >&2; exit 1; }
+    >"$OUT/$name.log" 2>&1 || { echo "rdma-study: $name failed, see $OUT/$name.log" >&2; return 1; }
+}
+failed=0
+run() {  # as simulate, at most JOBS at once
+  while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || failed=1; done
+  simulate "$@" &
 }
 for cc in $CCS; do
   run "$cc-alone" "$cc" --job "$BIG"
@@ -42,6 +49,8 @@ for cc in $CCS; do
   # Over TCP a priority is a DSCP class served by strict-priority FIFO bands.
   if [ "$cc" != dctcp ]; then run "$cc-small-first" "$cc" --job "$BIG" --job "$SMALL:priority=1"; fi
 done
+while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
+if [ "$failed" -ne 0 ]; then exit 1; fi
 python3 - "$OUT" "$CCS" <<'PY'
 import csv, glob, json, os, re, sys
 out, ccs = sys.argv[1], sys.argv[2].split()

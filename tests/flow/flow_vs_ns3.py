@@ -234,11 +234,12 @@ def make_trace(tmp, kind):
 
 
 def run_matrix(tmp, quick, kind, testcase=None, tcp=True, rdma=False):
-    """One row per scenario and job: the flow engine against ns-3 over TCP (TCP) and over RDMA with HPCC (RDMA)."""
+    """One row per scenario and job: the flow engine against ns-3 over TCP (TCP) and RDMA with HPCC (RDMA)."""
     trace = make_trace(tmp, kind)
     rows = []
     for i, sc in enumerate(scenarios(quick)):
-        d = {engine: os.path.join(tmp, "%s-%s-%d" % (engine, kind, i)) for engine in ("tcp", "rdma", "flow", "flow-rdma")}
+        d = {engine: os.path.join(tmp, "%s-%s-%d" % (engine, kind, i))
+             for engine in ("tcp", "rdma", "flow", "flow-rdma")}
         args = sc.args(trace)
         wall = {"flow": simulate("flow", args, d["flow"])[0]}
         runs = []
