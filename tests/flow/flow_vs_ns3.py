@@ -124,8 +124,10 @@ def simulate(engine, args, out, extra=()):
 # the matrix's link rate spends at least BANDWIDTH_SHARE of its network time
 # in the bandwidth term (bytes / rate) and the rest in the latency term
 # (LATENCY_US per transfer: a fat-tree's longest path is 6 links of 1 us
-# plus a store-and-forward frame per switch). Compute gaps, which the
-# matrix turns off, cancel out of both terms.
+# plus a store-and-forward frame per switch). The estimate includes the
+# trace's compute gaps, which the matrix turns off: each term is the
+# estimate with it less the estimate without either, so only the part of
+# each term on the critical path counts.
 BANDWIDTH_SHARE = 0.9
 LATENCY_US = 10
 NO_TIME = 1e9  # Gbit/s: a bandwidth term of ~0
