@@ -22,6 +22,7 @@ PACKAGES=(
   libns3-dev libgsl-dev ns3  # ns3: the helper programs libns3-dev's CMake package checks for
   protobuf-compiler libprotobuf-dev python3-protobuf
   chromium fonts-dejavu-core
+  python3-matplotlib  # scripts/rdma-study.sh: the plot
 )
 
 missing=()

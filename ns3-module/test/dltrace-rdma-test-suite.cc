@@ -513,19 +513,26 @@ class HpccTestCase : public TestCase
 
 // --- TIMELY ----------------------------------------------------------------
 
-// 4 long flows on a 10 Gb/s bottleneck (base RTT about 6 us), the paper's
-// T_low 50 us and T_high 500 us. After the start-up the RTT of every
-// completion event stays below T_high, and the additive phase drives the
-// RTT up into [T_low, T_high], where the gradient takes over, again and
-// again. It does not stay there: below T_low TIMELY only adds delta, and
-// in the band one positive gradient cuts the rate by beta x gradient, so
-// the RTT swings between the base RTT and the band (TIMELY has no unique
-// fixed point: Zhu et al., CoNEXT 2016). The test states what holds.
+// 4 long flows on a 10 Gb/s bottleneck, base RTT about 6 us, with T_low
+// and T_high set for this fabric as the paper sets them for its own (T_low
+// above the base RTT plus a few frames of queue: 10 us, 4 us or 4.6 frames
+// above the base; T_high 50 us), the paper's other parameters. Algorithm 1
+// as written has no resting point inside the band: below T_low it adds
+// delta (10 Mb/s) per completion; inside, a gradient of one frame of queue
+// (0.87 us / MinRtt 20 us x alpha) cuts the rate by 3%, thirty times delta
+// at 2.5 Gb/s. So the RTT settles at T_low's edge, a limit cycle of a few
+// frames around T_low (with the paper's T_low = 50 us on this fabric it
+// swings between the base RTT and the band instead, 4% of samples in band;
+// README). The test asserts that settling in steady state (150-200 ms;
+// the flows start within the first 0.3 ms and ramp for about 100 ms): no
+// sample above T_low + 3 us (3.5 frames of queue), so none above T_high;
+// the mean RTT within 3 us (half the base RTT) of T_low; the band reached;
+// the link over 90% busy.
 class TimelyTestCase : public TestCase
 {
   public:
     TimelyTestCase()
-        : TestCase("TIMELY: RTT stays below T_high and reaches [T_low, T_high] under steady load")
+        : TestCase("TIMELY: under steady load the RTT settles at T_low, below T_high")
     {
     }
 
@@ -534,6 +541,9 @@ class TimelyTestCase : public TestCase
     {
         Reset();
         const double rate = 10e9;
+        const double tLow = 10e-6, tHigh = 50e-6, margin = 3e-6;
+        Config::SetDefault("ns3::DltraceRdmaTimely::TLow", TimeValue(Seconds(tLow)));
+        Config::SetDefault("ns3::DltraceRdmaTimely::THigh", TimeValue(Seconds(tHigh)));
         Incast incast(4, uint64_t(rate), 1000, "timely");
         for (uint32_t s = 0; s < 4; ++s)
         {
@@ -550,8 +560,8 @@ class TimelyTestCase : public TestCase
                 double rtt = t->GetLastRtt().GetSeconds();
                 sum += rtt;
                 ++samples;
-                inBand += rtt >= 50e-6 && rtt <= 500e-6;
-                above += rtt > 500e-6;
+                inBand += rtt >= tLow && rtt <= tHigh;
+                above += rtt > tLow + margin;
                 peak = std::max(peak, rtt);
             }
             Simulator::Schedule(MicroSeconds(20), sample);
@@ -563,12 +573,13 @@ class TimelyTestCase : public TestCase
         Simulator::Run();
         const double utilisation =
             (incast.Bottleneck()->GetTxBytes() - txFrom) * 8.0 / (rate * (end - from).GetSeconds());
-        std::cout << "TIMELY: mean RTT " << sum / samples * 1e6 << " us, " << inBand << " of "
-                  << samples << " samples in [50, 500] us, peak " << peak * 1e6
+        const double mean = sum / samples;
+        std::cout << "TIMELY (T_low 10 us, T_high 50 us): mean RTT " << mean * 1e6 << " us, " << inBand
+                  << " of " << samples << " samples in [T_low, T_high], peak " << peak * 1e6
                   << " us, utilisation " << utilisation << std::endl;
-        NS_TEST_EXPECT_MSG_EQ(above, 0, "RTT never above T_high in steady state");
-        NS_TEST_EXPECT_MSG_GT(inBand, 0, "the additive phase reaches [T_low, T_high]");
-        NS_TEST_EXPECT_MSG_GT(sum / samples, 6e-6, "a standing queue: mean RTT above the base RTT");
+        NS_TEST_EXPECT_MSG_EQ(above, 0, "no RTT above T_low + 3 us (so none above T_high)");
+        NS_TEST_EXPECT_MSG_LT(std::abs(mean - tLow), margin, "the mean RTT settles at T_low");
+        NS_TEST_EXPECT_MSG_GT(inBand, 0, "the band is reached");
         NS_TEST_EXPECT_MSG_GT(utilisation, 0.9, "the bottleneck stays busy");
         Reset();
     }
