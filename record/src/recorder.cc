@@ -6,6 +6,8 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -112,24 +114,7 @@ std::string Expand(const std::string& tmpl, int rank, const std::string& host, i
 
 }  // namespace
 
-// What a block holds per call.
-struct BufferedOp {
-  OpRecord op;
-  PeerBytes* extras;  // or null
-};
-static_assert(sizeof(BufferedOp) == 104, "a buffered op should stay small");
 
-// A fixed run of events, written by one thread and read by the flusher: the
-// writer publishes each event with one release store of `count`; a full
-// block is linked to the next through `next`, and the flusher, once it has
-// read a block, hands it back to its thread (ThreadBuffer::returned).
-// Blocks are never freed, so a thread's steady state allocates nothing.
-struct alignas(64) Recorder::Block {
-  std::atomic<uint32_t> count{0};
-  std::atomic<Block*> next{nullptr};
-  Block* free_next = nullptr;  // in a free list
-  BufferedOp events[1];         // block_events_ of them (allocated past the end)
-};
 
 namespace {
 
@@ -144,32 +129,18 @@ size_t BlockBytes(uint32_t events) {
 
 // Drains finished, for threads that gave up waiting (ThreadBuffer::overflow_drain).
 std::atomic<uint64_t> g_drains{0};
+// When the last drain ended (CLOCK_MONOTONIC ns): a thread that fills a
+// block while the flusher is two intervals late drains itself.
+std::atomic<int64_t> g_last_drain_ns{0};
+
+// The flusher's niceness: it yields to the program's threads (ranks that
+// spin on every core keep them; about 1.5% of a core against one busy
+// thread), yet still runs on a machine loaded by others, where an idle
+// class thread (SCHED_IDLE) could wait for seconds.
+constexpr int kFlusherNice = 19;
 
 }  // namespace
 
-struct alignas(64) Recorder::ThreadBuffer {
-  // The owning thread's side (the hot path touches only this line, and
-  // the block it writes).
-  Block* write = nullptr;
-  uint32_t write_pos = 0;
-  // Full, and the flusher did not make room within the wait: drop without
-  // waiting again until a drain has finished (one stuck on a stalled disk).
-  bool overflowing = false;
-  uint64_t overflow_drain = 0;   // g_drains when it gave up
-  Block* free = nullptr;         // blocks taken back from `returned`
-  uint32_t filled = 0;           // blocks filled since the last drain it saw
-  uint64_t filled_drain = 0;     // g_drains then
-  uint32_t index = 0;
-
-  // Shared with the flusher.
-  alignas(64) std::atomic<Block*> returned{nullptr};  // read blocks, pushed by the flusher
-  std::atomic<uint32_t> blocks{0};                    // allocated, at most max_blocks_
-  std::atomic<uint64_t> dropped{0};
-
-  // The flusher's side: where it has read up to.
-  alignas(64) Block* read = nullptr;
-  uint32_t read_pos = 0;
-};
 
 namespace {
 
@@ -221,6 +192,55 @@ bool KernelKeepsTimeWithTsc() {
 #endif
 }
 
+// What an op adds besides its shape, its host times in ns.
+__attribute__((always_inline)) inline formats::OpTimes TimesOf(const OpRecord& c,
+                                                                const TickScale& scale) {
+  formats::OpTimes t{};
+  t.has = uint8_t(((c.flags & OpRecord::kGpuTimes) ? formats::OpTimes::kGpuTimes : 0) |
+                  ((c.flags & OpRecord::kCompletion) ? formats::OpTimes::kCompletion : 0));
+  t.group = c.group;
+  t.seq = c.seq;
+  const bool ticks = c.flags & OpRecord::kTicks;
+  t.enter_ns = ticks ? scale.ToNs(c.enter_ns) : c.enter_ns;
+  t.exit_ns = ticks ? scale.ToNs(c.exit_ns) : c.exit_ns;
+  t.gpu_start_ns = c.gpu_start_ns;
+  t.gpu_end_ns = c.gpu_end_ns;
+  t.completion_ns = (ticks && (c.flags & OpRecord::kCompletion)) ? scale.ToNs(c.completion_ns)
+                                                                 : c.completion_ns;
+  return t;
+}
+
+// Whether two records have one shape: every field Expand puts into the
+// OpEvent's shape (all but seq, group, the times and the flags other than
+// kCapturedInGraph; the thread is the caller's to compare). Compared as
+// the six 8-byte words that hold those fields, masked, without a branch
+// per field: the flusher asks it for every op.
+uint64_t Word(const OpRecord& r, size_t offset) {
+  uint64_t w;
+  std::memcpy(&w, reinterpret_cast<const char*>(&r) + offset, 8);
+  return w;
+}
+static_assert(offsetof(OpRecord, kind) == 0 && offsetof(OpRecord, datatype) == 1 &&
+                  offsetof(OpRecord, red_op) == 2 && offsetof(OpRecord, flags) == 3 &&
+                  offsetof(OpRecord, comm) == 4 && offsetof(OpRecord, peer) == 8 &&
+                  offsetof(OpRecord, tag) == 12 && offsetof(OpRecord, group) == 16 &&
+                  offsetof(OpRecord, nccl_algorithm) == 20 &&
+                  offsetof(OpRecord, nccl_protocol) == 21 &&
+                  offsetof(OpRecord, nccl_channels) == 22 && offsetof(OpRecord, count) == 24 &&
+                  offsetof(OpRecord, bytes) == 32 && offsetof(OpRecord, seq) == 40 &&
+                  offsetof(OpRecord, stream) == 48,
+              "SameShape reads OpRecord's shape fields as words at these offsets");
+__attribute__((always_inline)) inline bool SameShape(const OpRecord& a, const OpRecord& b) {
+  // Word 0: kind, datatype, red_op, flags (of which kCapturedInGraph), comm.
+  constexpr uint64_t kWord0 = ~(uint64_t(uint8_t(~OpRecord::kCapturedInGraph)) << 24);
+  // Word 2: group (not shape), then the NCCL choice.
+  constexpr uint64_t kWord2 = ~uint64_t(0xFFFFFFFF);
+  const uint64_t differ = ((Word(a, 0) ^ Word(b, 0)) & kWord0) | (Word(a, 8) ^ Word(b, 8)) |
+                          ((Word(a, 16) ^ Word(b, 16)) & kWord2) | (Word(a, 24) ^ Word(b, 24)) |
+                          (Word(a, 32) ^ Word(b, 32)) | (Word(a, 48) ^ Word(b, 48));
+  return differ == 0;
+}
+
 OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
   const OpRecord& c = e.op;
   OpEvent op;
@@ -231,24 +251,23 @@ OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
   op.comm = c.comm;
   op.peer = c.peer;
   op.tag = c.tag;
-  op.group = c.group;
   op.nccl_algorithm = c.nccl_algorithm;
   op.nccl_protocol = c.nccl_protocol;
   op.nccl_channels = c.nccl_channels;
   op.count = c.count;
   op.bytes = c.bytes;
-  op.seq = c.seq;
   op.stream = c.stream;
   op.thread = thread;
-  const bool ticks = c.flags & OpRecord::kTicks;
-  op.enter_ns = ticks ? scale.ToNs(c.enter_ns) : c.enter_ns;
-  op.exit_ns = ticks ? scale.ToNs(c.exit_ns) : c.exit_ns;
-  if (c.flags & OpRecord::kGpuTimes) {
-    op.gpu_start_ns = c.gpu_start_ns;
-    op.gpu_end_ns = c.gpu_end_ns;
+  const formats::OpTimes t = TimesOf(c, scale);
+  op.seq = t.seq;
+  op.group = t.group;
+  op.enter_ns = t.enter_ns;
+  op.exit_ns = t.exit_ns;
+  if (t.has & formats::OpTimes::kGpuTimes) {
+    op.gpu_start_ns = t.gpu_start_ns;
+    op.gpu_end_ns = t.gpu_end_ns;
   }
-  if (c.flags & OpRecord::kCompletion)
-    op.completion_ns = ticks ? scale.ToNs(c.completion_ns) : c.completion_ns;
+  if (t.has & formats::OpTimes::kCompletion) op.completion_ns = t.completion_ns;
   if (e.extras) {
     op.peer_send_bytes = std::move(e.extras->send);
     op.peer_recv_bytes = std::move(e.extras->recv);
@@ -314,6 +333,12 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   g_tsc_clock = settings_.clock == "tsc" || (settings_.clock == "auto" && KernelKeepsTimeWithTsc());
 }
 
+Recorder* Recorder::Create() {
+  static Recorder* const recorder = new Recorder();  // leaked on purpose: used until the very end
+  instance_.store(recorder, std::memory_order_release);
+  return recorder;
+}
+
 void Recorder::Disable(const std::string& message) {
   int prev = state_.exchange(3);
   if (prev != 3 && !settings_.quiet) std::fprintf(stderr, "dltrace: %s\n", message.c_str());
@@ -330,12 +355,10 @@ std::string Recorder::DefaultOutputDir() {
 
 uint32_t Recorder::ThreadIndex() { return ThisThreadBuffer()->index; }
 
-namespace {
-thread_local Recorder::ThreadBuffer* t_buffer = nullptr;
-}  // namespace
+__thread Recorder::ThreadBuffer* t_thread_buffer = nullptr;
 
 inline Recorder::ThreadBuffer* Recorder::ThisThreadBuffer() {
-  if (__builtin_expect(t_buffer != nullptr, 1)) return t_buffer;
+  if (__builtin_expect(t_thread_buffer != nullptr, 1)) return t_thread_buffer;
   return RegisterThread();
 }
 
@@ -347,9 +370,10 @@ Recorder::ThreadBuffer* Recorder::RegisterThread() {
   b->write = b->read = NewBlock(b);
   if (Block* spare = NewBlock(b)) b->free = spare;
   if (!b->write) b->write_pos = block_events_;  // no memory: every op counted as dropped
+  b->write_limit = b->write ? block_events_ : 0;
   std::lock_guard<std::mutex> lock(buffers_mu_);
   buffers_.push_back(b);
-  t_buffer = b;
+  t_thread_buffer = b;
   return b;
 }
 
@@ -382,25 +406,7 @@ Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   return n;
 }
 
-void Recorder::Append(const OpRecord& op) {
-  ThreadBuffer* b = ThisThreadBuffer();
-  uint32_t pos = b->write_pos;
-  if (__builtin_expect(pos == block_events_ || b->overflowing ||
-                           discard_.load(std::memory_order_relaxed),
-                       0)) {
-    AppendSlow(b, op, nullptr);
-    return;
-  }
-  Block* blk = b->write;
-  blk->events[pos].op = op;
-  blk->events[pos].extras = nullptr;
-  b->write_pos = pos + 1;
-  blk->count.store(pos + 1, std::memory_order_release);
-}
-
-void Recorder::Append(const OpRecord& op, PeerBytes* extras) {
-  AppendSlow(ThisThreadBuffer(), op, extras);
-}
+void Recorder::Append(const OpRecord& op, PeerBytes* extras) { AppendSlow(op, extras); }
 
 void Recorder::Append(OpEvent&& op) {
   OpRecord r;
@@ -432,7 +438,8 @@ void Recorder::Append(OpEvent&& op) {
     Append(r, new PeerBytes{std::move(op.peer_send_bytes), std::move(op.peer_recv_bytes)});
 }
 
-void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras) {
+void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
+  ThreadBuffer* b = ThisThreadBuffer();
   auto drop = [&] {
     b->dropped.fetch_add(1, std::memory_order_relaxed);
     delete extras;
@@ -442,8 +449,10 @@ void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras
   if (b->overflowing) {
     if (g_drains.load(std::memory_order_acquire) == b->overflow_drain) return drop();
     b->overflowing = false;  // the flush that kept it waiting is done: it may wait again
+    if (b->write) b->write_limit = block_events_;
   }
   if (!b->write) return drop();  // no memory for even one block when the thread began
+  bool new_block = false;
   if (b->write_pos == block_events_) {
     Block* next = NextBlock(b);
     if (!next) {
@@ -459,6 +468,7 @@ void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras
       }
       if (!next) {
         b->overflowing = true;
+        b->write_limit = 0;
         b->overflow_drain = g_drains.load(std::memory_order_acquire);
         return drop();
       }
@@ -466,6 +476,7 @@ void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras
     b->write->next.store(next, std::memory_order_release);
     b->write = next;
     b->write_pos = 0;
+    new_block = true;
     // Past half the bound since the last drain: drain before the timer.
     uint64_t drains = g_drains.load(std::memory_order_relaxed);
     if (drains != b->filled_drain) {
@@ -481,6 +492,13 @@ void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras
   blk->events[pos].extras = extras;
   b->write_pos = pos + 1;
   blk->count.store(pos + 1, std::memory_order_release);
+  // The flusher yields to the program's threads: where they keep every
+  // core busy it may not get to run, so a thread that finds it two flush
+  // intervals late drains in its stead (here, once a block: no cost per
+  // call), keeping what a crash loses bounded.
+  if (new_block && state_.load(std::memory_order_relaxed) == 1 &&
+      NowNs() - g_last_drain_ns.load(std::memory_order_relaxed) > 2 * settings_.flush_ms * 1'000'000)
+    DrainBuffers(false, false, /*from_thread=*/true);
 }
 
 void Recorder::AddCommunicator(formats::Communicator comm) {
@@ -571,6 +589,7 @@ bool Recorder::Start(const StartInfo& info) {
     if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
   tick_anchor_ = tick_candidate_ = TickNow();
+  g_last_drain_ns.store(NowNs(), std::memory_order_relaxed);
   sem_init(&g_flush_request, 0, 0);
   sem_init(&g_flush_done, 0, 0);
   InstallSignalHandlers();
@@ -618,6 +637,11 @@ void Recorder::OnSignal(int sig, siginfo_t* info, void* ctx) {
 }
 
 void Recorder::FlusherLoop() {
+  // Lowering one's own priority needs no privilege (a thread's id is a
+  // process id to setpriority on Linux).
+  if (::setpriority(PRIO_PROCESS, id_t(::syscall(SYS_gettid)), kFlusherNice) != 0 &&
+      !settings_.quiet)
+    std::fprintf(stderr, "dltrace: cannot lower the flusher's priority: %s\n", std::strerror(errno));
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   const int64_t sample_ns = settings_.sample_ms * 1'000'000;
   int64_t next_flush = NowNs() + flush_ns;
@@ -654,7 +678,7 @@ void Recorder::FlusherLoop() {
   }
 }
 
-void Recorder::DrainBuffers(bool from_signal, bool final) {
+void Recorder::DrainBuffers(bool from_signal, bool final, bool from_thread) {
   // From a signal, the interrupted thread may hold a lock: try, don't wait.
   auto lock = [from_signal](std::mutex& mu) {
     if (!from_signal) {
@@ -667,14 +691,17 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     }
     return false;
   };
-  if (!lock(drain_mu_)) return;
+  // A program's thread drains only when nobody else is (never waits here).
+  if (from_thread ? !drain_mu_.try_lock() : !lock(drain_mu_)) return;
   std::lock_guard<std::mutex> drain(drain_mu_, std::adopt_lock);
   if (!lock(buffers_mu_)) return;
   std::vector<ThreadBuffer*> buffers = buffers_;
   buffers_mu_.unlock();
-  // Deferred ops are taken outside every lock: the source may ask the GPU.
+  // Deferred ops are taken outside every lock: the source may ask the GPU
+  // (the flusher only: a program's thread may be capturing a CUDA graph).
   std::vector<OpEvent> deferred;
-  if (DeferredOps* source = deferred_.load()) source->TakeReady(final, &deferred);
+  if (DeferredOps* source = deferred_.load(); source && !from_thread)
+    source->TakeReady(final, &deferred);
   if (!lock(writer_mu_)) return;
   std::string err;
   bool ok = true;
@@ -697,6 +724,14 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
   // slow) write, so a stalled disk holds up no thread's buffer twice.
   // No sorting: each thread's events are in order and the format stores
   // signed time deltas, so interleaving threads costs nothing but a sort.
+  // Ops of the shape last added: their times go straight into the
+  // writer's room for them, handed over in bulk.
+  formats::OpTimes* run = nullptr;
+  size_t in_run = 0, run_room = 0;
+  auto end_run = [&] {
+    if (in_run > 0) w->AddedRepeatOps(in_run);
+    in_run = run_room = 0;
+  };
   for (ThreadBuffer* b : buffers) {
     dropped_ += b->dropped.exchange(0, std::memory_order_relaxed);
     Block* blk = b->read;
@@ -707,7 +742,21 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
       for (; pos < end; ++pos) {
         // Once writing failed, the writer counts what it is given as lost.
         if (w) {
-          w->AddOp(Expand(blk->events[pos], b->index, scale));
+          // A loop of one call: the shape of the op before, its times only.
+          const BufferedOp& e = blk->events[pos];
+          if (last_added_.valid && last_added_.thread == b->index && !e.extras &&
+              SameShape(e.op, last_added_.op)) {
+            if (in_run == run_room) {
+              end_run();
+              run_room = block_events_;
+              run = w->RepeatOpRoom(&run_room);
+            }
+            run[in_run++] = TimesOf(e.op, scale);
+          } else {
+            end_run();
+            last_added_ = {e.op, b->index, e.extras == nullptr};
+            w->AddOp(Expand(e, b->index, scale));
+          }
         } else {
           ++dropped_;
           delete blk->events[pos].extras;
@@ -727,11 +776,14 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     b->read_pos = pos;
   }
   if (w) {
-    for (auto& op : deferred) w->AddOp(std::move(op));
+    end_run();
+    for (auto& op : deferred) w->AddOp(op);
+    if (!deferred.empty()) last_added_.valid = false;
     ok = w->Flush(&err);
     if (!ok && w->failed()) StopWriting(w->failure(), w->ops_written());
   }
   writer_mu_.unlock();
+  g_last_drain_ns.store(NowNs(), std::memory_order_relaxed);
   // The flush that kept a thread waiting is done: it may wait again.
   g_drains.fetch_add(1, std::memory_order_release);
 }
