@@ -163,8 +163,11 @@ struct PendingChunk {
     void ForEach(F f, size_t from = 0) const {
       for (size_t i = from; i < n_;) {
         const Page& page = *pages_[i / kPage];
-        const size_t end = std::min(n_, (i / kPage + 1) * kPage);
-        for (size_t j = i % kPage; i < end; ++i, ++j) f(page.times[j], page.shape[j]);
+        const size_t at = i % kPage, end = std::min(kPage, n_ - (i - at));
+        const uint32_t* shape = page.shape + at;
+        for (const OpTimes *t = page.times + at, *stop = page.times + end; t != stop; ++t, ++shape)
+          f(*t, *shape);
+        i += end - at;
       }
     }
 
@@ -740,6 +743,8 @@ ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput&
     if (ids.size() == 1 && ids[0] < 0x80) {
       // One shape (a loop of one call): the same byte n times.
       out.Fill(uint8_t(ids[0]), ops.size());
+    } else if (std::all_of(ids.begin(), ids.end(), [](uint32_t id) { return id < 0x80; })) {
+      ops.ForEach([&](const OpTimes&, uint32_t shape) { out.Byte(uint8_t(ids[shape])); });
     } else {
       ops.ForEach([&](const OpTimes&, uint32_t shape) { out.U(ids[shape]); });
     }

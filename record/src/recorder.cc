@@ -193,21 +193,29 @@ bool KernelKeepsTimeWithTsc() {
 }
 
 // What an op adds besides its shape, its host times in ns.
-__attribute__((always_inline)) inline formats::OpTimes TimesOf(const OpRecord& c,
-                                                                const TickScale& scale) {
-  formats::OpTimes t{};
-  t.has = uint8_t(((c.flags & OpRecord::kGpuTimes) ? formats::OpTimes::kGpuTimes : 0) |
-                  ((c.flags & OpRecord::kCompletion) ? formats::OpTimes::kCompletion : 0));
-  t.group = c.group;
-  t.seq = c.seq;
-  const bool ticks = c.flags & OpRecord::kTicks;
-  t.enter_ns = ticks ? scale.ToNs(c.enter_ns) : c.enter_ns;
-  t.exit_ns = ticks ? scale.ToNs(c.exit_ns) : c.exit_ns;
-  t.gpu_start_ns = c.gpu_start_ns;
-  t.gpu_end_ns = c.gpu_end_ns;
-  t.completion_ns = (ticks && (c.flags & OpRecord::kCompletion)) ? scale.ToNs(c.completion_ns)
-                                                                 : c.completion_ns;
-  return t;
+static_assert(int(OpRecord::kGpuTimes) == int(formats::OpTimes::kGpuTimes) &&
+                  int(OpRecord::kCompletion) == int(formats::OpTimes::kCompletion),
+              "the flags a record and the writer's times share have one value");
+// Writes into *T what an op adds besides its shape, its host times in ns;
+// the optional times only where the op has them (the writer reads no other).
+__attribute__((always_inline)) inline void PutTimes(const OpRecord& c, const TickScale& scale,
+                                                    formats::OpTimes* t) {
+  t->has = c.flags & (OpRecord::kGpuTimes | OpRecord::kCompletion);
+  t->group = c.group;
+  t->seq = c.seq;
+  if (__builtin_expect(c.flags & OpRecord::kTicks, 1)) {
+    t->enter_ns = scale.ToNs(c.enter_ns);
+    t->exit_ns = scale.ToNs(c.exit_ns);
+    if (c.flags & OpRecord::kCompletion) t->completion_ns = scale.ToNs(c.completion_ns);
+  } else {
+    t->enter_ns = c.enter_ns;
+    t->exit_ns = c.exit_ns;
+    if (c.flags & OpRecord::kCompletion) t->completion_ns = c.completion_ns;
+  }
+  if (c.flags & OpRecord::kGpuTimes) {
+    t->gpu_start_ns = c.gpu_start_ns;
+    t->gpu_end_ns = c.gpu_end_ns;
+  }
 }
 
 // Whether two records have one shape: every field Expand puts into the
@@ -258,7 +266,8 @@ OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
   op.bytes = c.bytes;
   op.stream = c.stream;
   op.thread = thread;
-  const formats::OpTimes t = TimesOf(c, scale);
+  formats::OpTimes t{};
+  PutTimes(c, scale, &t);
   op.seq = t.seq;
   op.group = t.group;
   op.enter_ns = t.enter_ns;
@@ -737,6 +746,9 @@ void Recorder::DrainBuffers(bool from_signal, bool final, bool from_thread) {
     Block* blk = b->read;
     if (!blk) continue;
     uint32_t pos = b->read_pos;
+    // A local copy of the last record, which the stores of times cannot alias.
+    OpRecord last_shape = last_added_.op;
+    bool repeat_ok = last_added_.valid && last_added_.thread == b->index;
     while (true) {
       uint32_t end = blk->count.load(std::memory_order_acquire);
       for (; pos < end; ++pos) {
@@ -744,17 +756,18 @@ void Recorder::DrainBuffers(bool from_signal, bool final, bool from_thread) {
         if (w) {
           // A loop of one call: the shape of the op before, its times only.
           const BufferedOp& e = blk->events[pos];
-          if (last_added_.valid && last_added_.thread == b->index && !e.extras &&
-              SameShape(e.op, last_added_.op)) {
+          if (repeat_ok && !e.extras && SameShape(e.op, last_shape)) {
             if (in_run == run_room) {
               end_run();
               run_room = block_events_;
               run = w->RepeatOpRoom(&run_room);
             }
-            run[in_run++] = TimesOf(e.op, scale);
+            PutTimes(e.op, scale, &run[in_run++]);
           } else {
             end_run();
             last_added_ = {e.op, b->index, e.extras == nullptr};
+            last_shape = e.op;
+            repeat_ok = last_added_.valid;
             w->AddOp(Expand(e, b->index, scale));
           }
         } else {
