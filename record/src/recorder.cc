@@ -506,8 +506,16 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
   // intervals late drains in its stead (here, once a block: no cost per
   // call), keeping what a crash loses bounded.
   if (new_block && state_.load(std::memory_order_relaxed) == 1 &&
-      NowNs() - g_last_drain_ns.load(std::memory_order_relaxed) > 2 * settings_.flush_ms * 1'000'000)
+      NowNs() - g_last_drain_ns.load(std::memory_order_relaxed) > 2 * settings_.flush_ms * 1'000'000) {
+    // With the signals the recorder finishes the file on held back: their
+    // handler waits for the flusher, which needs the locks this drain holds.
+    sigset_t finishing, old;
+    sigemptyset(&finishing);
+    for (int sig : kSignals) sigaddset(&finishing, sig);
+    pthread_sigmask(SIG_BLOCK, &finishing, &old);
     DrainBuffers(false, false, /*from_thread=*/true);
+    pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  }
 }
 
 void Recorder::AddCommunicator(formats::Communicator comm) {
