@@ -6,8 +6,6 @@
 #include <pthread.h>
 #include <semaphore.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -133,11 +131,6 @@ std::atomic<uint64_t> g_drains{0};
 // block while the flusher is two intervals late drains itself.
 std::atomic<int64_t> g_last_drain_ns{0};
 
-// The flusher's niceness: it yields to the program's threads (ranks that
-// spin on every core keep them; about 1.5% of a core against one busy
-// thread), yet still runs on a machine loaded by others, where an idle
-// class thread (SCHED_IDLE) could wait for seconds.
-constexpr int kFlusherNice = 19;
 
 }  // namespace
 
@@ -501,10 +494,12 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
   blk->events[pos].extras = extras;
   b->write_pos = pos + 1;
   blk->count.store(pos + 1, std::memory_order_release);
-  // The flusher yields to the program's threads: where they keep every
-  // core busy it may not get to run, so a thread that finds it two flush
-  // intervals late drains in its stead (here, once a block: no cost per
-  // call), keeping what a crash loses bounded.
+  // Where the program's threads keep every core busy the flusher may not
+  // get to run in time, so a thread that finds it two flush intervals late
+  // drains in its stead (here, once a block: no cost per call), keeping
+  // what a crash loses bounded. (A flusher at a lower priority was tried:
+  // on a loaded machine it could not write the footer within the 3 s a
+  // SIGTERM waits for it.)
   if (new_block && state_.load(std::memory_order_relaxed) == 1 &&
       NowNs() - g_last_drain_ns.load(std::memory_order_relaxed) > 2 * settings_.flush_ms * 1'000'000) {
     // With the signals the recorder finishes the file on held back: their
@@ -654,11 +649,6 @@ void Recorder::OnSignal(int sig, siginfo_t* info, void* ctx) {
 }
 
 void Recorder::FlusherLoop() {
-  // Lowering one's own priority needs no privilege (a thread's id is a
-  // process id to setpriority on Linux).
-  if (::setpriority(PRIO_PROCESS, id_t(::syscall(SYS_gettid)), kFlusherNice) != 0 &&
-      !settings_.quiet)
-    std::fprintf(stderr, "dltrace: cannot lower the flusher's priority: %s\n", std::strerror(errno));
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   const int64_t sample_ns = settings_.sample_ms * 1'000'000;
   int64_t next_flush = NowNs() + flush_ns;
@@ -696,13 +686,16 @@ void Recorder::FlusherLoop() {
 }
 
 void Recorder::DrainBuffers(bool from_signal, bool final, bool from_thread) {
-  // From a signal, the interrupted thread may hold a lock: try, don't wait.
+  // From a signal, the interrupted thread may hold a lock: try, don't wait
+  // forever. Up to 2 s (the handler waits 3): a thread draining in the
+  // flusher's stead holds these locks for as long as its drain takes (it
+  // takes no signal meanwhile, so it is never the interrupted one).
   auto lock = [from_signal](std::mutex& mu) {
     if (!from_signal) {
       mu.lock();
       return true;
     }
-    for (int i = 0; i < 100; ++i) {
+    for (int i = 0; i < 20000; ++i) {
       if (mu.try_lock()) return true;
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
