@@ -127,9 +127,6 @@ size_t BlockBytes(uint32_t events) {
 
 // Drains finished, for threads that gave up waiting (ThreadBuffer::overflow_drain).
 std::atomic<uint64_t> g_drains{0};
-// When the last drain ended (CLOCK_MONOTONIC ns): a thread that fills a
-// block while the flusher is two intervals late drains itself.
-std::atomic<int64_t> g_last_drain_ns{0};
 
 
 }  // namespace
@@ -454,7 +451,6 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
     if (b->write) b->write_limit = block_events_;
   }
   if (!b->write) return drop();  // no memory for even one block when the thread began
-  bool new_block = false;
   if (b->write_pos == block_events_) {
     Block* next = NextBlock(b);
     if (!next) {
@@ -478,7 +474,6 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
     b->write->next.store(next, std::memory_order_release);
     b->write = next;
     b->write_pos = 0;
-    new_block = true;
     // Past half the bound since the last drain: drain before the timer.
     uint64_t drains = g_drains.load(std::memory_order_relaxed);
     if (drains != b->filled_drain) {
@@ -494,23 +489,6 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
   blk->events[pos].extras = extras;
   b->write_pos = pos + 1;
   blk->count.store(pos + 1, std::memory_order_release);
-  // Where the program's threads keep every core busy the flusher may not
-  // get to run in time, so a thread that finds it two flush intervals late
-  // drains in its stead (here, once a block: no cost per call), keeping
-  // what a crash loses bounded. (A flusher at a lower priority was tried:
-  // on a loaded machine it could not write the footer within the 3 s a
-  // SIGTERM waits for it.)
-  if (new_block && state_.load(std::memory_order_relaxed) == 1 &&
-      NowNs() - g_last_drain_ns.load(std::memory_order_relaxed) > 2 * settings_.flush_ms * 1'000'000) {
-    // With the signals the recorder finishes the file on held back: their
-    // handler waits for the flusher, which needs the locks this drain holds.
-    sigset_t finishing, old;
-    sigemptyset(&finishing);
-    for (int sig : kSignals) sigaddset(&finishing, sig);
-    pthread_sigmask(SIG_BLOCK, &finishing, &old);
-    DrainBuffers(false, false, /*from_thread=*/true);
-    pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  }
 }
 
 void Recorder::AddCommunicator(formats::Communicator comm) {
@@ -601,7 +579,6 @@ bool Recorder::Start(const StartInfo& info) {
     if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
   tick_anchor_ = tick_candidate_ = TickNow();
-  g_last_drain_ns.store(NowNs(), std::memory_order_relaxed);
   sem_init(&g_flush_request, 0, 0);
   sem_init(&g_flush_done, 0, 0);
   InstallSignalHandlers();
@@ -685,33 +662,27 @@ void Recorder::FlusherLoop() {
   }
 }
 
-void Recorder::DrainBuffers(bool from_signal, bool final, bool from_thread) {
-  // From a signal, the interrupted thread may hold a lock: try, don't wait
-  // forever. Up to 2 s (the handler waits 3): a thread draining in the
-  // flusher's stead holds these locks for as long as its drain takes (it
-  // takes no signal meanwhile, so it is never the interrupted one).
+void Recorder::DrainBuffers(bool from_signal, bool final) {
+  // From a signal, the interrupted thread may hold a lock: try, don't wait.
   auto lock = [from_signal](std::mutex& mu) {
     if (!from_signal) {
       mu.lock();
       return true;
     }
-    for (int i = 0; i < 20000; ++i) {
+    for (int i = 0; i < 100; ++i) {
       if (mu.try_lock()) return true;
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     return false;
   };
-  // A program's thread drains only when nobody else is (never waits here).
-  if (from_thread ? !drain_mu_.try_lock() : !lock(drain_mu_)) return;
+  if (!lock(drain_mu_)) return;
   std::lock_guard<std::mutex> drain(drain_mu_, std::adopt_lock);
   if (!lock(buffers_mu_)) return;
   std::vector<ThreadBuffer*> buffers = buffers_;
   buffers_mu_.unlock();
-  // Deferred ops are taken outside every lock: the source may ask the GPU
-  // (the flusher only: a program's thread may be capturing a CUDA graph).
+  // Deferred ops are taken outside every lock: the source may ask the GPU.
   std::vector<OpEvent> deferred;
-  if (DeferredOps* source = deferred_.load(); source && !from_thread)
-    source->TakeReady(final, &deferred);
+  if (DeferredOps* source = deferred_.load()) source->TakeReady(final, &deferred);
   if (!lock(writer_mu_)) return;
   std::string err;
   bool ok = true;
@@ -797,7 +768,6 @@ void Recorder::DrainBuffers(bool from_signal, bool final, bool from_thread) {
     if (!ok && w->failed()) StopWriting(w->failure(), w->ops_written());
   }
   writer_mu_.unlock();
-  g_last_drain_ns.store(NowNs(), std::memory_order_relaxed);
   // The flush that kept a thread waiting is done: it may wait again.
   g_drains.fetch_add(1, std::memory_order_release);
 }

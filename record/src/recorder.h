@@ -166,8 +166,7 @@ class Recorder {
   // Allocates (prefaulted) one more block for B if it has fewer than its bound.
   Block* NewBlock(ThreadBuffer* b);
   void FlusherLoop();
-  // FROM_THREAD: a program's thread whose flusher is late, not the flusher.
-  void DrainBuffers(bool from_signal, bool final, bool from_thread = false);
+  void DrainBuffers(bool from_signal, bool final);
   // Says once that the trace file could not be written and stops writing;
   // later events are only counted (call with writer_mu_ held).
   void StopWriting(const std::string& error, uint64_t kept);
