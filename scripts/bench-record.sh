@@ -23,6 +23,8 @@
 #                                   rank without mpirun (a figure machine load
 #                                   does not move; needs valgrind), split into
 #                                   those in the call and those of the flusher
+# Both modes first name the machine: CPU model (/proc/cpuinfo), cores and
+# the kernel's clocksource (tsc: the recorder reads the TSC itself).
 # Prints figures; it asserts nothing beyond every run succeeding and every
 # recorded run leaving one trace file per rank.
 set -euo pipefail
@@ -55,6 +57,11 @@ if [[ $(id -u) -eq 0 ]]; then mpirun_flags+=(--allow-run-as-root); fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dltrace-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+
+loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
+cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
+clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
+echo "machine: ${cpu_model:-unknown CPU}, $(nproc) cores, clocksource ${clocksource:-unknown}"
 
 if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   if ! command -v valgrind >/dev/null; then
@@ -98,6 +105,7 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
       printf "%-10s %10.1f %10.1f %10.1f %12.1f %10.1f\n", l, without, with, with - without,
              with - without - flusher, flusher }'
   }
+  echo "load average: $(loadavg) (callgrind counts do not depend on it)"
   printf "%-10s %10s %10s %10s %12s %10s\n" recorder without with added "in the call" flusher
   report this "$recorder"
   if [[ -n $baseline ]]; then report baseline "$baseline"; fi
@@ -145,8 +153,6 @@ median() {
   printf '%s\n' "$@" | sort -g | awk '{ v[NR] = $1 }
     END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-
-loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 
 sides=(without with)
 if [[ -n $baseline ]]; then sides+=(baseline); fi

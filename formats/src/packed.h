@@ -6,25 +6,55 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 namespace dltrace::formats::packed {
 
-inline void PutU(std::vector<uint8_t>* out, uint64_t v) {
-  while (v >= 0x80) {
-    out->push_back(uint8_t(v) | 0x80);
-    v >>= 7;
-  }
-  out->push_back(uint8_t(v));
-}
+// Bytes one varint takes at most (a 64-bit value in 7-bit groups).
+constexpr size_t kMaxVarintBytes = 10;
 
 inline uint64_t Zigzag(int64_t v) { return (uint64_t(v) << 1) ^ uint64_t(v >> 63); }
 inline int64_t Unzigzag(uint64_t v) { return int64_t(v >> 1) ^ -int64_t(v & 1); }
 
-inline void PutS(std::vector<uint8_t>* out, int64_t v) { PutU(out, Zigzag(v)); }
-
 // a - b without signed overflow (times are int64 or uint64 nanoseconds).
 inline int64_t Diff(uint64_t a, uint64_t b) { return int64_t(a - b); }
+
+// Appends varints to a buffer the caller sized beforehand (kMaxVarintBytes
+// per value at most): no bounds check or vector growth per byte, and the
+// one- and two-byte values a chunk mostly holds (shape ids, time deltas
+// under 16 us) take one branch each.
+class Writer {
+ public:
+  explicit Writer(uint8_t* at) : p_(at) {}
+  __attribute__((always_inline)) void U(uint64_t v) {
+    if (__builtin_expect(v < 0x80, 1)) {
+      *p_++ = uint8_t(v);
+      return;
+    }
+    if (v < 0x4000) {
+      p_[0] = uint8_t(v | 0x80);
+      p_[1] = uint8_t(v >> 7);
+      p_ += 2;
+      return;
+    }
+    do {
+      *p_++ = uint8_t(v | 0x80);
+      v >>= 7;
+    } while (v >= 0x80);
+    *p_++ = uint8_t(v);
+  }
+  __attribute__((always_inline)) void S(int64_t v) { U(Zigzag(v)); }
+  void Byte(uint8_t b) { *p_++ = b; }
+  void Fill(uint8_t b, size_t n) {
+    std::memset(p_, b, n);
+    p_ += n;
+  }
+  uint8_t* end() const { return p_; }
+
+ private:
+  uint8_t* p_;
+};
 
 class Reader {
  public:

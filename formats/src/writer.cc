@@ -14,6 +14,7 @@
 #include <cstring>
 #include <deque>
 #include <limits>
+#include <type_traits>
 #include <unordered_map>
 
 #include "chunk_generated.h"
@@ -123,11 +124,92 @@ struct WriterDictionary {
   uint32_t first_chunk = 0;         // the chunk that started it
   uint64_t bytes = 0;               // file bytes since it started
   uint64_t entry_bytes = 0;         // of which shape and communicator entries
+  // A chunk's packed data before it goes into the FlatBuffer (kept, and
+  // not zeroed: every byte used is written first).
+  std::unique_ptr<uint8_t[]> scratch;
+  size_t scratch_size = 0;
+};
+
+// The chunk being filled: each op's times and the id of its shape among
+// the chunk's distinct shapes (ids in order of first use, which both chunk
+// versions number their new entries in). A loop of one call compares each
+// op with the one before only (or, through RepeatOpRoom, not at all) and
+// stores its times: no OpEvent is kept per op.
+struct PendingChunk {
+  // The ops, in pages that are kept for the next chunk: adding one never
+  // moves the ones before (as a growing vector would: a copy of each op).
+  class Ops {
+   public:
+    static constexpr size_t kPage = 4096;
+    size_t size() const { return n_; }
+    bool empty() const { return n_ == 0; }
+    const OpTimes& times(size_t i) const { return pages_[i / kPage]->times[i % kPage]; }
+    // Room for up to *N more ops, contiguous (fewer at a page's end):
+    // fill their times, then Added(count, shape id).
+    OpTimes* Room(size_t* n) {
+      const size_t page = n_ / kPage, at = n_ % kPage;
+      if (page == pages_.size()) pages_.emplace_back(new Page);  // not zeroed: filled before read
+      *n = std::min(*n, kPage - at);
+      return &pages_[page]->times[at];
+    }
+    void Added(size_t n, uint32_t shape) {
+      uint32_t* ids = &pages_[n_ / kPage]->shape[n_ % kPage];
+      std::fill(ids, ids + n, shape);
+      n_ += n;
+    }
+    void clear() { n_ = 0; }
+    // F(times, shape id) for each op from FROM on, page by page.
+    template <typename F>
+    void ForEach(F f, size_t from = 0) const {
+      for (size_t i = from; i < n_;) {
+        const Page& page = *pages_[i / kPage];
+        const size_t at = i % kPage, end = std::min(kPage, n_ - (i - at));
+        const uint32_t* shape = page.shape + at;
+        for (const OpTimes *t = page.times + at, *stop = page.times + end; t != stop; ++t, ++shape)
+          f(*t, *shape);
+        i += end - at;
+      }
+    }
+
+   private:
+    struct Page {
+      OpTimes times[kPage];
+      uint32_t shape[kPage];
+    };
+    std::vector<std::unique_ptr<Page>> pages_;
+    size_t n_ = 0;
+  };
+  Ops ops;
+  std::deque<OpEvent> shapes;  // id = position; stable addresses for `ids`
+  std::unordered_map<const OpEvent*, uint32_t, ShapeHash, ShapeEqual> ids;
+  // The shape of the op added last, kept across chunks (RepeatOpRoom), and
+  // its id in this chunk (-1 until an op of this chunk uses it).
+  OpEvent last;
+  bool has_last = false;
+  int64_t last_id = -1;
+
+  uint32_t Intern(const OpEvent& op) {
+    auto it = ids.find(&op);
+    if (it != ids.end()) return it->second;
+    shapes.push_back(op);
+    return ids.emplace(&shapes.back(), uint32_t(shapes.size() - 1)).first->second;
+  }
+  uint32_t LastId() {
+    if (last_id < 0) last_id = Intern(last);
+    return uint32_t(last_id);
+  }
+  void Clear() {
+    ops.clear();
+    ids.clear();
+    shapes.clear();
+    last_id = -1;
+  }
 };
 
 TraceWriter::TraceWriter(int fd, std::string path, uint32_t schema_version, uint64_t start_ns)
     : fd_(fd),
       path_(std::move(path)),
+      pending_(std::make_unique<PendingChunk>()),
       schema_version_(schema_version),
       start_ns_(start_ns),
       dict_(std::make_unique<WriterDictionary>()) {}
@@ -179,18 +261,69 @@ std::unique_ptr<TraceWriter> TraceWriter::FromFd(int fd, const std::string& path
 
 void TraceWriter::AddCommunicator(const Communicator& comm) { comms_.push_back(comm); }
 
-void TraceWriter::AddOp(const OpEvent& op) { AddOp(OpEvent(op)); }
+size_t TraceWriter::pending_ops() const { return pending_->ops.size(); }
 
-void TraceWriter::AddOp(OpEvent&& op) {
+void TraceWriter::AddOp(const OpEvent& op) {
   if (failed()) {
     ++ops_lost_;
     return;
   }
-  ops_.push_back(std::move(op));
-  // Distinct shapes can only be counted exactly while encoding; the op
-  // count bounds them, so flush early enough that the u16 index never wraps.
-  // A failure here is kept in failure_ and returned by the next Flush.
-  if (ops_.size() >= kMaxOpsPerChunk || ops_.size() >= kMaxShapesPerChunk) {
+  PendingChunk& p = *pending_;
+  uint32_t id;
+  // Training loops repeat: most ops share the previous op's shape.
+  if (p.has_last && ShapeEqual()(&p.last, &op)) {
+    id = p.LastId();
+  } else {
+    id = p.Intern(op);
+    p.last = op;
+    p.has_last = true;
+    p.last_id = id;
+  }
+  OpTimes t{};
+  const bool gpu = op.gpu_start_ns && op.gpu_end_ns;
+  t.has = uint8_t((gpu ? OpTimes::kGpuTimes : 0) | (op.completion_ns ? OpTimes::kCompletion : 0));
+  t.group = op.group;
+  t.seq = op.seq;
+  t.enter_ns = op.enter_ns;
+  t.exit_ns = op.exit_ns;
+  if (gpu) {
+    t.gpu_start_ns = *op.gpu_start_ns;
+    t.gpu_end_ns = *op.gpu_end_ns;
+  }
+  t.completion_ns = op.completion_ns.value_or(0);
+  size_t one = 1;
+  *p.ops.Room(&one) = t;
+  p.ops.Added(1, id);
+  FlushIfFull();
+}
+
+OpTimes* TraceWriter::RepeatOpRoom(size_t* n) {
+  PendingChunk& p = *pending_;
+  if (failed() || !p.has_last) {  // nothing is kept: room for them to be counted as lost
+    *n = std::min<size_t>(*n, 256);
+    lost_room_.resize(*n);
+    return lost_room_.data();
+  }
+  *n = std::min(*n, std::min(kMaxOpsPerChunk, kMaxShapesPerChunk) - p.ops.size());
+  return p.ops.Room(n);
+}
+
+void TraceWriter::AddedRepeatOps(size_t n) {
+  PendingChunk& p = *pending_;
+  if (failed() || !p.has_last) {  // (no op before: a caller's mistake)
+    ops_lost_ += n;
+    return;
+  }
+  p.ops.Added(n, p.LastId());
+  FlushIfFull();
+}
+
+void TraceWriter::FlushIfFull() {
+  // Distinct shapes are at most the ops, so flushing at either limit
+  // keeps version 1's u16 shape index from wrapping. A failure here is
+  // kept in failure_ and returned by the next Flush.
+  const size_t n = pending_->ops.size();
+  if (__builtin_expect(n >= kMaxOpsPerChunk || n >= kMaxShapesPerChunk, 0)) {
     std::string err;
     Flush(&err);
   }
@@ -225,9 +358,9 @@ void TraceWriter::Fail(const std::string& error, int err) {
     if (::ftruncate(fd_, off_t(bytes_written_)) == 0) ::lseek(fd_, 0, SEEK_END);
     errno = saved;
   }
-  ops_lost_ += ops_.size();
+  ops_lost_ += pending_->ops.size();
   comms_.clear();
-  ops_.clear();
+  pending_->Clear();
   samples_.clear();
 }
 
@@ -347,7 +480,8 @@ struct ChunkInput {
   uint32_t index;
   uint64_t events_before;
   const std::vector<Communicator>& comms;
-  const std::vector<OpEvent>& ops;
+  const PendingChunk::Ops& ops;
+  const std::deque<OpEvent>& shapes;  // ops' shape ids index these
   const std::vector<ResourceSample>& samples;
   const Footer* footer;
 };
@@ -385,9 +519,10 @@ void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
   std::vector<flatbuffers::Offset<fbv::Communicator>> comms;
   for (const auto& c : in.comms) comms.push_back(EncodeCommunicator(b, c));
 
-  // Shape dictionary and per-event columns.
-  std::unordered_map<const OpEvent*, uint16_t, ShapeHash, ShapeEqual> shape_index;
+  // Shape dictionary (the chunk's shapes, in order of first use) and
+  // per-event columns.
   std::vector<flatbuffers::Offset<fbv::OpShape>> shapes;
+  for (const auto& shape : in.shapes) shapes.push_back(EncodeShape(b, shape));
   std::vector<uint16_t> shape_col;
   Column<uint32_t, uint64_t> seq;
   Column<uint32_t, uint64_t> group;
@@ -396,43 +531,33 @@ void EncodeChunkV1(flatbuffers::FlatBufferBuilder& b, const ChunkInput& in) {
   Column<int32_t, int64_t> gpu_start;
   Column<uint32_t, uint64_t> gpu_duration;
   Column<uint32_t, uint64_t> completion;
-  const int64_t base_ns = in.ops.empty() ? 0 : in.ops.front().enter_ns;
+  const int64_t base_ns = in.ops.empty() ? 0 : in.ops.times(0).enter_ns;
   int64_t prev_enter = base_ns;
-  const OpEvent* prev = nullptr;
-  uint16_t prev_shape = 0;
-  for (const auto& op : in.ops) {
-    // Training loops repeat: most ops share the previous op's shape.
-    if (prev && ShapeEqual()(prev, &op)) {
-      shape_col.push_back(prev_shape);
-    } else {
-      auto it = shape_index.find(&op);
-      if (it == shape_index.end()) {
-        it = shape_index.emplace(&op, uint16_t(shapes.size())).first;
-        shapes.push_back(EncodeShape(b, op));
-      }
-      prev_shape = it->second;
-      shape_col.push_back(prev_shape);
-    }
-    prev = &op;
+  in.ops.ForEach([&](const OpTimes& op, uint32_t shape) {
+    shape_col.push_back(uint16_t(shape));
     seq.values.push_back(op.seq);
     group.values.push_back(op.group);
     group.any_set |= op.group != 0;
     enter.values.push_back(op.enter_ns - prev_enter);
     prev_enter = op.enter_ns;
     duration.values.push_back(uint64_t(op.exit_ns - op.enter_ns));
-    bool gpu = op.gpu_start_ns && op.gpu_end_ns;
-    gpu_start.values.push_back(gpu ? *op.gpu_start_ns - op.enter_ns : INT64_MIN);
-    gpu_duration.values.push_back(gpu ? uint64_t(*op.gpu_end_ns - *op.gpu_start_ns) : 0);
+    bool gpu = op.has & OpTimes::kGpuTimes;
+    gpu_start.values.push_back(gpu ? op.gpu_start_ns - op.enter_ns : INT64_MIN);
+    gpu_duration.values.push_back(gpu ? uint64_t(op.gpu_end_ns - op.gpu_start_ns) : 0);
     gpu_start.any_set |= gpu;
-    completion.values.push_back(op.completion_ns ? uint64_t(*op.completion_ns - op.enter_ns)
-                                                 : UINT64_MAX);
-    completion.any_set |= bool(op.completion_ns);
-  }
+    bool has_completion = op.has & OpTimes::kCompletion;
+    completion.values.push_back(has_completion ? uint64_t(op.completion_ns - op.enter_ns)
+                                               : UINT64_MAX);
+    completion.any_set |= has_completion;
+  });
   // A negative duration cannot be stored as unsigned without the wide form.
   auto duration_fits = [&] {
-    for (const auto& op : in.ops)
-      if (op.exit_ns < op.enter_ns || uint64_t(op.exit_ns - op.enter_ns) > UINT32_MAX) return false;
-    return true;
+    bool fits = true;
+    in.ops.ForEach([&](const OpTimes& op, uint32_t) {
+      if (op.exit_ns < op.enter_ns || uint64_t(op.exit_ns - op.enter_ns) > UINT32_MAX)
+        fits = false;
+    });
+    return fits;
   };
 
   flatbuffers::Offset<fbv::OpColumns> columns = 0;
@@ -513,20 +638,14 @@ constexpr size_t kMaxDictionaryShapes = 1u << 16;
 // Column modes of an optional per-event value.
 enum : uint64_t { kNone = 0, kAll = 1, kSome = 2 };  // kSome: a presence bitmap first
 
-template <typename Has>
-uint64_t ModeOf(const std::vector<OpEvent>& ops, Has has) {
-  size_t n = 0;
-  for (const auto& op : ops) n += has(op) ? 1 : 0;
-  return n == 0 ? kNone : n == ops.size() ? kAll : kSome;
-}
+uint64_t ModeOf(size_t with, size_t ops) { return with == 0 ? kNone : with == ops ? kAll : kSome; }
 
-template <typename Has>
-void PutBitmap(std::vector<uint8_t>* out, const std::vector<OpEvent>& ops, Has has) {
+void PutBitmap(packed::Writer* out, const PendingChunk::Ops& ops, uint8_t has) {
   for (size_t i = 0; i < ops.size(); i += 8) {
     uint8_t byte = 0;
     for (size_t j = 0; j < 8 && i + j < ops.size(); ++j)
-      if (has(ops[i + j])) byte |= uint8_t(1u << j);
-    out->push_back(byte);
+      if (ops.times(i + j).has & has) byte |= uint8_t(1u << j);
+    out->Byte(byte);
   }
 }
 
@@ -571,77 +690,104 @@ ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput&
       shapes.push_back(EncodeShape(b, d.shapes[id]));
     d.last_base = uint32_t(d.shapes.size());
   }
+  // The chunk's shapes (in order of first use) as dictionary ids; new ones
+  // join the dictionary.
   std::vector<uint32_t> ids;
-  ids.reserve(in.ops.size());
-  const OpEvent* prev = nullptr;
-  for (const auto& op : in.ops) {
-    // Training loops repeat: most ops share the previous op's shape.
-    if (prev && ShapeEqual()(prev, &op)) {
-      ids.push_back(ids.back());
-    } else {
-      auto it = d.ids.find(&op);
-      if (it == d.ids.end()) {
-        OpEvent& shape = d.shapes.emplace_back(op);
-        it = d.ids.emplace(&shape, uint32_t(d.shapes.size() - 1)).first;
-        shapes.push_back(EncodeShape(b, op));
-      }
-      ids.push_back(it->second);
+  ids.reserve(in.shapes.size());
+  for (const auto& op : in.shapes) {
+    auto it = d.ids.find(&op);
+    if (it == d.ids.end()) {
+      OpEvent& shape = d.shapes.emplace_back(op);
+      it = d.ids.emplace(&shape, uint32_t(d.shapes.size() - 1)).first;
+      shapes.push_back(EncodeShape(b, op));
     }
-    prev = &op;
+    ids.push_back(it->second);
   }
   auto shapes_off = shapes.empty() ? 0 : b.CreateVector(shapes);
   auto comms_off = comms.empty() ? 0 : b.CreateVector(comms);
   r.entry_bytes = b.GetSize() - before;
 
-  std::vector<uint8_t> out;
-  out.reserve(32 + in.ops.size() * 16 + in.samples.size() * 24);
-  PutU(&out, in.index);
-  PutU(&out, in.events_before);
-  PutU(&out, r.new_dictionary ? 0 : in.index - d.first_chunk);
-  PutU(&out, shapes_base);
-  PutU(&out, in.ops.size());
+  // Room for every value at its longest: the writer checks no bounds.
+  const size_t kMax = packed::kMaxVarintBytes;
+  const size_t bound = 8 * kMax + (in.ops.size() + 7) / 8 * 2 + in.ops.size() * 8 * kMax +
+                       kMax + in.samples.size() * (4 + 6 * kMax);
+  if (d.scratch_size < bound) {
+    d.scratch.reset(new uint8_t[bound]);
+    d.scratch_size = bound;
+  }
+  uint8_t* const buf = d.scratch.get();
+  packed::Writer out(buf);
+  out.U(in.index);
+  out.U(in.events_before);
+  out.U(r.new_dictionary ? 0 : in.index - d.first_chunk);
+  out.U(shapes_base);
+  out.U(in.ops.size());
   if (!in.ops.empty()) {
     const auto& ops = in.ops;
-    auto has_gpu = [](const OpEvent& op) { return op.gpu_start_ns && op.gpu_end_ns; };
-    auto has_completion = [](const OpEvent& op) { return bool(op.completion_ns); };
+    const OpTimes& first = ops.times(0);
     bool consecutive = true, grouped = false;
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (i > 0 && ops[i].seq != ops[i - 1].seq + 1) consecutive = false;
-      grouped |= ops[i].group != 0;
+    size_t with_gpu = 0, with_completion = 0;
+    uint64_t next_seq = first.seq;
+    ops.ForEach([&](const OpTimes& t, uint32_t) {
+      consecutive &= t.seq == next_seq;
+      next_seq = t.seq + 1;
+      grouped |= t.group != 0;
+      with_gpu += t.has & OpTimes::kGpuTimes;
+      with_completion += (t.has & OpTimes::kCompletion) >> 1;
+    });
+    const uint64_t gpu = ModeOf(with_gpu, ops.size());
+    const uint64_t completion = ModeOf(with_completion, ops.size());
+    out.U(uint64_t(consecutive) | uint64_t(grouped) << 1 | gpu << 2 | completion << 4);
+    out.S(Diff(uint64_t(first.enter_ns), start_ns));
+    out.U(first.seq);
+    if (ids.size() == 1 && ids[0] < 0x80) {
+      // One shape (a loop of one call): the same byte n times.
+      out.Fill(uint8_t(ids[0]), ops.size());
+    } else if (std::all_of(ids.begin(), ids.end(), [](uint32_t id) { return id < 0x80; })) {
+      ops.ForEach([&](const OpTimes&, uint32_t shape) { out.Byte(uint8_t(ids[shape])); });
+    } else {
+      ops.ForEach([&](const OpTimes&, uint32_t shape) { out.U(ids[shape]); });
     }
-    const uint64_t gpu = ModeOf(ops, has_gpu), completion = ModeOf(ops, has_completion);
-    PutU(&out, uint64_t(consecutive) | uint64_t(grouped) << 1 | gpu << 2 | completion << 4);
-    PutS(&out, Diff(uint64_t(ops[0].enter_ns), start_ns));
-    PutU(&out, ops[0].seq);
-    for (uint32_t id : ids) PutU(&out, id);
-    if (!consecutive)
-      for (size_t i = 1; i < ops.size(); ++i) PutS(&out, Diff(ops[i].seq, ops[i - 1].seq + 1));
-    for (size_t i = 1; i < ops.size(); ++i)
-      PutS(&out, Diff(uint64_t(ops[i].enter_ns), uint64_t(ops[i - 1].enter_ns)));
-    for (const auto& op : ops) PutS(&out, Diff(uint64_t(op.exit_ns), uint64_t(op.enter_ns)));
-    if (grouped)
-      for (const auto& op : ops) PutU(&out, op.group);
-    if (gpu == kSome) PutBitmap(&out, ops, has_gpu);
+    if (!consecutive) {
+      uint64_t prev = first.seq;
+      ops.ForEach([&](const OpTimes& t, uint32_t) {
+        out.S(Diff(t.seq, prev + 1));
+        prev = t.seq;
+      }, 1);
+    }
+    int64_t prev_enter = first.enter_ns;
+    ops.ForEach([&](const OpTimes& t, uint32_t) {
+      out.S(Diff(uint64_t(t.enter_ns), uint64_t(prev_enter)));
+      prev_enter = t.enter_ns;
+    }, 1);
+    ops.ForEach([&](const OpTimes& t, uint32_t) {
+      out.S(Diff(uint64_t(t.exit_ns), uint64_t(t.enter_ns)));
+    });
+    if (grouped) ops.ForEach([&](const OpTimes& t, uint32_t) { out.U(t.group); });
+    if (gpu == kSome) PutBitmap(&out, ops, OpTimes::kGpuTimes);
     if (gpu != kNone)
-      for (const auto& op : ops)
-        if (has_gpu(op)) {
-          PutS(&out, Diff(uint64_t(*op.gpu_start_ns), uint64_t(op.enter_ns)));
-          PutS(&out, Diff(uint64_t(*op.gpu_end_ns), uint64_t(*op.gpu_start_ns)));
+      ops.ForEach([&](const OpTimes& t, uint32_t) {
+        if (t.has & OpTimes::kGpuTimes) {
+          out.S(Diff(uint64_t(t.gpu_start_ns), uint64_t(t.enter_ns)));
+          out.S(Diff(uint64_t(t.gpu_end_ns), uint64_t(t.gpu_start_ns)));
         }
-    if (completion == kSome) PutBitmap(&out, ops, has_completion);
+      });
+    if (completion == kSome) PutBitmap(&out, ops, OpTimes::kCompletion);
     if (completion != kNone)
-      for (const auto& op : ops)
-        if (has_completion(op)) PutS(&out, Diff(uint64_t(*op.completion_ns), uint64_t(op.enter_ns)));
+      ops.ForEach([&](const OpTimes& t, uint32_t) {
+        if (t.has & OpTimes::kCompletion)
+          out.S(Diff(uint64_t(t.completion_ns), uint64_t(t.enter_ns)));
+      });
   }
   // Resource samples: the first one's time from the header's start and its
   // counters whole, the later ones as differences from the one before.
-  PutU(&out, in.samples.size());
+  out.U(in.samples.size());
   const ResourceSample* last = nullptr;
   for (const auto& s : in.samples) {
-    PutS(&out, Diff(s.time_ns, last ? last->time_ns : start_ns));
+    out.S(Diff(s.time_ns, last ? last->time_ns : start_ns));
     uint32_t cpu;
     std::memcpy(&cpu, &s.cpu_percent, 4);
-    for (int i = 0; i < 4; ++i) out.push_back(uint8_t(cpu >> (8 * i)));
+    for (int i = 0; i < 4; ++i) out.Byte(uint8_t(cpu >> (8 * i)));
     const uint64_t now[] = {s.rss_bytes, s.net_rx_bytes, s.net_tx_bytes, s.disk_read_bytes,
                             s.disk_write_bytes};
     const uint64_t was[] = {last ? last->rss_bytes : 0, last ? last->net_rx_bytes : 0,
@@ -649,13 +795,13 @@ ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput&
                             last ? last->disk_write_bytes : 0};
     for (int i = 0; i < 5; ++i) {
       if (last)
-        PutS(&out, Diff(now[i], was[i]));
+        out.S(Diff(now[i], was[i]));
       else
-        PutU(&out, now[i]);
+        out.U(now[i]);
     }
     last = &s;
   }
-  auto data_off = b.CreateVector(out);
+  auto data_off = b.CreateVector(buf, size_t(out.end() - buf));
   auto footer_off = in.footer ? EncodeFooter(b, *in.footer) : 0;
   fb::v2::FinishChunkBuffer(b, fb::v2::CreateChunk(b, data_off, shapes_off, comms_off, footer_off));
   return r;
@@ -664,8 +810,11 @@ ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput&
 }  // namespace
 
 bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
-  flatbuffers::FlatBufferBuilder b(64 * 1024);
-  const ChunkInput in{next_chunk_, ops_written_, comms_, ops_, samples_, footer};
+  // Sized for the chunk's likely bytes, so that the builder does not grow
+  // (and copy itself) on the way.
+  flatbuffers::FlatBufferBuilder b(64 * 1024 + pending_->ops.size() * 16);
+  const ChunkInput in{next_chunk_, ops_written_, comms_, pending_->ops, pending_->shapes,
+                      samples_, footer};
   ChunkV2Result v2;
   if (schema_version_ == 1)
     EncodeChunkV1(b, in);
@@ -688,10 +837,10 @@ bool TraceWriter::WriteChunk(const Footer* footer, std::string* error) {
   dict_->bytes += 8 + b.GetSize();
   dict_->entry_bytes += v2.entry_bytes;
   ++next_chunk_;
-  ops_written_ += ops_.size();
+  ops_written_ += pending_->ops.size();
   samples_written_ += samples_.size();
   comms_.clear();
-  ops_.clear();
+  pending_->Clear();
   samples_.clear();
   if (footer) return true;
   // Writes to a file whose directory was removed succeed and vanish.

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -32,6 +33,11 @@ using formats::OpKind;
 using formats::RedOp;
 
 thread_local int t_depth = 0;  // > 0 inside a wrapper: nested MPI calls are not recorded
+
+// What every C and Fortran wrapper runs (MpiCall, the communicator and
+// datatype caches' hits, the append): kept inline, as they are the hot
+// path (out of line, MpiCall alone cost about 35 instructions a call).
+#define DLTRACE_HOT __attribute__((always_inline)) inline
 
 // ---- communicators -------------------------------------------------------
 
@@ -121,18 +127,29 @@ CommEntry* RegisterLocked(MPI_Comm comm, const char* name, int64_t parent, int c
   return e;
 }
 
-CommEntry* LookupComm(MPI_Comm comm) {
-  struct Slot {
-    MPI_Comm comm;
-    CommEntry* entry = nullptr;
-    uint64_t generation = 0;
-  };
-  thread_local std::array<Slot, 8> cache{};
-  thread_local Slot last{};  // most calls name the communicator of the call before
-  uint64_t gen = g_comm_generation.load(std::memory_order_acquire);
+struct CommSlot {
+  MPI_Comm comm;
+  CommEntry* entry = nullptr;
+  uint64_t generation = 0;
+};
+thread_local CommSlot t_last_comm{};  // most calls name the communicator of the call before
+
+CommEntry* LookupCommSlow(MPI_Comm comm, uint64_t gen);
+
+// Inline for the hot path: the communicator of the call before, checked
+// against the generation (a freed handle may come back as another).
+__attribute__((always_inline)) inline CommEntry* LookupComm(MPI_Comm comm) {
+  const uint64_t gen = g_comm_generation.load(std::memory_order_acquire);
+  const CommSlot& last = t_last_comm;
   if (__builtin_expect(last.comm == comm && last.generation == gen && last.entry != nullptr, 1))
     return last.entry;
-  Slot& s = cache[std::hash<MPI_Comm>()(comm) % cache.size()];
+  return LookupCommSlow(comm, gen);
+}
+
+__attribute__((noinline)) CommEntry* LookupCommSlow(MPI_Comm comm, uint64_t gen) {
+  thread_local std::array<CommSlot, 8> cache{};
+  CommSlot& last = t_last_comm;
+  CommSlot& s = cache[std::hash<MPI_Comm>()(comm) % cache.size()];
   if (s.entry && s.generation == gen && s.comm == comm) {
     last = s;
     return s.entry;
@@ -168,12 +185,12 @@ thread_local TypeInfo t_last_type{MPI_DATATYPE_NULL, DataType::Unknown, 0};
 
 const TypeInfo& DescribeNewType(MPI_Datatype type);
 
-inline const TypeInfo& DescribeType(MPI_Datatype type) {
+__attribute__((always_inline)) inline const TypeInfo& DescribeType(MPI_Datatype type) {
   if (__builtin_expect(type == t_last_type.type && type != MPI_DATATYPE_NULL, 1)) return t_last_type;
   return DescribeNewType(type);
 }
 
-const TypeInfo& DescribeNewType(MPI_Datatype type) {
+__attribute__((noinline)) const TypeInfo& DescribeNewType(MPI_Datatype type) {
   static thread_local TypeInfo fresh;
   fresh = {type, DataTypeOf(type), QueryTypeSize(type)};
   if (fresh.kind != DataType::Derived) t_last_type = fresh;
@@ -238,16 +255,31 @@ RedOp RedOpOf(MPI_Op op) {
 // One call as a wrapper fills it in: the buffered record, and the per-peer
 // byte counts of the v/w forms (empty, and free to carry, for the rest).
 struct MpiOp : OpRecord {
-  std::vector<uint64_t> peer_send_bytes, peer_recv_bytes;
+  // Per-peer byte counts of the v/w forms; null for the rest (one pointer
+  // for the hot path to set up, test and destroy, not two vectors).
+  std::unique_ptr<PeerBytes> peers;
+
+  MpiOp() = default;
+  MpiOp(const MpiOp& o)  // persistent requests copy their template
+      : OpRecord(o), peers(o.peers ? std::make_unique<PeerBytes>(*o.peers) : nullptr) {}
+  MpiOp(MpiOp&&) = default;
+  MpiOp& operator=(MpiOp&&) = default;
+  MpiOp& operator=(const MpiOp& o) {
+    if (this != &o) *this = MpiOp(o);
+    return *this;
+  }
+  PeerBytes& Peers() {
+    if (!peers) peers = std::make_unique<PeerBytes>();
+    return *peers;
+  }
 };
 
 // Hands OP to this thread's buffer.
-void Emit(MpiOp& op) {
-  if (__builtin_expect(op.peer_send_bytes.empty() && op.peer_recv_bytes.empty(), 1))
+DLTRACE_HOT void Emit(MpiOp& op) {
+  if (__builtin_expect(op.peers == nullptr, 1))
     Recorder::Get().Append(op);
   else
-    Recorder::Get().Append(op, new PeerBytes{std::move(op.peer_send_bytes),
-                                             std::move(op.peer_recv_bytes)});
+    Recorder::Get().Append(op, op.peers.release());  // the flusher frees it
 }
 
 struct PendingOp {
@@ -304,10 +336,6 @@ thread_local std::vector<std::pair<MPI_Request, PendingOp>> t_started;
 thread_local MPI_Status t_status;
 thread_local std::vector<MPI_Status> t_statuses;
 thread_local std::vector<MPI_Request> t_watched;
-
-// Constructed and destroyed in every C and Fortran wrapper: kept inline, as
-// they are the hot path (out of line they cost about 35 instructions a call).
-#define DLTRACE_HOT __attribute__((always_inline)) inline
 
 class MpiCall {
  public:
@@ -453,7 +481,10 @@ class MpiCall {
     if (!active_) return;
     active_ = false;
     --t_depth;
-    if (!record_ || !Recorder::Get().active()) return;
+    // Only MPI_Init's may find the recorder off (it failed to start);
+    // another call that ends after recording stopped (MPI_Finalize) puts
+    // its op where no drain reads it.
+    if (!record_ || (op_.kind == OpKind::MpiInit && !Recorder::Get().active())) return;
     op_.exit_ns = NowTicks();
     Emit(op_);
   }
@@ -467,11 +498,20 @@ class MpiCall {
 
 // ---- what each call records (used by the table's before/after clauses) ----
 
-void OnComm(MpiCall& c, MPI_Comm comm, bool collective) {
+DLTRACE_HOT void OnComm(MpiCall& c, MPI_Comm comm, bool collective) {
   CommEntry* e = LookupComm(comm);
   c.SetComm(e);
   c.op().comm = e->id;
-  c.op().seq = (collective ? e->collective_seq : e->p2p_seq).fetch_add(1, std::memory_order_relaxed);
+  if (collective) {
+    // No read-modify-write: threads that issue collectives on one
+    // communicator must order them themselves (MPI-3.1, 12.4.2), so a
+    // plain increment serves.
+    const uint64_t seq = e->collective_seq.load(std::memory_order_relaxed);
+    e->collective_seq.store(seq + 1, std::memory_order_relaxed);
+    c.op().seq = seq;
+  } else {
+    c.op().seq = e->p2p_seq.fetch_add(1, std::memory_order_relaxed);
+  }
 }
 
 void DescribePointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag) {
@@ -513,18 +553,18 @@ void SendRecv(MpiCall& c, int scount, MPI_Datatype stype, int dest, int stag, in
               MPI_Datatype rtype, int source, MPI_Comm comm) {
   PointToPoint(c, scount, stype, dest, stag, comm);
   int n = c.comm()->size;
-  c.op().peer_send_bytes.assign(size_t(n), 0);
-  c.op().peer_recv_bytes.assign(size_t(n), 0);
+  c.op().Peers().send.assign(size_t(n), 0);
+  c.op().Peers().recv.assign(size_t(n), 0);
   dest = PeerIndex(c.comm(), dest);
   source = PeerIndex(c.comm(), source);
-  if (dest >= 0 && dest < n) c.op().peer_send_bytes[size_t(dest)] = c.op().bytes;
+  if (dest >= 0 && dest < n) c.op().Peers().send[size_t(dest)] = c.op().bytes;
   if (source >= 0 && source < n)
-    c.op().peer_recv_bytes[size_t(source)] = uint64_t(rcount > 0 ? rcount : 0) * TypeSize(rtype);
+    c.op().Peers().recv[size_t(source)] = uint64_t(rcount > 0 ? rcount : 0) * TypeSize(rtype);
 }
 
 void SendRecvDone(MpiCall& c, const MPI_Status* status, MPI_Datatype rtype) {
   int count = 0, src = PeerIndex(c.comm(), status->MPI_SOURCE);
-  auto& recv = c.op().peer_recv_bytes;
+  auto& recv = c.op().Peers().recv;
   if (PMPI_Get_count(status, rtype, &count) == MPI_SUCCESS && count != MPI_UNDEFINED &&
       src >= 0 && size_t(src) < recv.size()) {
     std::fill(recv.begin(), recv.end(), 0);
@@ -546,8 +586,8 @@ void ProbeDone(MpiCall& c, const MPI_Status* status) {
   c.op().tag = status->MPI_TAG;
 }
 
-void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype type, uint64_t ranks_factor,
-                int root) {
+DLTRACE_HOT void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype type,
+                            uint64_t ranks_factor, int root) {
   OnComm(c, comm, true);
   MpiOp& op = c.op();
   op.count = uint64_t(count > 0 ? count : 0);
@@ -559,7 +599,9 @@ void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype type, uint64_
   op.peer = root;
 }
 
-void Reduction(MpiCall& c, MPI_Op op) { c.op().red_op = RedOpOf(op); }
+DLTRACE_HOT void Reduction(MpiCall& c, MPI_Op op) {
+  c.op().red_op = __builtin_expect(op == MPI_SUM, 1) ? RedOp::Sum : RedOpOf(op);
+}
 
 // Gather/Scatter/Allgather/Alltoall: bytes are the whole gathered buffer
 // (this rank's block times the ranks), as nccl-tests counts them. `own` is
@@ -600,8 +642,8 @@ void Gatherv(MpiCall& c, MPI_Comm comm, int root, const void* sendbuf, int scoun
   op.count = uint64_t(scount > 0 ? scount : 0);
   // recvcounts matter at the root (gatherv) or everywhere (allgatherv).
   if (root < 0 || rank == root) {
-    op.peer_recv_bytes = PerPeer(rcounts, c.comm()->size, rtype);
-    op.bytes = Sum(op.peer_recv_bytes);
+    op.Peers().recv = PerPeer(rcounts, c.comm()->size, rtype);
+    op.bytes = Sum(op.Peers().recv);
   } else {
     op.bytes = op.count * TypeSize(stype);
   }
@@ -616,8 +658,8 @@ void Scatterv(MpiCall& c, MPI_Comm comm, int root, const int scounts[], MPI_Data
   op.datatype = DataTypeOf(recvbuf == MPI_IN_PLACE ? stype : rtype);
   op.count = uint64_t(rcount > 0 ? rcount : 0);
   if (rank == root) {
-    op.peer_send_bytes = PerPeer(scounts, c.comm()->size, stype);
-    op.bytes = Sum(op.peer_send_bytes);
+    op.Peers().send = PerPeer(scounts, c.comm()->size, stype);
+    op.bytes = Sum(op.Peers().send);
   } else {
     op.bytes = op.count * TypeSize(rtype);
   }
@@ -629,21 +671,21 @@ void Alltoallv(MpiCall& c, MPI_Comm comm, const void* sendbuf, const int scounts
   OnComm(c, comm, true);
   MpiOp& op = c.op();
   int n = c.comm()->size;
-  op.peer_recv_bytes.resize(size_t(n));
-  op.peer_send_bytes.resize(size_t(n));
+  op.Peers().recv.resize(size_t(n));
+  op.Peers().send.resize(size_t(n));
   for (int i = 0; i < n; ++i) {
     MPI_Datatype rt = per_peer_types ? rtypes[i] : rtypes[0];
-    op.peer_recv_bytes[size_t(i)] = uint64_t(rcounts[i] > 0 ? rcounts[i] : 0) * TypeSize(rt);
+    op.Peers().recv[size_t(i)] = uint64_t(rcounts[i] > 0 ? rcounts[i] : 0) * TypeSize(rt);
     // In place, what each rank sends equals what it receives.
     if (sendbuf == MPI_IN_PLACE) {
-      op.peer_send_bytes[size_t(i)] = op.peer_recv_bytes[size_t(i)];
+      op.Peers().send[size_t(i)] = op.Peers().recv[size_t(i)];
     } else {
       MPI_Datatype st = per_peer_types ? stypes[i] : stypes[0];
-      op.peer_send_bytes[size_t(i)] = uint64_t(scounts[i] > 0 ? scounts[i] : 0) * TypeSize(st);
+      op.Peers().send[size_t(i)] = uint64_t(scounts[i] > 0 ? scounts[i] : 0) * TypeSize(st);
     }
   }
   op.datatype = per_peer_types ? DataType::Derived : DataTypeOf(rtypes[0]);
-  op.bytes = Sum(op.peer_send_bytes);
+  op.bytes = Sum(op.Peers().send);
 }
 
 void ReduceScatter(MpiCall& c, MPI_Comm comm, const int rcounts[], int block,
@@ -653,8 +695,8 @@ void ReduceScatter(MpiCall& c, MPI_Comm comm, const int rcounts[], int block,
   int n = c.comm()->size;
   op.datatype = DataTypeOf(type);
   if (rcounts) {
-    op.peer_recv_bytes = PerPeer(rcounts, n, type);
-    op.bytes = Sum(op.peer_recv_bytes);
+    op.Peers().recv = PerPeer(rcounts, n, type);
+    op.bytes = Sum(op.Peers().recv);
     const int rank = c.comm()->rank;
     op.count = uint64_t(rcounts[rank] > 0 ? rcounts[rank] : 0);
   } else {
@@ -748,8 +790,8 @@ void Neighbor(MpiCall& c, MPI_Comm comm, const int* scounts, int scount,
   CommEntry* e = c.comm();
   if (!e->neighbors_known) ReadNeighbors(e, comm);
   MpiOp& op = c.op();
-  op.peer_send_bytes.assign(size_t(e->size), 0);
-  op.peer_recv_bytes.assign(size_t(e->size), 0);
+  op.Peers().send.assign(size_t(e->size), 0);
+  op.Peers().recv.assign(size_t(e->size), 0);
   auto add = [&](const std::vector<int>& peers, const int* counts, int count,
                  const MPI_Datatype* types, bool per_peer, std::vector<uint64_t>& out) {
     uint64_t elements = 0;
@@ -762,10 +804,10 @@ void Neighbor(MpiCall& c, MPI_Comm comm, const int* scounts, int scount,
     }
     return elements;
   };
-  op.count = add(e->destinations, scounts, scount, stypes, send_block_per_peer, op.peer_send_bytes);
-  add(e->sources, rcounts, rcount, rtypes, recv_block_per_peer || rcounts, op.peer_recv_bytes);
+  op.count = add(e->destinations, scounts, scount, stypes, send_block_per_peer, op.Peers().send);
+  add(e->sources, rcounts, rcount, rtypes, recv_block_per_peer || rcounts, op.Peers().recv);
   op.datatype = per_peer_types ? DataType::Derived : DataTypeOf(stypes[0]);
-  op.bytes = Sum(op.peer_send_bytes);
+  op.bytes = Sum(op.Peers().send);
 }
 
 // ---- one-sided communication -------------------------------------------------

@@ -88,24 +88,7 @@ bool MakeDirs(const std::string& path) {
 
 }  // namespace
 
-// What a block holds per call.
-struct BufferedOp {
-  OpRecord op;
-  PeerBytes* extras;  // or null
-};
-static_assert(sizeof(BufferedOp) == 104, "a buffered op should stay small");
 
-// A fixed run of events, written by one thread and read by the flusher: the
-// writer publishes each event with one release store of `count`; a full
-// block is linked to the next through `next`, and the flusher, once it has
-// read a block, hands it back to its thread (ThreadBuffer::returned).
-// Blocks are never freed, so a thread's steady state allocates nothing.
-struct alignas(64) Recorder::Block {
-  std::atomic<uint32_t> count{0};
-  std::atomic<Block*> next{nullptr};
-  Block* free_next = nullptr;  // in a free list
-  BufferedOp events[1];         // block_events_ of them (allocated past the end)
-};
 
 namespace {
 
@@ -121,31 +104,9 @@ size_t BlockBytes(uint32_t events) {
 // Drains finished, for threads that gave up waiting (ThreadBuffer::overflow_drain).
 std::atomic<uint64_t> g_drains{0};
 
+
 }  // namespace
 
-struct alignas(64) Recorder::ThreadBuffer {
-  // The owning thread's side (the hot path touches only this line, and
-  // the block it writes).
-  Block* write = nullptr;
-  uint32_t write_pos = 0;
-  // Full, and the flusher did not make room within the wait: drop without
-  // waiting again until a drain has finished (one stuck on a stalled disk).
-  bool overflowing = false;
-  uint64_t overflow_drain = 0;   // g_drains when it gave up
-  Block* free = nullptr;         // blocks taken back from `returned`
-  uint32_t filled = 0;           // blocks filled since the last drain it saw
-  uint64_t filled_drain = 0;     // g_drains then
-  uint32_t index = 0;
-
-  // Shared with the flusher.
-  alignas(64) std::atomic<Block*> returned{nullptr};  // read blocks, pushed by the flusher
-  std::atomic<uint32_t> blocks{0};                    // allocated, at most max_blocks_
-  std::atomic<uint64_t> dropped{0};
-
-  // The flusher's side: where it has read up to.
-  alignas(64) Block* read = nullptr;
-  uint32_t read_pos = 0;
-};
 
 namespace {
 
@@ -197,6 +158,63 @@ bool KernelKeepsTimeWithTsc() {
 #endif
 }
 
+// What an op adds besides its shape, its host times in ns.
+static_assert(int(OpRecord::kGpuTimes) == int(formats::OpTimes::kGpuTimes) &&
+                  int(OpRecord::kCompletion) == int(formats::OpTimes::kCompletion),
+              "the flags a record and the writer's times share have one value");
+// Writes into *T what an op adds besides its shape, its host times in ns;
+// the optional times only where the op has them (the writer reads no other).
+__attribute__((always_inline)) inline void PutTimes(const OpRecord& c, const TickScale& scale,
+                                                    formats::OpTimes* t) {
+  t->has = c.flags & (OpRecord::kGpuTimes | OpRecord::kCompletion);
+  t->group = c.group;
+  t->seq = c.seq;
+  if (__builtin_expect(c.flags & OpRecord::kTicks, 1)) {
+    t->enter_ns = scale.ToNs(c.enter_ns);
+    t->exit_ns = scale.ToNs(c.exit_ns);
+    if (c.flags & OpRecord::kCompletion) t->completion_ns = scale.ToNs(c.completion_ns);
+  } else {
+    t->enter_ns = c.enter_ns;
+    t->exit_ns = c.exit_ns;
+    if (c.flags & OpRecord::kCompletion) t->completion_ns = c.completion_ns;
+  }
+  if (c.flags & OpRecord::kGpuTimes) {
+    t->gpu_start_ns = c.gpu_start_ns;
+    t->gpu_end_ns = c.gpu_end_ns;
+  }
+}
+
+// Whether two records have one shape: every field Expand puts into the
+// OpEvent's shape (all but seq, group, the times and the flags other than
+// kCapturedInGraph; the thread is the caller's to compare). Compared as
+// the six 8-byte words that hold those fields, masked, without a branch
+// per field: the flusher asks it for every op.
+uint64_t Word(const OpRecord& r, size_t offset) {
+  uint64_t w;
+  std::memcpy(&w, reinterpret_cast<const char*>(&r) + offset, 8);
+  return w;
+}
+static_assert(offsetof(OpRecord, kind) == 0 && offsetof(OpRecord, datatype) == 1 &&
+                  offsetof(OpRecord, red_op) == 2 && offsetof(OpRecord, flags) == 3 &&
+                  offsetof(OpRecord, comm) == 4 && offsetof(OpRecord, peer) == 8 &&
+                  offsetof(OpRecord, tag) == 12 && offsetof(OpRecord, group) == 16 &&
+                  offsetof(OpRecord, nccl_algorithm) == 20 &&
+                  offsetof(OpRecord, nccl_protocol) == 21 &&
+                  offsetof(OpRecord, nccl_channels) == 22 && offsetof(OpRecord, count) == 24 &&
+                  offsetof(OpRecord, bytes) == 32 && offsetof(OpRecord, seq) == 40 &&
+                  offsetof(OpRecord, stream) == 48,
+              "SameShape reads OpRecord's shape fields as words at these offsets");
+__attribute__((always_inline)) inline bool SameShape(const OpRecord& a, const OpRecord& b) {
+  // Word 0: kind, datatype, red_op, flags (of which kCapturedInGraph), comm.
+  constexpr uint64_t kWord0 = ~(uint64_t(uint8_t(~OpRecord::kCapturedInGraph)) << 24);
+  // Word 2: group (not shape), then the NCCL choice.
+  constexpr uint64_t kWord2 = ~uint64_t(0xFFFFFFFF);
+  const uint64_t differ = ((Word(a, 0) ^ Word(b, 0)) & kWord0) | (Word(a, 8) ^ Word(b, 8)) |
+                          ((Word(a, 16) ^ Word(b, 16)) & kWord2) | (Word(a, 24) ^ Word(b, 24)) |
+                          (Word(a, 32) ^ Word(b, 32)) | (Word(a, 48) ^ Word(b, 48));
+  return differ == 0;
+}
+
 OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
   const OpRecord& c = e.op;
   OpEvent op;
@@ -207,24 +225,24 @@ OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
   op.comm = c.comm;
   op.peer = c.peer;
   op.tag = c.tag;
-  op.group = c.group;
   op.nccl_algorithm = c.nccl_algorithm;
   op.nccl_protocol = c.nccl_protocol;
   op.nccl_channels = c.nccl_channels;
   op.count = c.count;
   op.bytes = c.bytes;
-  op.seq = c.seq;
   op.stream = c.stream;
   op.thread = thread;
-  const bool ticks = c.flags & OpRecord::kTicks;
-  op.enter_ns = ticks ? scale.ToNs(c.enter_ns) : c.enter_ns;
-  op.exit_ns = ticks ? scale.ToNs(c.exit_ns) : c.exit_ns;
-  if (c.flags & OpRecord::kGpuTimes) {
-    op.gpu_start_ns = c.gpu_start_ns;
-    op.gpu_end_ns = c.gpu_end_ns;
+  formats::OpTimes t{};
+  PutTimes(c, scale, &t);
+  op.seq = t.seq;
+  op.group = t.group;
+  op.enter_ns = t.enter_ns;
+  op.exit_ns = t.exit_ns;
+  if (t.has & formats::OpTimes::kGpuTimes) {
+    op.gpu_start_ns = t.gpu_start_ns;
+    op.gpu_end_ns = t.gpu_end_ns;
   }
-  if (c.flags & OpRecord::kCompletion)
-    op.completion_ns = ticks ? scale.ToNs(c.completion_ns) : c.completion_ns;
+  if (t.has & formats::OpTimes::kCompletion) op.completion_ns = t.completion_ns;
   if (e.extras) {
     op.peer_send_bytes = std::move(e.extras->send);
     op.peer_recv_bytes = std::move(e.extras->recv);
@@ -290,6 +308,12 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   g_tsc_clock = settings_.clock == "tsc" || (settings_.clock == "auto" && KernelKeepsTimeWithTsc());
 }
 
+Recorder* Recorder::Create() {
+  static Recorder* const recorder = new Recorder();  // leaked on purpose: used until the very end
+  instance_.store(recorder, std::memory_order_release);
+  return recorder;
+}
+
 void Recorder::Disable(const std::string& message) {
   int prev = state_.exchange(3);
   if (prev != 3 && !settings_.quiet) std::fprintf(stderr, "dltrace: %s\n", message.c_str());
@@ -306,12 +330,10 @@ std::string Recorder::DefaultOutputDir() {
 
 uint32_t Recorder::ThreadIndex() { return ThisThreadBuffer()->index; }
 
-namespace {
-thread_local Recorder::ThreadBuffer* t_buffer = nullptr;
-}  // namespace
+__thread Recorder::ThreadBuffer* t_thread_buffer = nullptr;
 
 inline Recorder::ThreadBuffer* Recorder::ThisThreadBuffer() {
-  if (__builtin_expect(t_buffer != nullptr, 1)) return t_buffer;
+  if (__builtin_expect(t_thread_buffer != nullptr, 1)) return t_thread_buffer;
   return RegisterThread();
 }
 
@@ -323,9 +345,10 @@ Recorder::ThreadBuffer* Recorder::RegisterThread() {
   b->write = b->read = NewBlock(b);
   if (Block* spare = NewBlock(b)) b->free = spare;
   if (!b->write) b->write_pos = block_events_;  // no memory: every op counted as dropped
+  b->write_limit = b->write ? block_events_ : 0;
   std::lock_guard<std::mutex> lock(buffers_mu_);
   buffers_.push_back(b);
-  t_buffer = b;
+  t_thread_buffer = b;
   return b;
 }
 
@@ -358,25 +381,7 @@ Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   return n;
 }
 
-void Recorder::Append(const OpRecord& op) {
-  ThreadBuffer* b = ThisThreadBuffer();
-  uint32_t pos = b->write_pos;
-  if (__builtin_expect(pos == block_events_ || b->overflowing ||
-                           discard_.load(std::memory_order_relaxed),
-                       0)) {
-    AppendSlow(b, op, nullptr);
-    return;
-  }
-  Block* blk = b->write;
-  blk->events[pos].op = op;
-  blk->events[pos].extras = nullptr;
-  b->write_pos = pos + 1;
-  blk->count.store(pos + 1, std::memory_order_release);
-}
-
-void Recorder::Append(const OpRecord& op, PeerBytes* extras) {
-  AppendSlow(ThisThreadBuffer(), op, extras);
-}
+void Recorder::Append(const OpRecord& op, PeerBytes* extras) { AppendSlow(op, extras); }
 
 void Recorder::Append(OpEvent&& op) {
   OpRecord r;
@@ -408,7 +413,8 @@ void Recorder::Append(OpEvent&& op) {
     Append(r, new PeerBytes{std::move(op.peer_send_bytes), std::move(op.peer_recv_bytes)});
 }
 
-void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras) {
+void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
+  ThreadBuffer* b = ThisThreadBuffer();
   auto drop = [&] {
     b->dropped.fetch_add(1, std::memory_order_relaxed);
     delete extras;
@@ -418,6 +424,7 @@ void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras
   if (b->overflowing) {
     if (g_drains.load(std::memory_order_acquire) == b->overflow_drain) return drop();
     b->overflowing = false;  // the flush that kept it waiting is done: it may wait again
+    if (b->write) b->write_limit = block_events_;
   }
   if (!b->write) return drop();  // no memory for even one block when the thread began
   if (b->write_pos == block_events_) {
@@ -435,6 +442,7 @@ void Recorder::AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras
       }
       if (!next) {
         b->overflowing = true;
+        b->write_limit = 0;
         b->overflow_drain = g_drains.load(std::memory_order_acquire);
         return drop();
       }
@@ -675,17 +683,43 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
   // slow) write, so a stalled disk holds up no thread's buffer twice.
   // No sorting: each thread's events are in order and the format stores
   // signed time deltas, so interleaving threads costs nothing but a sort.
+  // Ops of the shape last added: their times go straight into the
+  // writer's room for them, handed over in bulk.
+  formats::OpTimes* run = nullptr;
+  size_t in_run = 0, run_room = 0;
+  auto end_run = [&] {
+    if (in_run > 0) w->AddedRepeatOps(in_run);
+    in_run = run_room = 0;
+  };
   for (ThreadBuffer* b : buffers) {
     dropped_ += b->dropped.exchange(0, std::memory_order_relaxed);
     Block* blk = b->read;
     if (!blk) continue;
     uint32_t pos = b->read_pos;
+    // A local copy of the last record, which the stores of times cannot alias.
+    OpRecord last_shape = last_added_.op;
+    bool repeat_ok = last_added_.valid && last_added_.thread == b->index;
     while (true) {
       uint32_t end = blk->count.load(std::memory_order_acquire);
       for (; pos < end; ++pos) {
         // Once writing failed, the writer counts what it is given as lost.
         if (w) {
-          w->AddOp(Expand(blk->events[pos], b->index, scale));
+          // A loop of one call: the shape of the op before, its times only.
+          const BufferedOp& e = blk->events[pos];
+          if (repeat_ok && !e.extras && SameShape(e.op, last_shape)) {
+            if (in_run == run_room) {
+              end_run();
+              run_room = block_events_;
+              run = w->RepeatOpRoom(&run_room);
+            }
+            PutTimes(e.op, scale, &run[in_run++]);
+          } else {
+            end_run();
+            last_added_ = {e.op, b->index, e.extras == nullptr};
+            last_shape = e.op;
+            repeat_ok = last_added_.valid;
+            w->AddOp(Expand(e, b->index, scale));
+          }
         } else {
           ++dropped_;
           delete blk->events[pos].extras;
@@ -705,7 +739,9 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     b->read_pos = pos;
   }
   if (w) {
-    for (auto& op : deferred) w->AddOp(std::move(op));
+    end_run();
+    for (auto& op : deferred) w->AddOp(op);
+    if (!deferred.empty()) last_added_.valid = false;
     ok = w->Flush(&err);
     if (!ok && w->failed()) StopWriting(w->failure(), w->ops_written());
   }

@@ -102,10 +102,11 @@ StartInfo NcclStartInfo(int rank, int size, uint64_t hash, std::string nccl_vers
 class Recorder {
  public:
   // The process-wide recorder; never destroyed (exit paths may still use it).
-  // Inline: every wrapped call asks for it.
-  static Recorder& Get() {
-    static Recorder* const recorder = new Recorder();  // leaked on purpose: used until the very end
-    return *recorder;
+  // Inline, one load once made: every wrapped call asks for it.
+  __attribute__((always_inline)) static Recorder& Get() {
+    Recorder* r = instance_.load(std::memory_order_acquire);
+    if (__builtin_expect(r == nullptr, 0)) r = Create();
+    return *r;
   }
 
   const Settings& settings() const { return settings_; }
@@ -123,10 +124,10 @@ class Recorder {
   // except inside a signal handler (signals go through the flusher).
   void Stop(const char* reason);
 
-  // Hot path: a store into the calling thread's current block and one
-  // release store that publishes it; no lock, allocation, system call or
-  // wake-up unless the block is full (AppendSlow).
-  void Append(const OpRecord& op);
+  // Hot path (inline, below): a store into the calling thread's current
+  // block and one release store that publishes it; no lock, allocation,
+  // system call or wake-up unless the block is full (AppendSlow).
+  __attribute__((always_inline)) void Append(const OpRecord& op);
   // With per-peer byte counts (the flusher frees EXTRAS).
   void Append(const OpRecord& op, PeerBytes* extras);
   // The same from a whole OpEvent (NCCL).
@@ -160,8 +161,11 @@ class Recorder {
 
  private:
   Recorder();
-  // Append's rare path: a full block, a full buffer, or nothing to keep.
-  void AppendSlow(ThreadBuffer* b, const OpRecord& op, PeerBytes* extras);
+  __attribute__((noinline)) static Recorder* Create();
+  static inline std::atomic<Recorder*> instance_{nullptr};
+  // Append's rare path: a new thread, a full block, a full buffer, or
+  // nothing to keep.
+  __attribute__((noinline)) void AppendSlow(const OpRecord& op, PeerBytes* extras);
   ThreadBuffer* RegisterThread();
   // A fresh block for B's producer: recycled, or allocated within the bound.
   Block* NextBlock(ThreadBuffer* b);
@@ -194,6 +198,13 @@ class Recorder {
   uint32_t block_events_ = 0;  // events per block
   uint32_t max_blocks_ = 0;    // blocks per thread: DLTRACE_BUFFER_EVENTS, rounded up
   TickPoint tick_anchor_, tick_candidate_;  // the drain's, under drain_mu_
+  // The record last given to the writer (under drain_mu_): a record of the
+  // same shape from the same thread goes in as its times only.
+  struct {
+    OpRecord op;
+    uint32_t thread = 0;
+    bool valid = false;  // false: none, or one with per-peer bytes
+  } last_added_;
 
   std::mutex writer_mu_;  // guards the writer and pending communicators
   struct WriterState;
@@ -205,5 +216,72 @@ class Recorder {
   // Set after a failed write: Append counts events instead of keeping them.
   std::atomic<bool> discard_{false};
 };
+
+// What a block holds per call.
+struct BufferedOp {
+  OpRecord op;
+  PeerBytes* extras;  // or null
+};
+static_assert(sizeof(BufferedOp) == 104, "a buffered op should stay small");
+
+// A fixed run of events, written by one thread and read by the flusher: the
+// writer publishes each event with one release store of `count`; a full
+// block is linked to the next through `next`, and the flusher, once it has
+// read a block, hands it back to its thread (ThreadBuffer::returned).
+// Blocks are never freed, so a thread's steady state allocates nothing.
+struct alignas(64) Recorder::Block {
+  std::atomic<uint32_t> count{0};
+  std::atomic<Block*> next{nullptr};
+  Block* free_next = nullptr;  // in a free list
+  BufferedOp events[1];         // block_events_ of them (allocated past the end)
+};
+
+struct alignas(64) Recorder::ThreadBuffer {
+  // The owning thread's side (the hot path touches only this line, and
+  // the block it writes).
+  Block* write = nullptr;
+  uint32_t write_pos = 0;
+  // Append stores in place while write_pos is below this: the block's
+  // size, or 0 while every op takes AppendSlow (no block, overflowing).
+  uint32_t write_limit = 0;
+  // Full, and the flusher did not make room within the wait: drop without
+  // waiting again until a drain has finished (one stuck on a stalled disk).
+  bool overflowing = false;
+  uint64_t overflow_drain = 0;   // g_drains when it gave up
+  Block* free = nullptr;         // blocks taken back from `returned`
+  uint32_t filled = 0;           // blocks filled since the last drain it saw
+  uint64_t filled_drain = 0;     // g_drains then
+  uint32_t index = 0;
+
+  // Shared with the flusher.
+  alignas(64) std::atomic<Block*> returned{nullptr};  // read blocks, pushed by the flusher
+  std::atomic<uint32_t> blocks{0};                    // allocated, at most max_blocks_
+  std::atomic<uint64_t> dropped{0};
+
+  // The flusher's side: where it has read up to.
+  alignas(64) Block* read = nullptr;
+  uint32_t read_pos = 0;
+};
+
+// The calling thread's buffer, null until its first op. __thread (no
+// C++ initialiser, hence no TLS wrapper call), initial-exec (the library
+// is preloaded): one %fs-relative load.
+extern __thread Recorder::ThreadBuffer* t_thread_buffer;
+
+inline void Recorder::Append(const OpRecord& op) {
+  ThreadBuffer* b = t_thread_buffer;
+  if (__builtin_expect(b != nullptr, 1)) {
+    const uint32_t pos = b->write_pos;
+    if (__builtin_expect(pos < b->write_limit && !discard_.load(std::memory_order_relaxed), 1)) {
+      Block* blk = b->write;
+      blk->events[pos].op = op;
+      blk->events[pos].extras = nullptr;
+      b->write_pos = pos + 1;
+      blk->count.store(pos + 1, std::memory_order_release);
+      return;
+    }
+  }
+  AppendSlow(op, nullptr);
+}
 
 }  // namespace dltrace::record

@@ -152,6 +152,45 @@ TEST(Crc32c, MatchesKnownVector) {
   EXPECT_EQ(Crc32c("123456789", 9), 0xE3069283u);
 }
 
+// RFC 3720 (iSCSI), B.4: the CRC-32C of 32 bytes of 0xFF, of 0..31 and of 31..0,
+// with the CPU's instruction (where Crc32c uses it) and without.
+TEST(Crc32c, HardwareAndTablesMatchRfc3720) {
+  std::vector<uint8_t> ones(32, 0xFF), up(32), down(32);
+  for (int i = 0; i < 32; ++i) {
+    up[size_t(i)] = uint8_t(i);
+    down[size_t(i)] = uint8_t(31 - i);
+  }
+  for (auto* crc : {&Crc32c, &Crc32cPortable}) {
+    EXPECT_EQ(crc(ones.data(), 32, 0), 0x62A8AB43u);
+    EXPECT_EQ(crc(up.data(), 32, 0), 0x46DD794Eu);
+    EXPECT_EQ(crc(down.data(), 32, 0), 0x113FDB5Cu);
+  }
+}
+
+// Every length and alignment, whole and in two pieces, against the
+// polynomial applied bit by bit.
+TEST(Crc32c, EveryLengthAndAlignmentMatchesTheBitwiseDefinition) {
+  auto bitwise = [](const uint8_t* p, size_t n) {
+    uint32_t c = 0xFFFFFFFFu;
+    for (size_t i = 0; i < n; ++i) {
+      c ^= p[i];
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0x82F63B78u & (0u - (c & 1)));
+    }
+    return ~c;
+  };
+  std::vector<uint8_t> data(300);
+  uint32_t x = 12345;
+  for (auto& b : data) b = uint8_t((x = x * 1103515245u + 12345u) >> 16);
+  for (size_t offset = 0; offset < 8; ++offset)
+    for (size_t n = 0; offset + n <= 264; ++n) {
+      const uint8_t* p = data.data() + offset;
+      const uint32_t want = bitwise(p, n);
+      ASSERT_EQ(Crc32c(p, n), want) << "offset " << offset << " length " << n;
+      ASSERT_EQ(Crc32cPortable(p, n), want) << "offset " << offset << " length " << n;
+      ASSERT_EQ(Crc32c(p + n / 3, n - n / 3, Crc32c(p, n / 3)), want);
+    }
+}
+
 TEST(TraceFormat, RoundTripsEveryField) {
   TempDir dir;
   std::string err;

@@ -18,6 +18,19 @@
 namespace dltrace::formats {
 
 struct WriterDictionary;  // version 2: the file's shapes so far (writer.cc)
+struct PendingChunk;      // the ops of the chunk being filled and their shapes (writer.cc)
+
+// What an op adds besides its shape (OpEvent without the fields that go
+// into the shape dictionary): for TraceWriter::AddRepeatOps. A plain
+// struct (copied as bytes in bulk): value-initialise it, `OpTimes t{};`.
+struct OpTimes {
+  enum Has : uint8_t { kGpuTimes = 1, kCompletion = 2 };
+  uint8_t has;  // which of the optional times are set
+  uint32_t group;
+  uint64_t seq;
+  int64_t enter_ns, exit_ns;
+  int64_t gpu_start_ns, gpu_end_ns, completion_ns;
+};
 
 // Bytes at the start of every trace file.
 constexpr char kFileMagic[8] = {'\x89', 'D', 'L', 'T', '\r', '\n', '\x1a', '\n'};
@@ -45,12 +58,19 @@ class TraceWriter {
 
   void AddCommunicator(const Communicator& comm);
   void AddOp(const OpEvent& op);
-  void AddOp(OpEvent&& op);
+  // Ops whose shape (every field but seq, group and the times) equals
+  // that of the op added last, each with its own times, written in place:
+  // RepeatOpRoom gives room for up to *N of them (contiguous; it lowers *N
+  // to what fits), the caller fills in times, AddedRepeatOps(count) adds
+  // them. No shape comparison and no copy: the recorder's path for a loop
+  // of one call. Needs an op added before (AddOp).
+  OpTimes* RepeatOpRoom(size_t* n);
+  void AddedRepeatOps(size_t n);
   void AddSample(const ResourceSample& sample);
 
-  size_t pending_ops() const { return ops_.size(); }
+  size_t pending_ops() const;
   size_t pending_samples() const { return samples_.size(); }
-  size_t pending_records() const { return ops_.size() + comms_.size() + samples_.size(); }
+  size_t pending_records() const { return pending_ops() + comms_.size() + samples_.size(); }
   uint64_t ops_written() const { return ops_written_; }
   uint64_t samples_written() const { return samples_written_; }
   uint64_t bytes_written() const { return bytes_written_; }
@@ -91,6 +111,8 @@ class TraceWriter {
   bool WriteFrame(const uint8_t* payload, size_t size, std::string* error);
   bool WriteChunk(const Footer* footer, std::string* error);
   bool WriteAll(const void* data, size_t size, std::string* error);
+  // After an op was added: a chunk at its size limit is written.
+  void FlushIfFull();
   // Allocates [bytes_written_, bytes_written_ + size + kFooterReserve).
   bool Reserve(size_t size, std::string* error);
   // Records the first failure, cuts a torn frame off, forgets what was pending.
@@ -108,7 +130,8 @@ class TraceWriter {
   uint64_t ops_lost_ = 0;
   bool footer_written_ = false;
   std::vector<Communicator> comms_;
-  std::vector<OpEvent> ops_;
+  std::unique_ptr<PendingChunk> pending_;  // the ops not written yet
+  std::vector<OpTimes> lost_room_;         // RepeatOpRoom's room once nothing is kept
   std::vector<ResourceSample> samples_;
   uint32_t schema_version_;
   uint64_t start_ns_;  // header.start_monotonic_ns: version 2 times are relative to it
