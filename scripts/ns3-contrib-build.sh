@@ -114,7 +114,9 @@ if [ "${NS3_MPI:-0}" = 1 ]; then
 fi
 
 say "building with $JOBS jobs"
-./ns3 build -j "$JOBS" >build.dltrace.log 2>&1 ||
+# Not `./ns3 build -j N`: ns-3.37's ns3 caps the jobs at one less than the
+# cores (one job on a 2-core machine).
+cmake --build cmake-cache -j "$JOBS" >build.dltrace.log 2>&1 ||
   { tail -n 40 build.dltrace.log >&2; die "./ns3 build failed (log: $TREE/build.dltrace.log)"; }
 
 if [ "$LIBS_ONLY" = 1 ]; then

@@ -951,7 +951,10 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
     {
         return false;
     }
-    return (!m_flowMonitor || WriteFlowMonitor(dir, error)) && WriteRdmaOutputs(dir, error);
+    // A partition's flow monitor sees its own nodes only: its own file.
+    const std::string flowmon =
+        m_mpi ? "flowmon.p" + std::to_string(GetPartitionIndex()) + ".xml" : "flowmon.xml";
+    return (!m_flowMonitor || WriteFlowMonitor(dir, error, flowmon)) && WriteRdmaOutputs(dir, error);
 }
 
 bool
