@@ -652,6 +652,12 @@ DltraceScenario::FillRecords()
     if (m_mpi)
     {
         MergePartitions(counters, 5);
+        if (DltracePartitionedRun::Rank() != 0)
+        {
+            // Only partition 0 has every endpoint's steps to pair into flows.
+            r.wall_s = m_wallSeconds;
+            return;
+        }
     }
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {

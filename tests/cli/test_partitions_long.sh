@@ -10,4 +10,4 @@ NS3_MPI=1 NS3_LIBS_ONLY=1 scripts/ns3-contrib-build.sh
 DLTRACE_BUILD_DIR=build-mpi ./scripts/build.sh
 grep -q "with MPI" <(build-mpi/cli/dltrace --version) ||
   { echo "build-mpi/cli/dltrace has no MPI: see build-mpi.configure.log" >&2; exit 1; }
-DLTRACE="$ROOT/build-mpi/cli/dltrace" python3 "$ROOT/tests/cli/test_partitions_mpi.py"
+DLTRACE="$ROOT/build-mpi/cli/dltrace" DLTRACE_SAMPLE_TRACE="$ROOT/build-mpi/tests/dltrace-sample-trace" python3 "$ROOT/tests/cli/test_partitions_mpi.py"
