@@ -111,6 +111,7 @@ int RunSimulate(SimulateOptions options) {
   if (!MakeDirs(config.out_dir, &error)) return Fail(error);
   std::string run_error;
   const bool complete = sim->Run(&run_error);
+  if (!sim->WritesOutputs()) return complete ? kExitOk : Fail(run_error);
   const runs::SimulationRecords& records = sim->Records();
   std::cout << runs::FormatSimulationSummary(records);
   if (!runs::WriteSimulationOutputs(records, config.out_dir, &error) || !sim->WriteOwnOutputs(config.out_dir, &error))

@@ -10,6 +10,13 @@
 #
 # Takes 20-40 minutes on 2 cores the first time (ns-3's core, network,
 # internet, ... with their tests and examples); later runs rebuild only what changed.
+#
+#   NS3_MPI=1     also ns-3's mpi module (--enable-mpi, Open MPI's mpicxx found by
+#                 CMake): `dltrace simulate --engine ns3 --partitions N` needs it
+#   NS3_LIBS_ONLY=1  only the ns-3 libraries dltrace's own build links (core,
+#                 network, internet, point-to-point, traffic-control, flow-monitor;
+#                 with NS3_MPI=1 also mpi): no contrib module, tests, examples or
+#                 test.py (about half the time)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -79,16 +86,44 @@ fi
 
 cd "$TREE"
 # Only dltrace and what it links (ns-3 resolves the dependencies from its CMakeLists).
-say "configuring"
-./ns3 configure -d release --enable-modules dltrace --enable-examples --enable-tests \
+MODULES="dltrace"
+EXTRA=()
+LIBS_ONLY="${NS3_LIBS_ONLY:-0}"
+if [ "$LIBS_ONLY" = 1 ]; then
+  MODULES="core;network;internet;point-to-point;traffic-control;flow-monitor"
+fi
+if [ "${NS3_MPI:-0}" = 1 ]; then
+  command -v mpicxx >/dev/null || die "NS3_MPI=1 needs Open MPI (apt-get install libopenmpi-dev openmpi-bin)"
+  MODULES="$MODULES;mpi"
+  EXTRA+=(--enable-mpi)
+fi
+if [ "$LIBS_ONLY" = 1 ]; then
+  EXTRA+=(--disable-examples --disable-tests)
+else
+  EXTRA+=(--enable-examples --enable-tests)
+fi
+say "configuring (modules: $MODULES; ${EXTRA[*]})"
+./ns3 configure -d release --enable-modules "$MODULES" "${EXTRA[@]}" \
   --disable-python-bindings >configure.dltrace.log 2>&1 ||
   { tail -n 30 configure.dltrace.log >&2; die "./ns3 configure failed (log: $TREE/configure.dltrace.log)"; }
 grep -A3 "Modules configured to be built" configure.dltrace.log | sed 's/^/  /'
-grep -qw dltrace configure.dltrace.log || die "ns-3 did not pick up contrib/dltrace"
+[ "$LIBS_ONLY" = 1 ] || grep -qw dltrace configure.dltrace.log || die "ns-3 did not pick up contrib/dltrace"
+if [ "${NS3_MPI:-0}" = 1 ]; then
+  grep -A3 "Modules configured to be built" configure.dltrace.log | grep -qw mpi ||
+    die "ns-3 did not configure its mpi module (MPI not found? log: $TREE/configure.dltrace.log)"
+fi
 
 say "building with $JOBS jobs"
-./ns3 build -j "$JOBS" >build.dltrace.log 2>&1 ||
+# Not `./ns3 build -j N`: ns-3.37's ns3 caps the jobs at one less than the
+# cores (one job on a 2-core machine).
+cmake --build cmake-cache -j "$JOBS" >build.dltrace.log 2>&1 ||
   { tail -n 40 build.dltrace.log >&2; die "./ns3 build failed (log: $TREE/build.dltrace.log)"; }
+
+if [ "$LIBS_ONLY" = 1 ]; then
+  say "NS3_LIBS_ONLY=1: no example scenario or test.py; dltrace's build in $ROOT uses this tree from its next configure"
+  say "ok"
+  exit 0
+fi
 
 say "./ns3 run \"dltrace-simulate --PrintHelp\""
 ./ns3 run --no-build "dltrace-simulate --PrintHelp" | head -n 12

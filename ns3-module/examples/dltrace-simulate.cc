@@ -74,6 +74,11 @@ main(int argc, char* argv[])
     cmd.AddValue("utilMs", "link utilisation sample period in ms (0: off)", utilMs);
     cmd.AddValue("out", "directory for results, flows.csv, links.csv, flowmon.xml", out);
     cmd.AddValue("pcap", "write a pcap per link into OUT/pcap/", pcap);
+    cmd.AddValue("partitions",
+                 "partitions on ns-3's distributed simulator (start with mpirun -np N; needs ns-3 with MPI)",
+                 config.partitions);
+    cmd.AddValue("partitionMap", "file of NODE PARTITION lines (default: by pod or leaf)", config.partitionMap);
+    cmd.AddValue("pdes", "null-message or barrier", config.pdes);
     cmd.Parse(argc, argv);
 
     if (!trace.empty())
@@ -117,7 +122,17 @@ main(int argc, char* argv[])
         std::cerr << "dltrace-simulate: " << error << std::endl;
         return 1;
     }
+    if (scenario.NeedsLaunch())
+    {
+        std::cerr << "dltrace-simulate: --partitions=" << config.partitions << ": start it as mpirun -np "
+                  << config.partitions << " dltrace-simulate ..." << std::endl;
+        return 1;
+    }
     scenario.Run();
+    if (scenario.GetPartitionIndex() != 0)
+    {
+        return 0; // partition 0 holds every endpoint's results and writes them
+    }
     scenario.PrintSummary(std::cout);
     if (!out.empty() && !scenario.WriteOutputs(out, &error))
     {

@@ -6,6 +6,7 @@
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
 #include "ns3/pointer.h"
+#include "ns3/simulator.h"
 #include "ns3/uinteger.h"
 
 namespace ns3
@@ -59,6 +60,12 @@ DltraceHelper::Install(const std::vector<Ptr<Node>>& nodes)
     }
     for (uint32_t e = 0; e < n; ++e)
     {
+        // A partitioned run (ns-3's distributed simulator) builds every node
+        // in every process; an endpoint runs only in its node's partition.
+        if (nodes[e]->GetSystemId() != Simulator::GetSystemId())
+        {
+            continue;
+        }
         Ptr<DltraceApplication> app = m_factory.Create<DltraceApplication>();
         app->SetAttribute("Job", PointerValue(m_job));
         app->SetAttribute("Endpoint", UintegerValue(e));

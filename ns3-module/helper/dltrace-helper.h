@@ -28,9 +28,12 @@ class DltraceHelper
 
     /**
      * Installs endpoint E on NODES[E] (its first non-loopback address is where
-     * the endpoint listens); several endpoints may share a node.
+     * the endpoint listens); several endpoints may share a node. Every
+     * endpoint's address is set, but an application is made only on nodes of
+     * this process's partition (Node::GetSystemId() equal to
+     * Simulator::GetSystemId(): all of them unless the run is partitioned).
      * \param nodes one node per endpoint of the job, in endpoint order
-     * \return the applications, in endpoint order
+     * \return the applications made, in endpoint order
      */
     ApplicationContainer Install(const std::vector<Ptr<Node>>& nodes);
     /// Endpoint E on HOSTS.Get(E).

@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstring>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -74,7 +75,16 @@ DltraceScenario::Destroy()
         m_network->Dispose(); // lets the queue discs go; the names stay for PrintSummary
     }
     m_jobs.clear();
+    if (m_mpi)
+    {
+        m_mpi->FinishDoneCheck();
+    }
     Simulator::Destroy();
+    if (m_mpi)
+    {
+        m_mpi.reset();
+        DltracePartitionedRun::Disable(); // MPI_Finalize, once the simulator is gone
+    }
     m_built = false;
 }
 
@@ -91,10 +101,45 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     m_rdma.reset();
     m_rdmaNetwork = nullptr;
     m_rdmaMonitor = nullptr;
+    m_partition = DltracePartition();
+    m_needsLaunch = false;
+    m_partitionLines.clear();
     if (m_specs.empty())
     {
         *error = "no job to simulate";
         return false;
+    }
+    const bool partitioned = config.partitions > 1;
+    if (partitioned)
+    {
+        if (config.transport != "tcp")
+        {
+            *error = "--partitions " + std::to_string(config.partitions) +
+                     ": the RDMA fabric's links are not ns-3 point-to-point links, so they cannot cross "
+                     "partitions; partitioned runs need --transport tcp";
+            return false;
+        }
+        if (!config.pcapPrefix.empty())
+        {
+            *error = "--pcap does not go with --partitions (each partition would write the same files)";
+            return false;
+        }
+        if (config.pdes != "null-message" && config.pdes != "barrier")
+        {
+            *error = "--pdes " + config.pdes + ": null-message or barrier";
+            return false;
+        }
+        // Started by mpirun: ns-3's distributed simulator before anything
+        // touches the simulator (the scheduler below creates it).
+        if (DltracePartitionedRun::LauncherSize() > 0)
+        {
+            if (!DltracePartitionedRun::Enable(config.pdes, config.partitions, error))
+            {
+                return false;
+            }
+            m_mpi = std::make_unique<DltracePartitionedRun>();
+            m_built = true; // MPI is up: Destroy() must finalize it
+        }
     }
     // Everything that can be wrong is checked before the network is built.
     m_network = CreateObject<DltraceNetworkHelper>();
@@ -154,6 +199,28 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     {
         return false;
     }
+    if (partitioned)
+    {
+        if (!DltracePartition::Make(dltrace::models::BuildTopology(m_topo.ToSpec()),
+                                    config.partitions,
+                                    config.partitionMap,
+                                    &m_partition,
+                                    error))
+        {
+            return false;
+        }
+        if (!m_mpi)
+        {
+            if (!DltracePartitionedRun::Built())
+            {
+                *error = "--partitions " + std::to_string(config.partitions) + ": " +
+                         DltracePartitionedRun::NotBuiltReason();
+                return false;
+            }
+            m_needsLaunch = true; // checked; the caller starts the partitions
+            return true;
+        }
+    }
 
     if (m_rdma)
     {
@@ -161,7 +228,7 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     }
     else
     {
-        m_topology.Build(m_topo);
+        m_topology.Build(m_topo, m_partition.systemId);
         if (!m_network->Install(m_topology, error))
         {
             return false;
@@ -183,8 +250,20 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
         ApplicationContainer apps = helper.Install(nodes);
         apps.Start(m_specs[j].start);
         m_apps.push_back(apps);
-        m_jobs[j]->TraceConnectWithoutContext("JobDone",
-                                              MakeCallback(&DltraceScenario::JobDone, this));
+        if (!m_mpi)
+        {
+            m_jobs[j]->TraceConnectWithoutContext("JobDone",
+                                                  MakeCallback(&DltraceScenario::JobDone, this));
+        }
+    }
+    if (m_mpi)
+    {
+        // No partition sees the others' endpoints finish: all stop together
+        // once all are done (DltracePartitionedRun), checked every millisecond
+        // of simulated time, offset from the link samples' times.
+        m_mpi->StartDoneCheck(MicroSeconds(500),
+                              MicroSeconds(1000),
+                              [this] { return LocalEndpointsDone(); });
     }
 
     m_links = CreateObject<DltraceLinkMonitor>();
@@ -424,6 +503,38 @@ DltraceScenario::Run()
     FillRecords();
 }
 
+bool
+DltraceScenario::LocalEndpointsDone() const
+{
+    for (size_t j = 0; j < m_jobs.size(); ++j)
+    {
+        // Only this partition's endpoints run here, so only they can be done.
+        if (m_jobs[j]->GetEndpointsDone() < m_apps[j].GetN())
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool
+DltraceScenario::NeedsLaunch() const
+{
+    return m_needsLaunch;
+}
+
+const DltracePartition&
+DltraceScenario::GetPartition() const
+{
+    return m_partition;
+}
+
+uint32_t
+DltraceScenario::GetPartitionIndex() const
+{
+    return m_mpi ? DltracePartitionedRun::Rank() : 0;
+}
+
 uint32_t
 DltraceScenario::GetJobCount() const
 {
@@ -504,6 +615,10 @@ DltraceScenario::FillRecords()
     r.source = "ns3";
     r.header.push_back("# ns-3 simulation: " + m_topo.Describe());
     r.header.push_back("# on " + DltraceNs3Build());
+    if (m_mpi)
+    {
+        r.header.push_back("# " + m_partition.Describe() + ", " + DltracePartitionedRun::Algorithm());
+    }
     const std::string cc = m_network ? m_network->GetCongestionControl().GetName() : "ns3::";
     if (m_rdma)
     {
@@ -514,6 +629,35 @@ DltraceScenario::FillRecords()
     {
         r.header.push_back("# " + cc.substr(5) + ", switch queues " + GetQueueDiscDescription() +
                            ", scheduler " + m_config.scheduler);
+    }
+    if (m_links)
+    {
+        for (uint32_t d = 0; d < m_links->GetDirectionCount(); ++d)
+        {
+            r.links.names.push_back(m_links->GetDirection(d).name);
+            r.links.rate_bps.push_back(double(m_links->GetDirection(d).rateBps));
+        }
+        for (const auto& sample : m_links->GetSamples())
+        {
+            r.links.time_s.push_back(sample.timeS);
+            r.links.bytes.emplace_back(sample.bytes.begin(), sample.bytes.end());
+        }
+    }
+    // Packets on links, ECN marks, drops at switch queues, host queues, devices.
+    uint64_t counters[5] = {GetLinkPackets(),
+                            GetEcnMarks(),
+                            GetQueueDrops(),
+                            m_network ? m_network->GetHostQueueDrops() : 0,
+                            m_links ? m_links->GetDeviceDrops() : 0};
+    if (m_mpi)
+    {
+        MergePartitions(counters, 5);
+        if (DltracePartitionedRun::Rank() != 0)
+        {
+            // Only partition 0 has every endpoint's steps to pair into flows.
+            r.wall_s = m_wallSeconds;
+            return;
+        }
     }
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
@@ -532,28 +676,13 @@ DltraceScenario::FillRecords()
                                               startNs,
                                               &r.flows);
     }
-    if (m_links)
-    {
-        for (uint32_t d = 0; d < m_links->GetDirectionCount(); ++d)
-        {
-            r.links.names.push_back(m_links->GetDirection(d).name);
-            r.links.rate_bps.push_back(double(m_links->GetDirection(d).rateBps));
-        }
-        for (const auto& sample : m_links->GetSamples())
-        {
-            r.links.time_s.push_back(sample.timeS);
-            r.links.bytes.emplace_back(sample.bytes.begin(), sample.bytes.end());
-        }
-    }
-    const uint64_t packets = GetLinkPackets();
     char line[256];
     std::snprintf(line, sizeof line,
                   "network: %" PRIu64 " packets on links, %" PRIu64 " ECN marks, %" PRIu64
                   " drops at switch queues, %" PRIu64 " at host queues, %" PRIu64 " at devices",
-                  packets, GetEcnMarks(), GetQueueDrops(),
-                  m_network ? m_network->GetHostQueueDrops() : 0,
-                  m_links ? m_links->GetDeviceDrops() : 0);
+                  counters[0], counters[1], counters[2], counters[3], counters[4]);
     r.network.push_back(line);
+    r.network.insert(r.network.end(), m_partitionLines.begin(), m_partitionLines.end());
     if (m_rdmaMonitor)
     {
         std::ostringstream rdma;
@@ -566,9 +695,253 @@ DltraceScenario::FillRecords()
     }
     r.simulated_s = m_simSeconds;
     r.wall_s = m_wallSeconds;
-    r.events = packets;
+    r.events = counters[0];
     r.event_unit = "packets";
     r.peak_rss_kb = dltrace::runs::PeakRssKb();
+}
+
+namespace
+{
+
+// Flat little-endian-as-stored bytes for the partitions' gather (one build,
+// one machine architecture across the MPI processes).
+class PartWriter
+{
+  public:
+    template <typename T>
+    void Put(T v)
+    {
+        m_bytes.append(reinterpret_cast<const char*>(&v), sizeof v);
+    }
+    void Put(const std::string& s)
+    {
+        Put(uint64_t(s.size()));
+        m_bytes += s;
+    }
+    void Put(const std::vector<dltrace::executor::TimeRange>& v)
+    {
+        Put(uint64_t(v.size()));
+        for (const auto& t : v)
+        {
+            Put(t.start_ns);
+            Put(t.end_ns);
+            Put(uint8_t(t.valid));
+        }
+    }
+    void Put(const std::vector<uint64_t>& v)
+    {
+        Put(uint64_t(v.size()));
+        for (uint64_t x : v)
+        {
+            Put(x);
+        }
+    }
+    const std::string& Bytes() const
+    {
+        return m_bytes;
+    }
+
+  private:
+    std::string m_bytes;
+};
+
+class PartReader
+{
+  public:
+    explicit PartReader(const std::string& bytes)
+        : m_bytes(bytes)
+    {
+    }
+    template <typename T>
+    void Get(T* v)
+    {
+        NS_ABORT_MSG_IF(m_at + sizeof(T) > m_bytes.size(), "DltraceScenario: short partition record");
+        std::memcpy(v, m_bytes.data() + m_at, sizeof(T));
+        m_at += sizeof(T);
+    }
+    void Get(std::string* s)
+    {
+        uint64_t n = 0;
+        Get(&n);
+        NS_ABORT_MSG_IF(m_at + n > m_bytes.size(), "DltraceScenario: short partition record");
+        s->assign(m_bytes, m_at, n);
+        m_at += n;
+    }
+    void Get(std::vector<dltrace::executor::TimeRange>* v)
+    {
+        uint64_t n = 0;
+        Get(&n);
+        v->resize(n);
+        for (auto& t : *v)
+        {
+            uint8_t valid = 0;
+            Get(&t.start_ns);
+            Get(&t.end_ns);
+            Get(&valid);
+            t.valid = valid != 0;
+        }
+    }
+    void Get(std::vector<uint64_t>* v)
+    {
+        uint64_t n = 0;
+        Get(&n);
+        v->resize(n);
+        for (auto& x : *v)
+        {
+            Get(&x);
+        }
+    }
+
+  private:
+    const std::string& m_bytes;
+    size_t m_at = 0;
+};
+
+void
+PutResult(PartWriter* w, const dltrace::executor::RankResult& r)
+{
+    w->Put(r.endpoint);
+    w->Put(uint8_t(r.complete));
+    w->Put(r.error);
+    for (uint64_t x : {r.clock_origin_ns, r.end_ns, r.steps_done, r.steps_total, r.bytes_sent,
+                       r.bytes_received, r.bytes_scheduled_send, r.bytes_scheduled_recv,
+                       r.bytes_local_sent, r.bytes_local_received})
+    {
+        w->Put(x);
+    }
+    w->Put(r.steps);
+    w->Put(r.ops);
+    w->Put(r.op_sent);
+    w->Put(r.op_received);
+    w->Put(r.iterations);
+}
+
+void
+GetResult(PartReader* in, dltrace::executor::RankResult* r)
+{
+    uint8_t complete = 0;
+    in->Get(&r->endpoint);
+    in->Get(&complete);
+    r->complete = complete != 0;
+    in->Get(&r->error);
+    for (uint64_t* x : {&r->clock_origin_ns, &r->end_ns, &r->steps_done, &r->steps_total, &r->bytes_sent,
+                        &r->bytes_received, &r->bytes_scheduled_send, &r->bytes_scheduled_recv,
+                        &r->bytes_local_sent, &r->bytes_local_received})
+    {
+        in->Get(x);
+    }
+    in->Get(&r->steps);
+    in->Get(&r->ops);
+    in->Get(&r->op_sent);
+    in->Get(&r->op_received);
+    in->Get(&r->iterations);
+}
+
+} // namespace
+
+// Each partition sends partition 0 its endpoints' results, its counters and
+// link samples (a link direction counts on the partition whose device sends,
+// zero elsewhere, so sums are the totals), and one line about itself.
+void
+DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
+{
+    const uint32_t self = DltracePartitionedRun::Rank();
+    PartWriter w;
+    uint32_t endpoints = 0;
+    for (const auto& apps : m_apps)
+    {
+        endpoints += apps.GetN();
+    }
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "partition %u: %u hosts, %u endpoints, %" PRIu64 " packets sent, %.3f s wall, %" PRIu64
+                  " stop checks",
+                  self, m_partition.HostsIn(self), endpoints, counters[0], m_wallSeconds,
+                  m_mpi->GetChecks());
+    w.Put(std::string(line));
+    for (size_t i = 0; i < n; ++i)
+    {
+        w.Put(counters[i]);
+    }
+    for (size_t j = 0; j < m_jobs.size(); ++j)
+    {
+        const auto& results = m_jobs[j]->GetResults();
+        for (size_t e = 0; e < results.size(); ++e)
+        {
+            if (m_partition.systemId[m_specs[j].hosts[e]] == self)
+            {
+                w.Put(uint32_t(j));
+                PutResult(&w, results[e]);
+            }
+        }
+    }
+    w.Put(UINT32_MAX);
+    const auto& samples = m_records.links.bytes;
+    w.Put(uint64_t(samples.size()));
+    for (const auto& sample : samples)
+    {
+        for (double b : sample)
+        {
+            w.Put(b);
+        }
+    }
+    const std::vector<std::string> parts = DltracePartitionedRun::GatherToFirst(w.Bytes());
+    if (self != 0)
+    {
+        return;
+    }
+    auto& links = m_records.links;
+    for (size_t p = 0; p < parts.size(); ++p)
+    {
+        PartReader in(parts[p]);
+        std::string text;
+        in.Get(&text);
+        m_partitionLines.push_back(text);
+        uint64_t theirs[8] = {0};
+        for (size_t i = 0; i < n && i < 8; ++i)
+        {
+            in.Get(&theirs[i]);
+            if (p != 0)
+            {
+                counters[i] += theirs[i];
+            }
+        }
+        for (uint32_t j = 0;;)
+        {
+            in.Get(&j);
+            if (j == UINT32_MAX)
+            {
+                break;
+            }
+            dltrace::executor::RankResult result;
+            GetResult(&in, &result);
+            if (p != 0)
+            {
+                m_jobs.at(j)->NotifyEndpointDone(result);
+            }
+        }
+        uint64_t count = 0;
+        in.Get(&count);
+        // Every partition samples at the same times; a partition's last
+        // sample may fall after another's stop: keep the common ones.
+        if (count < links.bytes.size())
+        {
+            links.bytes.resize(count);
+            links.time_s.resize(count);
+        }
+        for (uint64_t k = 0; k < count; ++k)
+        {
+            for (size_t d = 0; d < links.names.size(); ++d)
+            {
+                double b = 0;
+                in.Get(&b);
+                if (p != 0 && k < links.bytes.size())
+                {
+                    links.bytes[k][d] += b;
+                }
+            }
+        }
+    }
 }
 
 const dltrace::runs::SimulationRecords&
@@ -584,13 +957,16 @@ DltraceScenario::WriteOutputs(const std::string& dir, std::string* error) const
     {
         return false;
     }
-    return (!m_flowMonitor || WriteFlowMonitor(dir, error)) && WriteRdmaOutputs(dir, error);
+    // A partition's flow monitor sees its own nodes only: its own file.
+    const std::string flowmon =
+        m_mpi ? "flowmon.p" + std::to_string(GetPartitionIndex()) + ".xml" : "flowmon.xml";
+    return (!m_flowMonitor || WriteFlowMonitor(dir, error, flowmon)) && WriteRdmaOutputs(dir, error);
 }
 
 bool
-DltraceScenario::WriteFlowMonitor(const std::string& dir, std::string* error) const
+DltraceScenario::WriteFlowMonitor(const std::string& dir, std::string* error, const std::string& name) const
 {
-    dltrace::runs::AtomicFile xml(dir + "/flowmon.xml");
+    dltrace::runs::AtomicFile xml(dir + "/" + name);
     if (!xml.Open(error))
     {
         return false;

@@ -9,6 +9,8 @@
 #include "ns3/dltrace-job.h"
 #include "ns3/dltrace-link-monitor.h"
 #include "ns3/dltrace-network-helper.h"
+#include "ns3/dltrace-partition.h"
+#include "ns3/dltrace-partitioned-run.h"
 #include "ns3/dltrace-rdma-helper.h"
 #include "ns3/dltrace-rdma-monitor.h"
 #include "ns3/dltrace-rdma-transport.h"
@@ -66,6 +68,9 @@ struct DltraceScenarioConfig
     std::string rdmaEgress = "strict"; ///< rdma: switch egress "strict" or "wrr[:w0,...,w7]" (DltraceRdmaNetDevice::Scheduler)
     bool pfc = true;                   ///< rdma: DltraceRdmaSwitchMmu::PfcEnabled (false: lossy RoCE)
     std::string pcapPrefix;           ///< non-empty: pcap of every link under this prefix
+    uint32_t partitions = 1;          ///< MPI processes on ns-3's distributed simulator (DltracePartition)
+    std::string partitionMap;         ///< "NODE PARTITION" lines; empty: by pod or leaf
+    std::string pdes = "null-message"; ///< null-message or barrier (DltracePartitionedRun)
     std::vector<DltraceJobSpec> jobs;
 };
 
@@ -91,6 +96,16 @@ class DltraceScenario
     ~DltraceScenario();
 
     bool Setup(const DltraceScenarioConfig& config, std::string* error);
+    /**
+     * True after a Setup() with partitions > 1 in a process no MPI launcher
+     * started: everything was checked, nothing built; the caller starts the
+     * partitions (mpirun -np N, each running the same Setup) instead of Run().
+     */
+    bool NeedsLaunch() const;
+    /// The partitioning of a partitioned Setup() (count 1 otherwise).
+    const DltracePartition& GetPartition() const;
+    /// This process's partition (0 when not partitioned).
+    uint32_t GetPartitionIndex() const;
     void Run();
     /**
      * What the run produced, for dltrace::runs::WriteSimulationOutputs and
@@ -104,8 +119,10 @@ class DltraceScenario
      * DIR must exist.
      */
     bool WriteOutputs(const std::string& dir, std::string* error) const;
-    /// DIR/flowmon.xml (with histograms and per-probe statistics).
-    bool WriteFlowMonitor(const std::string& dir, std::string* error) const;
+    /// DIR/NAME (with histograms and per-probe statistics).
+    bool WriteFlowMonitor(const std::string& dir,
+                          std::string* error,
+                          const std::string& name = "flowmon.xml") const;
     bool HasFlowMonitor() const;
     /// With --transport rdma: DIR/queues.csv, pfc.csv, qps.csv, messages.csv (else nothing).
     bool WriteRdmaOutputs(const std::string& dir, std::string* error) const;
@@ -131,7 +148,10 @@ class DltraceScenario
     void BuildRdma();
     bool PlaceJobs(uint32_t* hostsNeeded, std::string* error);
     void JobDone(Ptr<DltraceJob> job);
+    bool LocalEndpointsDone() const;
     void FillRecords();
+    /// Partitioned runs: every partition's endpoints and counters gathered on partition 0.
+    void MergePartitions(uint64_t* counters, size_t n);
 
     DltraceScenarioConfig m_config;
     DltraceTopologyConfig m_topo;
@@ -146,6 +166,10 @@ class DltraceScenario
     std::unique_ptr<DltraceRdmaHelper> m_rdma; ///< the fabric, with --transport rdma
     Ptr<DltraceRdmaNetwork> m_rdmaNetwork;
     Ptr<DltraceRdmaMonitor> m_rdmaMonitor;
+    DltracePartition m_partition;
+    std::unique_ptr<DltracePartitionedRun> m_mpi; ///< partitioned runs in an MPI process
+    bool m_needsLaunch = false;
+    std::vector<std::string> m_partitionLines;    ///< partition 0: one summary line per partition
     dltrace::runs::SimulationRecords m_records;
     double m_wallSeconds;
     double m_simSeconds;

@@ -11,10 +11,17 @@
 #include "dltrace/simulator/simulator.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace dltrace::simulator
 {
@@ -44,6 +51,81 @@ ParseNumber(const std::string& flag, const std::string& text, double* out, std::
     return false;
 }
 
+// Runs this same command line again as N MPI processes: `mpirun -np N`
+// (DLTRACE_MPIRUN replaces "mpirun", e.g. "mpirun --hostfile hosts"), each
+// process seeing the launcher's variables and so running one partition.
+// Returns only when the launcher could not be started.
+bool
+LaunchPartitions(uint32_t n, const std::string& outDir, std::string* error)
+{
+    std::ifstream cmdline("/proc/self/cmdline", std::ios::binary);
+    std::vector<std::string> args;
+    for (std::string a; std::getline(cmdline, a, '\0');)
+    {
+        args.push_back(a);
+    }
+    char exe[PATH_MAX];
+    const ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (args.empty() || len <= 0)
+    {
+        *error = "--partitions: cannot read this process's command line from /proc/self";
+        return false;
+    }
+    args[0] = std::string(exe, size_t(len));
+    bool outGiven = false;
+    for (size_t i = 1; i < args.size(); ++i)
+    {
+        const std::string& a = args[i];
+        outGiven = outGiven || a == "-o" || a == "--output" || a.rfind("--output=", 0) == 0 ||
+                   (a.size() > 2 && a[0] == '-' && a[1] == 'o');
+    }
+    if (!outGiven)
+    {
+        // Every partition must agree on the fresh directory's name.
+        args.push_back("--output");
+        args.push_back(outDir);
+    }
+    std::vector<std::string> launch;
+    const char* custom = std::getenv("DLTRACE_MPIRUN");
+    if (custom && *custom)
+    {
+        std::istringstream words(custom);
+        for (std::string w; words >> w;)
+        {
+            launch.push_back(w);
+        }
+    }
+    else
+    {
+        // One machine: as many processes as asked for, whatever its cores.
+        launch = {"mpirun", "--oversubscribe"};
+        if (geteuid() == 0)
+        {
+            launch.push_back("--allow-run-as-root");
+        }
+    }
+    launch.push_back("-np");
+    launch.push_back(std::to_string(n));
+    launch.insert(launch.end(), args.begin(), args.end());
+    std::string shown;
+    for (const auto& a : launch)
+    {
+        shown += (shown.empty() ? "" : " ") + a;
+    }
+    std::cerr << "dltrace simulate: " << n << " partitions: " << shown << std::endl;
+    std::cout.flush();
+    std::vector<char*> argv;
+    for (auto& a : launch)
+    {
+        argv.push_back(a.data());
+    }
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    *error = "--partitions: cannot start " + launch[0] + ": " + std::strerror(errno) +
+             " (apt-get install openmpi-bin, or set DLTRACE_MPIRUN)";
+    return false;
+}
+
 class Ns3Simulator final : public Simulator
 {
   public:
@@ -63,7 +145,8 @@ class Ns3Simulator final : public Simulator
             double x = 0;
             const bool number = name != "queue" && name != "recovery" && name != "scheduler" &&
                                 name != "no-flowmon" && name != "pcap" && name != "cc-param" &&
-                                name != "rdma-egress" && name != "no-pfc";
+                                name != "rdma-egress" && name != "no-pfc" &&
+                                name != "partition-map" && name != "pdes";
             if (number && !ParseNumber("--" + name, value, &x, error))
             {
                 return false;
@@ -98,6 +181,22 @@ class Ns3Simulator final : public Simulator
                 c.rdmaEgress = value;
             else if (name == "no-pfc")
                 c.pfc = false;
+            else if (name == "partitions")
+                c.partitions = uint32_t(x);
+            else if (name == "partition-map")
+                c.partitionMap = value;
+            else if (name == "pdes")
+                c.pdes = value;
+        }
+        if (c.partitions <= 1 && (!c.partitionMap.empty() || c.pdes != "null-message"))
+        {
+            *error = "--partition-map and --pdes go with --partitions N (N >= 2)";
+            return false;
+        }
+        if (c.pdes != "null-message" && c.pdes != "barrier")
+        {
+            *error = "--pdes " + c.pdes + ": null-message or barrier";
+            return false;
         }
         return true;
     }
@@ -134,7 +233,12 @@ class Ns3Simulator final : public Simulator
         {
             c.pcapPrefix = m_outDir + "/pcap/";
         }
-        return m_scenario.Setup(c, error);
+        if (!m_scenario.Setup(c, error))
+        {
+            return false;
+        }
+        // Checked here, run as N processes (each comes back through Setup).
+        return !m_scenario.NeedsLaunch() || LaunchPartitions(c.partitions, m_outDir, error);
     }
 
     bool Run(std::string* error) override
@@ -146,12 +250,30 @@ class Ns3Simulator final : public Simulator
             return false;
         }
         m_scenario.Run();
+        if (m_config.partitions > 1)
+        {
+            // Each partition's own flow monitor sees its own nodes only.
+            const std::string name = "flowmon.p" + std::to_string(m_scenario.GetPartitionIndex()) + ".xml";
+            if (m_scenario.HasFlowMonitor() && !m_scenario.WriteFlowMonitor(m_outDir, error, name))
+            {
+                return false;
+            }
+            if (!WritesOutputs())
+            {
+                return true; // partition 0 has every endpoint's result and says
+            }
+        }
         if (!m_scenario.AllJobsComplete())
         {
             *error = "some endpoints did not finish";
             return false;
         }
         return true;
+    }
+
+    bool WritesOutputs() const override
+    {
+        return m_scenario.GetPartitionIndex() == 0;
     }
 
     const runs::SimulationRecords& Records() const override
@@ -161,8 +283,8 @@ class Ns3Simulator final : public Simulator
 
     bool WriteOwnOutputs(const std::string& dir, std::string* error) const override
     {
-        return (!m_scenario.HasFlowMonitor() || m_scenario.WriteFlowMonitor(dir, error)) &&
-               m_scenario.WriteRdmaOutputs(dir, error);
+        const bool flowmon = m_scenario.HasFlowMonitor() && m_config.partitions <= 1;
+        return (!flowmon || m_scenario.WriteFlowMonitor(dir, error)) && m_scenario.WriteRdmaOutputs(dir, error);
     }
 
     std::vector<std::string> OwnOutputNames() const override
@@ -174,7 +296,7 @@ class Ns3Simulator final : public Simulator
         }
         else if (m_config.flowMonitor)
         {
-            names.push_back("flowmon.xml");
+            names.push_back(m_config.partitions > 1 ? "flowmon.p<P>.xml per partition" : "flowmon.xml");
         }
         if (m_pcap)
         {
@@ -275,6 +397,19 @@ RegisterNs3()
                 "rdma: switch egress over traffic classes: strict (priority 7 first, default) or "
                 "wrr[:W0,...,W7] (weighted round robin)"),
         Setting("--no-pfc", "rdma: lossy RoCE (no PFC; drops counted, go-back-N recovers)", Kind::kFlag),
+        Number("--partitions",
+               "run as N MPI processes on ns-3's distributed simulator, cut by pod or leaf (needs a release "
+               "tree built with NS3_MPI=1; mpirun -np N is started unless already under mpirun)",
+               Bound::kRange,
+               "1",
+               1,
+               4096),
+        Setting("--partition-map",
+                "with --partitions: FILE of \"NODE PARTITION\" lines (h0 0, leaf0 0, spine1 1, ...) "
+                "instead of by pod or leaf"),
+        Setting("--pdes",
+                "with --partitions: null-message (ns3::NullMessageSimulatorImpl, default) or barrier "
+                "(ns3::DistributedSimulatorImpl)"),
     };
     info.make = [] { return std::make_unique<Ns3Simulator>(); };
     RegisterSimulator(std::move(info));

@@ -73,9 +73,9 @@ DltraceTopologyConfig::Describe() const
 }
 
 Ptr<Node>
-DltraceTopologyHelper::NewSwitch(const std::string& name)
+DltraceTopologyHelper::NewSwitch(const std::string& name, uint32_t systemId)
 {
-    Ptr<Node> node = CreateObject<Node>();
+    Ptr<Node> node = CreateObject<Node>(systemId);
     m_switches.Add(node);
     m_switchNames.push_back(name);
     return node;
@@ -101,7 +101,7 @@ DltraceTopologyHelper::Connect(Ptr<Node> a,
 }
 
 void
-DltraceTopologyHelper::Build(const DltraceTopologyConfig& c)
+DltraceTopologyHelper::Build(const DltraceTopologyConfig& c, const std::vector<uint32_t>& systemId)
 {
     m_hosts = NodeContainer();
     m_switches = NodeContainer();
@@ -109,11 +109,16 @@ DltraceTopologyHelper::Build(const DltraceTopologyConfig& c)
     m_links.clear();
     m_graph = dltrace::models::BuildTopology(c.ToSpec());
     const dltrace::models::TopologyGraph& graph = m_graph;
-    m_hosts.Create(graph.hosts);
+    auto system = [&systemId](uint32_t i) { return i < systemId.size() ? systemId[i] : 0; };
+    // Hosts first, then switches: node ids are the graph's on every partition.
+    for (uint32_t h = 0; h < graph.hosts; ++h)
+    {
+        m_hosts.Add(CreateObject<Node>(system(h)));
+    }
     std::vector<Ptr<Node>> nodes;
     for (uint32_t i = 0; i < graph.names.size(); ++i)
     {
-        nodes.push_back(graph.IsSwitch(i) ? NewSwitch(graph.names[i]) : m_hosts.Get(i));
+        nodes.push_back(graph.IsSwitch(i) ? NewSwitch(graph.names[i], system(i)) : m_hosts.Get(i));
     }
     for (const auto& link : graph.links)
     {

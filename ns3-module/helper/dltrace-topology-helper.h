@@ -75,8 +75,13 @@ class DltraceTopologyHelper
         bool hostLink;
     };
 
-    /// Builds the nodes and links of CONFIG.
-    void Build(const DltraceTopologyConfig& config);
+    /**
+     * Builds the nodes and links of CONFIG. SYSTEM_ID (partitioned runs):
+     * per graph node the partition it is created in (ns-3's SystemId, see
+     * DltracePartition); empty: all 0. Links between partitions become
+     * ns-3's remote point-to-point channels (PointToPointHelper decides).
+     */
+    void Build(const DltraceTopologyConfig& config, const std::vector<uint32_t>& systemId = {});
 
     NodeContainer GetHosts() const;
     NodeContainer GetSwitches() const;
@@ -87,7 +92,7 @@ class DltraceTopologyHelper
     bool IsSwitch(Ptr<Node> node) const;
 
   private:
-    Ptr<Node> NewSwitch(const std::string& name);
+    Ptr<Node> NewSwitch(const std::string& name, uint32_t systemId);
     void Connect(Ptr<Node> a,
                  Ptr<Node> b,
                  uint64_t rateBps,

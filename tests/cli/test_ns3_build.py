@@ -62,8 +62,11 @@ class Ns3BuildTest(unittest.TestCase):
             logs = "compiled in" if s.get("NS3_LOG") == "ON" or s.get("build_profile") == "debug" else "compiled out"
             with open(os.path.join(TREE_IN_USE, "VERSION")) as f:
                 version = f.read().strip()
-            self.assertEqual(described, "ns-3 %s tree at %s (profile %s, NS_LOG %s)"
-                             % (version, TREE_IN_USE, s["build_profile"], logs))
+            # A tree built with its mpi module (NS3_MPI=1) adds ", with MPI" (--partitions N).
+            import glob
+            mpi = ", with MPI" if glob.glob(os.path.join(TREE_IN_USE, "build", "lib", "libns3*-mpi*.so")) else ""
+            self.assertEqual(described, "ns-3 %s tree at %s (profile %s, NS_LOG %s)%s"
+                             % (version, TREE_IN_USE, s["build_profile"], logs, mpi))
         else:
             self.assertTrue(described.startswith("installed ns-3 "), described)
 

@@ -55,6 +55,10 @@ class Simulator {
     return true;
   }
   virtual std::vector<std::string> OwnOutputNames() const { return {}; }
+  // A backend that runs as several processes (ns-3 with --partitions): false
+  // in all but the one that prints the summary and writes the outputs (it
+  // holds everyone's records after Run); the others only run.
+  virtual bool WritesOutputs() const { return true; }
 };
 
 // One option a backend takes beyond SimulationConfig's common fields.
