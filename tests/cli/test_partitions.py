@@ -5,20 +5,10 @@ or pods, a topology with no cut of point-to-point links, a zero lookahead,
 the RDMA fabric, a bad map file, and a build whose ns-3 has no MPI), and
 nothing is written. Runs on any ns-3 build (the checks come before MPI)."""
 import os
-import subprocess
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
-
-
-def run(*args, timeout=300):
-    return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
-
-
-def built_with_mpi():
-    out = run("--version").stdout
-    return any(l.startswith("ns-3 engine:") and "with MPI" in l for l in out.splitlines())
+from views_fixtures import ns3_built_with_mpi as built_with_mpi, run, synth_with
 
 
 class PartitionRefusalTest(unittest.TestCase):
@@ -26,9 +16,8 @@ class PartitionRefusalTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.trace = os.path.join(cls.tmp.name, "r50")
-        r = run("synth", "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                "--iterations", "1", "-o", cls.trace)
-        assert r.returncode == 0, r.stderr
+        synth_with(cls.trace, "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
+                   "--iterations", "1")
 
     @classmethod
     def tearDownClass(cls):

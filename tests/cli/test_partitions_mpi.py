@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+from views_fixtures import ns3_built_with_mpi
+
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
 
@@ -52,8 +54,7 @@ def link_totals(path):
 
 
 def main():
-    version = run("--version").stdout
-    if not any(l.startswith("ns-3 engine:") and "with MPI" in l for l in version.splitlines()):
+    if not ns3_built_with_mpi():
         print("SKIP: this dltrace's ns-3 has no MPI (build the tree with NS3_MPI=1 "
               "scripts/ns3-contrib-build.sh, then ./scripts/build.sh)")
         return SKIP

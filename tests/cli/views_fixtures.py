@@ -21,6 +21,12 @@ def run(*args, timeout=300, **kw):
     return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout, **kw)
 
 
+def ns3_built_with_mpi():
+    """Whether `dltrace --version` says its ns-3 simulator has MPI (partitioned runs)."""
+    out = run("--version").stdout
+    return any(l.startswith("ns-3 simulator:") and "with MPI" in l for l in out.splitlines())
+
+
 def synth_with(out, *flags):
     """`dltrace synth FLAGS -o OUT`, asserted to succeed; returns OUT."""
     p = run("synth", *flags, "-o", out)
