@@ -8,6 +8,7 @@ import subprocess
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 MPI_TRAIN = os.environ.get("DLTRACE_MPI_TRAIN", "")
 MPI_ALL_CALLS = os.environ.get("DLTRACE_MPI_ALL_CALLS", "")
+SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
 
 
 def mpirun():
@@ -30,6 +31,17 @@ def ns3_built_with_mpi():
 def synth_with(out, *flags):
     """`dltrace synth FLAGS -o OUT`, asserted to succeed; returns OUT."""
     p = run("synth", *flags, "-o", out)
+    assert p.returncode == 0, p.stderr
+    return out
+
+
+def sample_trace(out, ranks=4, iterations=1, buckets=2, bucket_bytes=4000000):
+    """A small NCCL-only trace set from dltrace-sample-trace, one rank per host:
+    BUCKETS all-reduces of BUCKET_BYTES per iteration. Packet-level runs of it
+    take seconds where a synthetic ResNet-50 (102 MB per iteration) takes minutes."""
+    p = subprocess.run([SAMPLE, "-o", out, "--ranks", str(ranks), "--hosts", str(ranks), "--iterations",
+                        str(iterations), "--buckets", str(buckets), "--bucket-bytes", str(bucket_bytes),
+                        "--nccl-only"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return out
 
