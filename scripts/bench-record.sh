@@ -4,7 +4,10 @@
 # per call and % added, for an 8 B and a 1 MB MPI_Allreduce loop, each size
 # in a run of its own (so that neither pays for the other's flushes), ranks
 # under `mpirun --bind-to none`, the recorder writing a trace directory with
-# its default settings (flusher and sampler on). The load average is
+# its default settings (flusher and sampler on). It also prints rank 0's
+# CPU time per call in threads other than the calling one (the recorder's
+# flusher and sampler): what recording takes from cores the ranks spin on.
+# The load average is
 # printed before and after: on a shared machine it says how far to trust
 # the figures.
 #
@@ -112,7 +115,11 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   exit 0
 fi
 
-# run_once <ranks> <without|with|baseline> <8B|1MB>: prints ns per call.
+# run_once <ranks> <without|with|baseline> <8B|1MB>: prints "NS CPU": ns per
+# call, and rank 0's CPU time per call in threads other than the calling one
+# (process CPU time less the calling thread's, over the timed loop): with the
+# recorder, mostly its flusher, i.e. what it takes from the cores the ranks
+# spin on.
 # Each size runs alone: the 1 MB loop would otherwise pay for the flush of
 # the 8 B loop's last events, and the 8 B one for nothing of the 1 MB's.
 run_once() {
@@ -140,8 +147,10 @@ run_once() {
     fi
     rm -rf "$work/trace"
   fi
-  awk -v key="allreduce_${size}_ns" '$1 == key { v = $2 } END { if (v == "") exit 1; print v }' \
-      "$out" || {
+  awk -v size="$size" '$1 == "allreduce_" size "_ns" { v = $2 }
+      $1 == "allreduce_" size "_thread_cpu_ns" { t = $2 }
+      $1 == "allreduce_" size "_process_cpu_ns" { p = $2 }
+      END { if (v == "" || t == "" || p == "") exit 1; print v, p - t }' "$out" || {
     echo "bench-record: no figures in the output of $prog:" >&2
     cat "$out" >&2
     exit 1
@@ -161,27 +170,34 @@ echo "dltrace-mpi-overhead: $small_iters x 8 B, $large_iters x 1 MB (each in its
 echo "recorder: $recorder${baseline:+ (baseline: $baseline)}"
 echo "load average before: $(loadavg)"
 rows=()
+cpu_rows=()
 for np in $ranks_list; do
   for size in 8B 1MB; do
-    declare -A got=()
+    declare -A got=() cpu=()
     # Alternate the sides so drift in machine load hits them alike.
     for ((i = 1; i <= reps; i++)); do
       line="  ranks $np $size run $i:"
       for side in "${sides[@]}"; do
         # A plain assignment, so that a failed run stops the script (set -e).
-        v=$(run_once "$np" "$side" "$size")
+        r=$(run_once "$np" "$side" "$size")
+        read -r v c <<<"$r"
         got[$side]+="$v "
-        line+=" $side $v"
+        cpu[$side]+="$c "
+        line+=" $side $v ns ($c ns other threads' CPU)"
       done
-      echo "$line ns"
+      echo "$line"
     done
     row="$np $size"
+    cpu_row="$np $size"
     for side in "${sides[@]}"; do
       # shellcheck disable=SC2086
       row+=" $(median ${got[$side]})"
+      # shellcheck disable=SC2086
+      cpu_row+=" $(median ${cpu[$side]})"
     done
     rows+=("$row")
-    unset got
+    cpu_rows+=("$cpu_row")
+    unset got cpu
   done
 done
 echo "load average after: $(loadavg)"
@@ -197,5 +213,19 @@ for row in "${rows[@]}"; do
   awk -v np="$np" -v size="$size" -v a="$without" -v b="$with" -v c="${base:-}" 'BEGIN {
     printf "%-6s %-5s %12.1f %12.1f %10.1f %8.1f%%", np, size, a, b, b - a, (a > 0) ? (b - a) / a * 100 : 0
     if (c != "") printf " %13.1f %10.1f %8.1f%%", c, c - a, (a > 0) ? (c - a) / a * 100 : 0
+    printf "\n" }'
+done
+
+echo
+echo "CPU time per call of rank 0's other threads (process less calling thread; the"
+echo "recorder's flusher and sampler, and MPI's own), medians:"
+header=$(printf '%-6s %-5s %12s %12s %10s' ranks size "without ns" "with ns" "added ns")
+if [[ -n $baseline ]]; then header+=$(printf ' %13s %10s' "baseline ns" "added ns"); fi
+echo "$header"
+for row in "${cpu_rows[@]}"; do
+  read -r np size without with base <<<"$row"
+  awk -v np="$np" -v size="$size" -v a="$without" -v b="$with" -v c="${base:-}" 'BEGIN {
+    printf "%-6s %-5s %12.1f %12.1f %10.1f", np, size, a, b, b - a
+    if (c != "") printf " %13.1f %10.1f", c, c - a
     printf "\n" }'
 done

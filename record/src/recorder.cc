@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <thread>
 
@@ -413,8 +414,23 @@ void Recorder::Append(OpEvent&& op) {
     Append(r, new PeerBytes{std::move(op.peer_send_bytes), std::move(op.peer_recv_bytes)});
 }
 
+namespace {
+// SpareRecord's storage: raw, as __thread takes no constructor.
+alignas(OpRecord) __thread unsigned char t_spare_record[sizeof(OpRecord)];
+}  // namespace
+
+OpRecord* Recorder::SpareRecord() { return reinterpret_cast<OpRecord*>(t_spare_record); }
+
+void Recorder::Spill(ThreadBuffer* b) {
+  OpRecord* spare = new (SpareRecord()) OpRecord(b->write->events[b->write_pos].op);
+  *b->reserved_by = spare;
+  b->reserved_by = nullptr;
+}
+
 void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
   ThreadBuffer* b = ThisThreadBuffer();
+  // A call of this thread is filling the next slot in place: it moves out.
+  if (b->reserved_by) Spill(b);
   auto drop = [&] {
     b->dropped.fetch_add(1, std::memory_order_relaxed);
     delete extras;
