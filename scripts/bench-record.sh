@@ -25,7 +25,8 @@
 #                                   per 8 B call under valgrind's callgrind, one
 #                                   rank without mpirun (a figure machine load
 #                                   does not move; needs valgrind), split into
-#                                   those in the call and those of the flusher
+#                                   those in the call and those of the flusher,
+#                                   and those of the wrapper alone (exact)
 # Both modes first name the machine: CPU model (/proc/cpuinfo), cores and
 # the kernel's clocksource (tsc: the recorder reads the TSC itself).
 # Prints figures; it asserts nothing beyond every run succeeding and every
@@ -72,13 +73,16 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
     exit 1
   fi
   if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-  # instructions <preload or ""> <calls>: "<all> <drain>": all the process
-  # executed, every thread, and of that what Recorder::DrainBuffers did (the
-  # flusher's share: events turned into chunks and written). No resource
+  # instructions <preload or ""> <calls>: "<all> <drain> <wrapper>": all the
+  # process executed, every thread; of that what Recorder::DrainBuffers did
+  # (the flusher's share: events turned into chunks and written); and what
+  # the recorder's MPI_Allreduce executed itself (its own instructions, not
+  # PMPI_Allreduce's: unlike the whole process's count, which MPI's polling
+  # moves by a few instructions a call between runs, exact). No resource
   # samples and one flush, at exit (the calls stay well below half the
   # recorder's buffer), so that timers do not change the count.
   instructions() {
-    local out=$work/callgrind.out n drain
+    local out=$work/callgrind.out n drain wrapper
     n=$(env ${1:+LD_PRELOAD="$1"} DLTRACE_OUTPUT="$work/trace" DLTRACE_SAMPLE_MS=0 DLTRACE_QUIET=1 \
           DLTRACE_FLUSH_MS=3600000 \
           valgrind --tool=callgrind --callgrind-out-file="$out" "$prog" "$2" 0 0 2>&1 |
@@ -88,10 +92,14 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
       echo "bench-record: $prog did not run under valgrind" >&2
       exit 1
     fi
-    drain=$(callgrind_annotate --inclusive=yes "$out" 2>/dev/null |
+    drain=$(callgrind_annotate --auto=no --inclusive=yes "$out" 2>/dev/null |
       awk '/Recorder::DrainBuffers/ { gsub(",", "", $1); print $1; exit }')
+    # The wrapper's own instructions: where callgrind_annotate finds the
+    # sources it lists a function once per file its inlined code came from.
+    wrapper=$(callgrind_annotate --auto=no --inclusive=no "$out" 2>/dev/null |
+      awk '$0 ~ /:MPI_Allreduce( |$)/ { gsub(",", "", $1); w += $1 } END { print w + 0 }')
     rm -f "$out"
-    echo "$n ${drain:-0}"
+    echo "$n ${drain:-0} ${wrapper:-0}"
   }
   # Per call: the difference between two call counts, so start-up cancels out.
   lo=20000 hi=60000
@@ -99,17 +107,17 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   read -r a _ <<<"$(instructions "" $lo)"
   read -r b _ <<<"$(instructions "" $hi)"
   report() {  # report <label> <preload>
-    local c d dc dd
-    read -r c dc <<<"$(instructions "$2" $lo)"
-    read -r d dd <<<"$(instructions "$2" $hi)"
+    local c d dc dd wc wd
+    read -r c dc wc <<<"$(instructions "$2" $lo)"
+    read -r d dd wd <<<"$(instructions "$2" $hi)"
     awk -v l="$1" -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v dc="$dc" -v dd="$dd" \
-        -v n=$((hi - lo)) 'BEGIN {
+        -v wc="$wc" -v wd="$wd" -v n=$((hi - lo)) 'BEGIN {
       without = (b - a) / n; with = (d - c) / n; flusher = (dd - dc) / n
-      printf "%-10s %10.1f %10.1f %10.1f %12.1f %10.1f\n", l, without, with, with - without,
-             with - without - flusher, flusher }'
+      printf "%-10s %10.1f %10.1f %10.1f %12.1f %10.1f %10.1f\n", l, without, with, with - without,
+             with - without - flusher, flusher, (wd - wc) / n }'
   }
   echo "load average: $(loadavg) (callgrind counts do not depend on it)"
-  printf "%-10s %10s %10s %10s %12s %10s\n" recorder without with added "in the call" flusher
+  printf "%-10s %10s %10s %10s %12s %10s %10s\n" recorder without with added "in the call" flusher wrapper
   report this "$recorder"
   if [[ -n $baseline ]]; then report baseline "$baseline"; fi
   exit 0
