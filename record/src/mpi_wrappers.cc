@@ -260,6 +260,7 @@ struct MpiOp : OpRecord {
   std::unique_ptr<PeerBytes> peers;
 
   MpiOp() = default;
+  MpiOp(const OpRecord& r, PeerBytes* p) : OpRecord(r), peers(p) {}
   MpiOp(const MpiOp& o)  // persistent requests copy their template
       : OpRecord(o), peers(o.peers ? std::make_unique<PeerBytes>(*o.peers) : nullptr) {}
   MpiOp(MpiOp&&) = default;
@@ -340,7 +341,6 @@ thread_local std::vector<MPI_Request> t_watched;
 class MpiCall {
  public:
   DLTRACE_HOT explicit MpiCall(OpKind kind) {
-    op_.kind = kind;
     // MPI_Init runs its `after` before the recorder exists: it starts it.
     // Get() first: it picks the clock (g_tsc_clock), which MPI_Init's record
     // must read at its enter as at its exit.
@@ -348,18 +348,45 @@ class MpiCall {
     active_ = t_depth == 0 && (kind == OpKind::MpiInit || r.active());
     if (active_) {
       ++t_depth;
-      op_.flags = g_tsc_clock ? OpRecord::kTicks : 0;
-      op_.enter_ns = NowTicks();
+      // The record is made where it will stay: the thread's next slot in
+      // its block (no copy), or the spare while there is none at hand.
+      OpRecord* rec = r.Reserve(&rec_);
+      if (__builtin_expect(rec == nullptr, 0)) rec = Recorder::SpareRecord();
+      rec_ = rec;
+      // A fresh record, field by field (the compiler merges the constant
+      // stores; value-initialising in place took a `rep stos`). Every
+      // field is written: the slot holds an older call's record.
+      static_assert(sizeof(OpRecord) == 96, "a field added to OpRecord is set here too");
+      const bool tsc = g_tsc_clock;
+      rec->kind = kind;
+      rec->datatype = DataType::Unknown;
+      rec->red_op = RedOp::None;
+      rec->flags = tsc ? OpRecord::kTicks : 0;
+      rec->comm = formats::kNoCommunicator;
+      rec->peer = -1;
+      rec->tag = -1;
+      rec->group = 0;
+      rec->nccl_algorithm = formats::NcclAlgorithm::Unknown;
+      rec->nccl_protocol = formats::NcclProtocol::Unknown;
+      rec->nccl_channels = 0;
+      rec->count = rec->bytes = rec->seq = rec->stream = 0;
+      rec->exit_ns = rec->gpu_start_ns = rec->gpu_end_ns = rec->completion_ns = 0;
+      rec->enter_ns = NowTicks(tsc);
     }
   }
   DLTRACE_HOT ~MpiCall() { Finish(); }
   bool active() const { return active_; }
-  MpiOp& op() { return op_; }
+  OpRecord& op() { return *rec_; }
+  // The per-peer byte counts of a v/w form (made on first use).
+  PeerBytes& Peers() {
+    if (!peers_) peers_ = new PeerBytes();
+    return *peers_;
+  }
   void Discard() { record_ = false; }
   // A call that moves data but cannot be recorded: counted by name, never lost silently.
   void Unrecorded() {
     record_ = false;
-    Recorder::Get().CountUnrecorded(formats::OpKindName(op_.kind));
+    Recorder::Get().CountUnrecorded(formats::OpKindName(rec_->kind));
   }
   void SetComm(CommEntry* e) { comm_ = e; }
   CommEntry* comm() const { return comm_; }
@@ -374,16 +401,15 @@ class MpiCall {
   // A nonblocking call: its op waits in the request table for completion.
   void Pend(MPI_Request* request, MPI_Datatype type, bool is_recv) {
     if (!request || *request == MPI_REQUEST_NULL || !record_) return;
-    op_.exit_ns = NowTicks();
+    rec_->exit_ns = NowTicks();
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
-    shard.Push(*request, {std::move(op_), type, is_recv, comm_});
-    record_ = false;
+    shard.Push(*request, {TakeOp(), type, is_recv, comm_});
   }
   // Wait/Test: remember the handles, which PMPI overwrites on completion.
   void Watch(int n, const MPI_Request* requests) {
     t_watched.assign(requests, requests + (n > 0 ? n : 0));
-    op_.count = uint64_t(n > 0 ? n : 0);
+    rec_->count = uint64_t(n > 0 ? n : 0);
   }
   void Completed(int i, const MPI_Status* status) {
     if (i < 0 || size_t(i) >= t_watched.size() || t_watched[size_t(i)] == MPI_REQUEST_NULL) return;
@@ -410,10 +436,9 @@ class MpiCall {
   // MPI_*_init: the op filled in by `before` becomes the request's template.
   void Persist(MPI_Request* request, MPI_Datatype type, bool is_recv) {
     if (!request || *request == MPI_REQUEST_NULL || !record_) return;
-    record_ = false;
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
-    shard.persistent[*request] = {{std::move(op_), type, is_recv, comm_}, comm_};
+    shard.persistent[*request] = {{TakeOp(), type, is_recv, comm_}, comm_};
   }
   // MPI_Start/Startall: one op per started persistent request, pending from
   // the call's return like a nonblocking call's (Started, after the call).
@@ -427,7 +452,7 @@ class MpiCall {
       if (it == shard.persistent.end()) continue;
       t_started.push_back({requests[i], it->second.op});
       MpiOp& op = t_started.back().second.op;
-      op.enter_ns = op_.enter_ns;
+      op.enter_ns = rec_->enter_ns;
       op.seq = it->second.comm->p2p_seq.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -471,26 +496,39 @@ class MpiCall {
   // completes it writes it (WindowSync).
   void Hold(MPI_Win) {
     if (!record_ || !comm_) return;
-    record_ = false;
-    op_.exit_ns = NowTicks();
+    rec_->exit_ns = NowTicks();
     std::lock_guard<std::mutex> lock(comm_->window_mu);
-    comm_->held.push_back(std::move(op_));
+    comm_->held.push_back(TakeOp());
   }
 
   DLTRACE_HOT void Finish() {
     if (!active_) return;
     active_ = false;
     --t_depth;
-    // Only MPI_Init's may find the recorder off (it failed to start);
-    // another call that ends after recording stopped (MPI_Finalize) puts
-    // its op where no drain reads it.
-    if (!record_ || (op_.kind == OpKind::MpiInit && !Recorder::Get().active())) return;
-    op_.exit_ns = NowTicks();
-    Emit(op_);
+    // A call that ends after recording stopped (MPI_Finalize) puts its op
+    // where no drain reads it; MPI_Init's, when the recorder did not start,
+    // is discarded by OnInit.
+    if (__builtin_expect(!record_, 0)) {
+      Recorder::Release();
+      delete peers_;
+      return;
+    }
+    rec_->exit_ns = NowTicks();
+    Recorder::Commit(rec_, peers_);  // the flusher frees the per-peer counts
   }
 
  private:
-  MpiOp op_;
+  // The record, to keep elsewhere (a request's, a window's): this call
+  // writes none.
+  MpiOp TakeOp() {
+    record_ = false;
+    PeerBytes* p = peers_;
+    peers_ = nullptr;
+    return MpiOp(*rec_, p);
+  }
+
+  OpRecord* rec_;  // in the block (Recorder::Reserve) or the spare; set while active_
+  PeerBytes* peers_ = nullptr;
   bool active_ = false;
   bool record_ = true;
   CommEntry* comm_ = nullptr;
@@ -515,7 +553,7 @@ DLTRACE_HOT void OnComm(MpiCall& c, MPI_Comm comm, bool collective) {
 }
 
 void DescribePointToPoint(MpiCall& c, int count, MPI_Datatype type, int peer, int tag) {
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   const TypeInfo& t = DescribeType(type);
   op.count = uint64_t(count > 0 ? count : 0);
   op.datatype = t.kind;
@@ -553,18 +591,18 @@ void SendRecv(MpiCall& c, int scount, MPI_Datatype stype, int dest, int stag, in
               MPI_Datatype rtype, int source, MPI_Comm comm) {
   PointToPoint(c, scount, stype, dest, stag, comm);
   int n = c.comm()->size;
-  c.op().Peers().send.assign(size_t(n), 0);
-  c.op().Peers().recv.assign(size_t(n), 0);
+  c.Peers().send.assign(size_t(n), 0);
+  c.Peers().recv.assign(size_t(n), 0);
   dest = PeerIndex(c.comm(), dest);
   source = PeerIndex(c.comm(), source);
-  if (dest >= 0 && dest < n) c.op().Peers().send[size_t(dest)] = c.op().bytes;
+  if (dest >= 0 && dest < n) c.Peers().send[size_t(dest)] = c.op().bytes;
   if (source >= 0 && source < n)
-    c.op().Peers().recv[size_t(source)] = uint64_t(rcount > 0 ? rcount : 0) * TypeSize(rtype);
+    c.Peers().recv[size_t(source)] = uint64_t(rcount > 0 ? rcount : 0) * TypeSize(rtype);
 }
 
 void SendRecvDone(MpiCall& c, const MPI_Status* status, MPI_Datatype rtype) {
   int count = 0, src = PeerIndex(c.comm(), status->MPI_SOURCE);
-  auto& recv = c.op().Peers().recv;
+  auto& recv = c.Peers().recv;
   if (PMPI_Get_count(status, rtype, &count) == MPI_SUCCESS && count != MPI_UNDEFINED &&
       src >= 0 && size_t(src) < recv.size()) {
     std::fill(recv.begin(), recv.end(), 0);
@@ -589,7 +627,7 @@ void ProbeDone(MpiCall& c, const MPI_Status* status) {
 DLTRACE_HOT void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype type,
                             uint64_t ranks_factor, int root) {
   OnComm(c, comm, true);
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   op.count = uint64_t(count > 0 ? count : 0);
   if (type) {
     const TypeInfo& t = DescribeType(type);
@@ -612,7 +650,7 @@ void Rooted(MpiCall& c, MPI_Comm comm, int root, const void* own_buf, int own_co
   bool in_place = own_buf == MPI_IN_PLACE;
   int count = in_place ? other_count : own_count;
   MPI_Datatype type = in_place ? other_type : own_type;
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   op.count = uint64_t(count > 0 ? count : 0);
   op.datatype = DataTypeOf(type);
   op.bytes = op.count * TypeSize(type) * uint64_t(c.comm()->size);
@@ -635,15 +673,15 @@ uint64_t Sum(const std::vector<uint64_t>& v) {
 void Gatherv(MpiCall& c, MPI_Comm comm, int root, const void* sendbuf, int scount,
              MPI_Datatype stype, const int rcounts[], MPI_Datatype rtype) {
   OnComm(c, comm, true);
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   const int rank = c.comm()->rank;
   op.peer = root;
   op.datatype = DataTypeOf(sendbuf == MPI_IN_PLACE ? rtype : stype);
   op.count = uint64_t(scount > 0 ? scount : 0);
   // recvcounts matter at the root (gatherv) or everywhere (allgatherv).
   if (root < 0 || rank == root) {
-    op.Peers().recv = PerPeer(rcounts, c.comm()->size, rtype);
-    op.bytes = Sum(op.Peers().recv);
+    c.Peers().recv = PerPeer(rcounts, c.comm()->size, rtype);
+    op.bytes = Sum(c.Peers().recv);
   } else {
     op.bytes = op.count * TypeSize(stype);
   }
@@ -652,14 +690,14 @@ void Gatherv(MpiCall& c, MPI_Comm comm, int root, const void* sendbuf, int scoun
 void Scatterv(MpiCall& c, MPI_Comm comm, int root, const int scounts[], MPI_Datatype stype,
               const void* recvbuf, int rcount, MPI_Datatype rtype) {
   OnComm(c, comm, true);
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   const int rank = c.comm()->rank;
   op.peer = root;
   op.datatype = DataTypeOf(recvbuf == MPI_IN_PLACE ? stype : rtype);
   op.count = uint64_t(rcount > 0 ? rcount : 0);
   if (rank == root) {
-    op.Peers().send = PerPeer(scounts, c.comm()->size, stype);
-    op.bytes = Sum(op.Peers().send);
+    c.Peers().send = PerPeer(scounts, c.comm()->size, stype);
+    op.bytes = Sum(c.Peers().send);
   } else {
     op.bytes = op.count * TypeSize(rtype);
   }
@@ -669,34 +707,34 @@ void Alltoallv(MpiCall& c, MPI_Comm comm, const void* sendbuf, const int scounts
                const MPI_Datatype stypes[], const int rcounts[], const MPI_Datatype rtypes[],
                bool per_peer_types) {
   OnComm(c, comm, true);
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   int n = c.comm()->size;
-  op.Peers().recv.resize(size_t(n));
-  op.Peers().send.resize(size_t(n));
+  c.Peers().recv.resize(size_t(n));
+  c.Peers().send.resize(size_t(n));
   for (int i = 0; i < n; ++i) {
     MPI_Datatype rt = per_peer_types ? rtypes[i] : rtypes[0];
-    op.Peers().recv[size_t(i)] = uint64_t(rcounts[i] > 0 ? rcounts[i] : 0) * TypeSize(rt);
+    c.Peers().recv[size_t(i)] = uint64_t(rcounts[i] > 0 ? rcounts[i] : 0) * TypeSize(rt);
     // In place, what each rank sends equals what it receives.
     if (sendbuf == MPI_IN_PLACE) {
-      op.Peers().send[size_t(i)] = op.Peers().recv[size_t(i)];
+      c.Peers().send[size_t(i)] = c.Peers().recv[size_t(i)];
     } else {
       MPI_Datatype st = per_peer_types ? stypes[i] : stypes[0];
-      op.Peers().send[size_t(i)] = uint64_t(scounts[i] > 0 ? scounts[i] : 0) * TypeSize(st);
+      c.Peers().send[size_t(i)] = uint64_t(scounts[i] > 0 ? scounts[i] : 0) * TypeSize(st);
     }
   }
   op.datatype = per_peer_types ? DataType::Derived : DataTypeOf(rtypes[0]);
-  op.bytes = Sum(op.Peers().send);
+  op.bytes = Sum(c.Peers().send);
 }
 
 void ReduceScatter(MpiCall& c, MPI_Comm comm, const int rcounts[], int block,
                    MPI_Datatype type) {
   OnComm(c, comm, true);
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   int n = c.comm()->size;
   op.datatype = DataTypeOf(type);
   if (rcounts) {
-    op.Peers().recv = PerPeer(rcounts, n, type);
-    op.bytes = Sum(op.Peers().recv);
+    c.Peers().recv = PerPeer(rcounts, n, type);
+    op.bytes = Sum(c.Peers().recv);
     const int rank = c.comm()->rank;
     op.count = uint64_t(rcounts[rank] > 0 ? rcounts[rank] : 0);
   } else {
@@ -789,9 +827,9 @@ void Neighbor(MpiCall& c, MPI_Comm comm, const int* scounts, int scount,
   OnComm(c, comm, true);
   CommEntry* e = c.comm();
   if (!e->neighbors_known) ReadNeighbors(e, comm);
-  MpiOp& op = c.op();
-  op.Peers().send.assign(size_t(e->size), 0);
-  op.Peers().recv.assign(size_t(e->size), 0);
+  OpRecord& op = c.op();
+  c.Peers().send.assign(size_t(e->size), 0);
+  c.Peers().recv.assign(size_t(e->size), 0);
   auto add = [&](const std::vector<int>& peers, const int* counts, int count,
                  const MPI_Datatype* types, bool per_peer, std::vector<uint64_t>& out) {
     uint64_t elements = 0;
@@ -804,10 +842,10 @@ void Neighbor(MpiCall& c, MPI_Comm comm, const int* scounts, int scount,
     }
     return elements;
   };
-  op.count = add(e->destinations, scounts, scount, stypes, send_block_per_peer, op.Peers().send);
-  add(e->sources, rcounts, rcount, rtypes, recv_block_per_peer || rcounts, op.Peers().recv);
+  op.count = add(e->destinations, scounts, scount, stypes, send_block_per_peer, c.Peers().send);
+  add(e->sources, rcounts, rcount, rtypes, recv_block_per_peer || rcounts, c.Peers().recv);
   op.datatype = per_peer_types ? DataType::Derived : DataTypeOf(stypes[0]);
-  op.bytes = Sum(op.Peers().send);
+  op.bytes = Sum(c.Peers().send);
 }
 
 // ---- one-sided communication -------------------------------------------------
@@ -873,7 +911,7 @@ void OneSided(MpiCall& c, MPI_Win win, int target, int count, MPI_Datatype type)
     return;
   }
   c.SetComm(e);
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   op.comm = e->id;
   op.seq = e->p2p_seq.fetch_add(1, std::memory_order_relaxed);
   {
@@ -913,7 +951,7 @@ void WindowSync(MpiCall& c, MPI_Win win, int peer, SyncEffect effect) {
     return;
   }
   c.SetComm(e);
-  MpiOp& op = c.op();
+  OpRecord& op = c.op();
   op.comm = e->id;
   op.peer = peer;
   {

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <new>
 #include <sstream>
 #include <thread>
 
@@ -184,9 +185,9 @@ __attribute__((always_inline)) inline void PutTimes(const OpRecord& c, const Tic
   }
 }
 
-// Whether two records have one shape: every field Expand puts into the
-// OpEvent's shape (all but seq, group, the times and the flags other than
-// kCapturedInGraph; the thread is the caller's to compare). Compared as
+// Whether two records have one shape and the same flags: every field Expand
+// puts into the OpEvent's shape (all but seq, group and the times; the
+// thread is the caller's to compare) and the flags. Compared as
 // the six 8-byte words that hold those fields, masked, without a branch
 // per field: the flusher asks it for every op.
 uint64_t Word(const OpRecord& r, size_t offset) {
@@ -205,8 +206,10 @@ static_assert(offsetof(OpRecord, kind) == 0 && offsetof(OpRecord, datatype) == 1
                   offsetof(OpRecord, stream) == 48,
               "SameShape reads OpRecord's shape fields as words at these offsets");
 __attribute__((always_inline)) inline bool SameShape(const OpRecord& a, const OpRecord& b) {
-  // Word 0: kind, datatype, red_op, flags (of which kCapturedInGraph), comm.
-  constexpr uint64_t kWord0 = ~(uint64_t(uint8_t(~OpRecord::kCapturedInGraph)) << 24);
+  // Word 0: kind, datatype, red_op, flags, comm. All the flags, though only
+  // kCapturedInGraph is shape: the records of a run then share which times
+  // they hold, and the run stores them without a test per record.
+  constexpr uint64_t kWord0 = ~uint64_t(0);
   // Word 2: group (not shape), then the NCCL choice.
   constexpr uint64_t kWord2 = ~uint64_t(0xFFFFFFFF);
   const uint64_t differ = ((Word(a, 0) ^ Word(b, 0)) & kWord0) | (Word(a, 8) ^ Word(b, 8)) |
@@ -413,8 +416,23 @@ void Recorder::Append(OpEvent&& op) {
     Append(r, new PeerBytes{std::move(op.peer_send_bytes), std::move(op.peer_recv_bytes)});
 }
 
+namespace {
+// SpareRecord's storage: raw, as __thread takes no constructor.
+alignas(OpRecord) __thread unsigned char t_spare_record[sizeof(OpRecord)];
+}  // namespace
+
+OpRecord* Recorder::SpareRecord() { return reinterpret_cast<OpRecord*>(t_spare_record); }
+
+void Recorder::Spill(ThreadBuffer* b) {
+  OpRecord* spare = new (SpareRecord()) OpRecord(b->write->events[b->write_pos].op);
+  *b->reserved_by = spare;
+  b->reserved_by = nullptr;
+}
+
 void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
   ThreadBuffer* b = ThisThreadBuffer();
+  // A call of this thread is filling the next slot in place: it moves out.
+  if (b->reserved_by) Spill(b);
   auto drop = [&] {
     b->dropped.fetch_add(1, std::memory_order_relaxed);
     delete extras;
@@ -699,6 +717,9 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     // A local copy of the last record, which the stores of times cannot alias.
     OpRecord last_shape = last_added_.op;
     bool repeat_ok = last_added_.valid && last_added_.thread == b->index;
+    // The run's records hold host ticks and no optional time (an MPI call):
+    // the common case, stored without PutTimes' tests.
+    bool plain_ticks = last_shape.flags == OpRecord::kTicks;
     while (true) {
       uint32_t end = blk->count.load(std::memory_order_acquire);
       for (; pos < end; ++pos) {
@@ -712,11 +733,21 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
               run_room = block_events_;
               run = w->RepeatOpRoom(&run_room);
             }
-            PutTimes(e.op, scale, &run[in_run++]);
+            formats::OpTimes* t = &run[in_run++];
+            if (__builtin_expect(plain_ticks, 1)) {
+              t->has = 0;
+              t->group = e.op.group;
+              t->seq = e.op.seq;
+              t->enter_ns = scale.ToNs(e.op.enter_ns);
+              t->exit_ns = scale.ToNs(e.op.exit_ns);
+            } else {
+              PutTimes(e.op, scale, t);
+            }
           } else {
             end_run();
             last_added_ = {e.op, b->index, e.extras == nullptr};
             last_shape = e.op;
+            plain_ticks = last_shape.flags == OpRecord::kTicks;
             repeat_ok = last_added_.valid;
             w->AddOp(Expand(e, b->index, scale));
           }

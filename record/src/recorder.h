@@ -32,12 +32,13 @@ inline int64_t NowNs() {
 // ns elsewhere. Records taken with it carry OpRecord::kTicks and the
 // flusher turns them into CLOCK_MONOTONIC ns (TickClock in recorder.cc).
 extern bool g_tsc_clock;  // set once, before recording starts
-inline int64_t NowTicks() {
+inline int64_t NowTicks(bool tsc) {
 #if defined(__x86_64__)
-  if (__builtin_expect(g_tsc_clock, 1)) return int64_t(__builtin_ia32_rdtsc());
+  if (__builtin_expect(tsc, 1)) return int64_t(__builtin_ia32_rdtsc());
 #endif
   return NowNs();
 }
+inline int64_t NowTicks() { return NowTicks(g_tsc_clock); }
 
 struct StartInfo {
   int rank = -1;          // from the API when it knows (MPI_Comm_rank); else detected
@@ -128,6 +129,21 @@ class Recorder {
   // block and one release store that publishes it; no lock, allocation,
   // system call or wake-up unless the block is full (AppendSlow).
   __attribute__((always_inline)) void Append(const OpRecord& op);
+  // The same, filled in place (the MPI wrappers): Reserve gives the calling
+  // thread's next slot in its block, or null when there is none at hand
+  // (no buffer yet, a full block, nothing kept), and the caller fills a
+  // record of its own instead. OWNER is where the caller keeps the pointer:
+  // an Append from this thread before Commit (a Wait's completed requests)
+  // moves the half-made record to SpareRecord() and points *OWNER there.
+  // Commit(rec) publishes REC (the slot, or anything else: appended);
+  // Release() gives the slot up unpublished. Between the two, the slot is
+  // not yet in `count`: a crash or signal meanwhile loses only this call.
+  __attribute__((always_inline)) OpRecord* Reserve(OpRecord** owner);
+  __attribute__((always_inline)) static void Commit(OpRecord* rec, PeerBytes* extras);
+  __attribute__((always_inline)) static void Release();
+  // The calling thread's record for when Reserve gives none (one per
+  // thread: wrapped calls do not nest).
+  static OpRecord* SpareRecord();
   // With per-peer byte counts (the flusher frees EXTRAS).
   void Append(const OpRecord& op, PeerBytes* extras);
   // The same from a whole OpEvent (NCCL).
@@ -166,6 +182,8 @@ class Recorder {
   // Append's rare path: a new thread, a full block, a full buffer, or
   // nothing to keep.
   __attribute__((noinline)) void AppendSlow(const OpRecord& op, PeerBytes* extras);
+  // Moves a reserved record out of B's slot (see Reserve).
+  static void Spill(ThreadBuffer* b);
   ThreadBuffer* RegisterThread();
   // A fresh block for B's producer: recycled, or allocated within the bound.
   Block* NextBlock(ThreadBuffer* b);
@@ -247,6 +265,9 @@ struct alignas(64) Recorder::ThreadBuffer {
   // Full, and the flusher did not make room within the wait: drop without
   // waiting again until a drain has finished (one stuck on a stalled disk).
   bool overflowing = false;
+  // Set between Reserve and Commit/Release: where the reserving call keeps
+  // its record pointer (null: no slot reserved).
+  OpRecord** reserved_by = nullptr;
   uint64_t overflow_drain = 0;   // g_drains when it gave up
   Block* free = nullptr;         // blocks taken back from `returned`
   uint32_t filled = 0;           // blocks filled since the last drain it saw
@@ -272,7 +293,9 @@ inline void Recorder::Append(const OpRecord& op) {
   ThreadBuffer* b = t_thread_buffer;
   if (__builtin_expect(b != nullptr, 1)) {
     const uint32_t pos = b->write_pos;
-    if (__builtin_expect(pos < b->write_limit && !discard_.load(std::memory_order_relaxed), 1)) {
+    if (__builtin_expect(pos < b->write_limit && !discard_.load(std::memory_order_relaxed) &&
+                             b->reserved_by == nullptr,
+                         1)) {
       Block* blk = b->write;
       blk->events[pos].op = op;
       blk->events[pos].extras = nullptr;
@@ -282,6 +305,37 @@ inline void Recorder::Append(const OpRecord& op) {
     }
   }
   AppendSlow(op, nullptr);
+}
+
+inline OpRecord* Recorder::Reserve(OpRecord** owner) {
+  ThreadBuffer* b = t_thread_buffer;
+  if (__builtin_expect(b != nullptr, 1)) {
+    const uint32_t pos = b->write_pos;
+    if (__builtin_expect(pos < b->write_limit && !discard_.load(std::memory_order_relaxed), 1)) {
+      b->reserved_by = owner;
+      return &b->write->events[pos].op;
+    }
+  }
+  return nullptr;
+}
+
+inline void Recorder::Commit(OpRecord* rec, PeerBytes* extras) {
+  ThreadBuffer* b = t_thread_buffer;
+  // Still reserved: REC is the slot at write_pos (a Spill would have
+  // cleared reserved_by and moved REC to the spare).
+  if (__builtin_expect(b != nullptr && b->reserved_by != nullptr, 1)) {
+    b->reserved_by = nullptr;
+    reinterpret_cast<BufferedOp*>(rec)->extras = extras;  // `op` is BufferedOp's first member
+    const uint32_t n = b->write_pos + 1;
+    b->write_pos = n;
+    b->write->count.store(n, std::memory_order_release);
+    return;
+  }
+  Get().AppendSlow(*rec, extras);
+}
+
+inline void Recorder::Release() {
+  if (ThreadBuffer* b = t_thread_buffer) b->reserved_by = nullptr;
 }
 
 }  // namespace dltrace::record
