@@ -2,12 +2,15 @@
 #include "dltrace-helper.h"
 
 #include "ns3/dltrace-application.h"
+#include "ns3/dltrace-flow-ecmp-routing.h"
 #include "ns3/dltrace-rdma-nic.h"
 #include "ns3/ipv4.h"
 #include "ns3/log.h"
 #include "ns3/pointer.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
+
+#include "dltrace/executor/schedule_tools.h"
 
 namespace ns3
 {
@@ -58,6 +61,7 @@ DltraceHelper::Install(const std::vector<Ptr<Node>>& nodes)
                                                   "stack and assign addresses first)");
         m_job->SetEndpointAddress(e, ipv4->GetAddress(1, 0).GetLocal());
     }
+    AssignSourcePorts(nodes);
     for (uint32_t e = 0; e < n; ++e)
     {
         // A partitioned run (ns-3's distributed simulator) builds every node
@@ -73,6 +77,48 @@ DltraceHelper::Install(const std::vector<Ptr<Node>>& nodes)
         apps.Add(app);
     }
     return apps;
+}
+
+void
+DltraceHelper::AssignSourcePorts(const std::vector<Ptr<Node>>& nodes)
+{
+    // Every connection's source port, for every endpoint and in the same
+    // order in every process, so that the ECMP hash (job and channel of a
+    // connection, DltraceEcmpPaths) is known at every switch: in a
+    // partitioned run also for connections opened in another partition.
+    auto paths = DltraceEcmpPaths::Current();
+    if (!paths)
+    {
+        return; // no flow-hash ECMP: ports do not choose paths
+    }
+    for (uint32_t e = 0; e < nodes.size(); ++e)
+    {
+        if (!nodes[e]->GetObject<Ipv4>())
+        {
+            continue;
+        }
+        for (const auto& p : dltrace::executor::PeersOf(m_job->GetSchedule(), int32_t(e)))
+        {
+            if (p.peer <= int32_t(e))
+            {
+                continue; // the lower endpoint of a pair connects
+            }
+            const InetSocketAddress to(m_job->GetEndpointAddress(uint32_t(p.peer)),
+                                       m_job->GetEndpointPort(uint32_t(p.peer)));
+            for (uint16_t ch = 0; ch < p.channels; ++ch)
+            {
+                const uint16_t port = paths->NextSourcePort(nodes[e]->GetId());
+                if (ch == 0)
+                {
+                    m_job->SetSourcePort(e, p.peer, port);
+                }
+                paths->AddConnection(InetSocketAddress(m_job->GetEndpointAddress(e), port),
+                                     to,
+                                     m_job->GetIndex(),
+                                     ch);
+            }
+        }
+    }
 }
 
 } // namespace ns3

@@ -40,6 +40,9 @@ class DltraceHelper
     ApplicationContainer Install(const NodeContainer& hosts);
 
   private:
+    /// Source ports of every endpoint's connections (DltraceJob::SetSourcePort).
+    void AssignSourcePorts(const std::vector<Ptr<Node>>& nodes);
+
     Ptr<DltraceJob> m_job;
     ObjectFactory m_factory;
 };

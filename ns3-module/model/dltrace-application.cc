@@ -118,7 +118,7 @@ DltraceApplication::StartApplication()
         std::vector<DltraceSocketTransport::PeerChannels> peers;
         for (const auto& p : dltrace::executor::PeersOf(schedule, int32_t(m_endpoint)))
         {
-            peers.push_back({p.peer, p.channels});
+            peers.push_back({p.peer, p.channels, m_job->GetSourcePort(m_endpoint, p.peer)});
         }
         auto socket = std::make_unique<DltraceSocketTransport>(GetNode(),
                                                                m_job->GetIndex(),

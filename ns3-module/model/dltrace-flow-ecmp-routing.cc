@@ -1,6 +1,7 @@
 // Per-flow ECMP on top of ns-3's global routing tables.
 #include "dltrace-flow-ecmp-routing.h"
 
+#include "ns3/abort.h"
 #include "ns3/global-router-interface.h"
 #include "ns3/ipv4-route.h"
 #include "ns3/ipv4-routing-table-entry.h"
@@ -47,6 +48,14 @@ DltraceEcmpPaths::AddConnection(const InetSocketAddress& a,
     const uint32_t ib = b.GetIpv4().Get();
     m_connections[Key{ia, ib, a.GetPort(), b.GetPort()}] = {job, channel};
     m_connections[Key{ib, ia, b.GetPort(), a.GetPort()}] = {job, channel};
+}
+
+uint16_t
+DltraceEcmpPaths::NextSourcePort(uint32_t nodeId)
+{
+    uint16_t& next = m_nextSourcePort.try_emplace(nodeId, uint16_t(49152)).first->second;
+    NS_ABORT_MSG_IF(next == 0, "dltrace: node " << nodeId << " opens more than 16,384 connections");
+    return next++;
 }
 
 uint32_t

@@ -40,6 +40,14 @@ class DltraceEcmpPaths
     void AddHostAddress(Ipv4Address address, uint32_t host);
     /// The TCP connection between A and B (both directions) is JOB's, on CHANNEL.
     void AddConnection(const InetSocketAddress& a, const InetSocketAddress& b, uint32_t job, uint16_t channel);
+    /**
+     * The next source port of a connection opened on node NODEID: 49152 and
+     * up, one counter per node (ns-3's ephemeral range). DltraceHelper hands
+     * them out for every endpoint in the same order in every process, so a
+     * partitioned run's switches know the connections opened in other
+     * partitions too.
+     */
+    uint16_t NextSourcePort(uint32_t nodeId);
     /// The interface node NODE_ID sends the packet on, or UINT32_MAX for a
     /// packet of no registered connection (other traffic keeps the 5-tuple hash).
     uint32_t Interface(uint32_t nodeId,
@@ -55,6 +63,7 @@ class DltraceEcmpPaths
   private:
     using Key = std::tuple<uint32_t, uint32_t, uint16_t, uint16_t>; // source, destination, ports
     dltrace::models::TopologyGraph m_graph;
+    std::unordered_map<uint32_t, uint16_t> m_nextSourcePort;         // ns-3 node id -> next port
     std::unordered_map<uint32_t, uint32_t> m_graphNode;             // ns-3 node id -> graph node
     std::map<std::pair<uint32_t, uint32_t>, uint32_t> m_interface; // (graph node, link) -> interface
     std::unordered_map<uint32_t, uint32_t> m_hostOf;                // address -> host

@@ -216,6 +216,19 @@ DltraceJob::GetEndpointPort(uint32_t endpoint) const
     return uint16_t(m_basePort + endpoint);
 }
 
+void
+DltraceJob::SetSourcePort(uint32_t endpoint, int32_t peer, uint16_t first)
+{
+    m_sourcePorts[{endpoint, peer}] = first;
+}
+
+uint16_t
+DltraceJob::GetSourcePort(uint32_t endpoint, int32_t peer) const
+{
+    auto it = m_sourcePorts.find({endpoint, peer});
+    return it == m_sourcePorts.end() ? 0 : it->second;
+}
+
 uint32_t
 DltraceJob::GetPriority() const
 {

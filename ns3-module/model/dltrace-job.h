@@ -12,8 +12,10 @@
 #include "dltrace/models/schedule.h"
 #include "dltrace/executor/schedule_executor.h"
 
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace dltrace::models
@@ -62,6 +64,10 @@ class DltraceJob : public Object
     void SetEndpointAddress(uint32_t endpoint, Ipv4Address address);
     Ipv4Address GetEndpointAddress(uint32_t endpoint) const;
     uint16_t GetEndpointPort(uint32_t endpoint) const;
+    /// The source port of ENDPOINT's first connection to PEER (channel C uses
+    /// FIRST + C), given by DltraceHelper; 0 when none was given (ephemeral).
+    void SetSourcePort(uint32_t endpoint, int32_t peer, uint16_t first);
+    uint16_t GetSourcePort(uint32_t endpoint, int32_t peer) const;
 
     uint32_t GetIndex() const;
     /// Traffic class 0-7 (Priority attribute).
@@ -101,6 +107,7 @@ class DltraceJob : public Object
     dltrace::models::Schedule m_schedule;
     std::shared_ptr<dltrace::models::JobProgress> m_progress;
     std::vector<Ipv4Address> m_addresses;
+    std::map<std::pair<uint32_t, int32_t>, uint16_t> m_sourcePorts; // (endpoint, peer) -> first port
     std::vector<dltrace::executor::RankResult> m_results;
     std::vector<bool> m_done;
     uint32_t m_doneCount;

@@ -137,12 +137,23 @@ DltraceSocketTransport::Start()
         {
             Connection& c = GetConnection(p.peer, ch);
             c.socket = Socket::CreateSocket(m_node, TcpSocketFactory::GetTypeId());
-            c.socket->Bind();
+            if (p.firstSourcePort)
+            {
+                // DltraceHelper gave the port and registered the connection.
+                const uint16_t port = uint16_t(p.firstSourcePort + ch);
+                NS_ABORT_MSG_IF(c.socket->Bind(InetSocketAddress(me.GetIpv4(), port)) != 0,
+                                "dltrace: endpoint " << m_self << " cannot bind source port "
+                                                     << port);
+            }
+            else
+            {
+                c.socket->Bind();
+            }
             if (m_tos)
             {
                 c.socket->SetIpTos(m_tos);
             }
-            if (auto paths = DltraceEcmpPaths::Current())
+            if (auto paths = p.firstSourcePort ? nullptr : DltraceEcmpPaths::Current())
             {
                 Address local;
                 c.socket->GetSockName(local);

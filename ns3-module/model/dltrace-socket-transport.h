@@ -44,6 +44,7 @@ class DltraceSocketTransport : public DltraceSimulatedTransport
     {
         int32_t peer;
         uint16_t channels;
+        uint16_t firstSourcePort = 0; //!< channel C binds FIRST + C; 0: ephemeral (unregistered)
     };
 
     /**
