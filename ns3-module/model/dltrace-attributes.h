@@ -39,9 +39,7 @@ class DltraceAttributes
     {
     }
 
-    DltraceAttributes& AddDouble(const std::string& name,
-                                 const std::string& help,
-                                 double initial,
+    DltraceAttributes& AddDouble(const std::string& name, const std::string& help, double initial,
                                  double C::*member,
                                  double min = -std::numeric_limits<double>::max(),
                                  double max = std::numeric_limits<double>::max())
@@ -51,11 +49,8 @@ class DltraceAttributes
         return *this;
     }
 
-    DltraceAttributes& AddTime(const std::string& name,
-                               const std::string& help,
-                               Time initial,
-                               Time C::*member,
-                               Time min = Time::Min())
+    DltraceAttributes& AddTime(const std::string& name, const std::string& help, Time initial,
+                               Time C::*member, Time min = Time::Min())
     {
         m_tid.AddAttribute(name, help, TimeValue(initial),
                            MakeTimeAccessor(member), MakeTimeChecker(min));
@@ -64,11 +59,8 @@ class DltraceAttributes
 
     /// U, the member's unsigned type, is the checker's: its range by default.
     template <class U>
-    DltraceAttributes& AddUinteger(const std::string& name,
-                                   const std::string& help,
-                                   uint64_t initial,
-                                   U C::*member,
-                                   uint64_t min = 0,
+    DltraceAttributes& AddUinteger(const std::string& name, const std::string& help,
+                                   uint64_t initial, U C::*member, uint64_t min = 0,
                                    uint64_t max = std::numeric_limits<U>::max())
     {
         m_tid.AddAttribute(name, help, UintegerValue(initial),
@@ -76,9 +68,7 @@ class DltraceAttributes
         return *this;
     }
 
-    DltraceAttributes& AddBoolean(const std::string& name,
-                                  const std::string& help,
-                                  bool initial,
+    DltraceAttributes& AddBoolean(const std::string& name, const std::string& help, bool initial,
                                   bool C::*member)
     {
         m_tid.AddAttribute(name, help, BooleanValue(initial),
@@ -86,10 +76,8 @@ class DltraceAttributes
         return *this;
     }
 
-    DltraceAttributes& AddString(const std::string& name,
-                                 const std::string& help,
-                                 const std::string& initial,
-                                 std::string C::*member)
+    DltraceAttributes& AddString(const std::string& name, const std::string& help,
+                                 const std::string& initial, std::string C::*member)
     {
         m_tid.AddAttribute(name, help, StringValue(initial),
                            MakeStringAccessor(member), MakeStringChecker());
