@@ -363,15 +363,22 @@ bool LowerTree(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions&,
   }
 }
 
+// An algorithm that defines all-reduce alone: false for other collectives
+// (the table's fallback lowers them); fewer than two ranks move nothing.
+template <void (*Lower)(const CollectiveSpec&, int32_t n, uint64_t, const LowerOptions&, StepBuilder&)>
+bool AllReduceOnly(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options, StepBuilder& out) {
+  if (spec.collective != Collective::kAllReduce) return false;
+  const int32_t n = Size(spec);
+  if (n >= 2) Lower(spec, n, bytes, options, out);
+  return true;
+}
+
 // Rabenseifner: reduce-scatter by recursive halving, all-gather by recursive
 // doubling over the largest power of two p <= n. With n = p + r, the first
 // 2r ranks pair up first: even ones hand their whole vector to the odd
 // neighbour, which takes part for both and hands the result back at the end.
-bool LowerHalvingDoubling(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions&,
-                          StepBuilder& out) {
-  if (spec.collective != Collective::kAllReduce) return false;
-  const int32_t n = Size(spec);
-  if (n < 2) return true;
+void HalvingDoubling(const CollectiveSpec& spec, int32_t n, uint64_t bytes, const LowerOptions&,
+                     StepBuilder& out) {
   int32_t p = 1;
   while (p * 2 <= n) p *= 2;
   const int32_t rem = n - p;
@@ -422,7 +429,6 @@ bool LowerHalvingDoubling(const CollectiveSpec& spec, uint64_t bytes, const Lowe
   }
   for (int32_t i = 0; i < rem; ++i)
     out.Transfer(ep(2 * i + 1), ep(2 * i), bytes, out.channel(), {last[size_t(i)]}, {});
-  return true;
 }
 
 // Parameter server: every worker pushes shard j of its gradient to server j
@@ -461,22 +467,15 @@ bool LowerParameterServer(const CollectiveSpec& spec, uint64_t bytes, const Lowe
 
 // Step-wise ring reduce (the seed study): only the reduce pass around the
 // ring; each worker goes on with the partial average it holds.
-bool LowerStepwise(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
-                   StepBuilder& out) {
-  if (spec.collective != Collective::kAllReduce) return false;
-  const int32_t n = Size(spec);
-  if (n < 2) return true;
+void Stepwise(const CollectiveSpec& spec, int32_t n, uint64_t bytes, const LowerOptions& options,
+              StepBuilder& out) {
   RingReduceScatter(spec, bytes, options, out, std::vector<uint32_t>(size_t(n), kNoStep));
-  return true;
 }
 
 // Gossip: each worker sends its whole vector to `gossip_peers` others at
 // distances that rotate with the call, and averages what it receives.
-bool LowerGossip(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
-                 StepBuilder& out) {
-  if (spec.collective != Collective::kAllReduce) return false;
-  const int32_t n = Size(spec);
-  if (n < 2) return true;
+void Gossip(const CollectiveSpec& spec, int32_t n, uint64_t bytes, const LowerOptions& options,
+            StepBuilder& out) {
   const int32_t fanout = std::min(std::max(options.gossip_peers, 1), n - 1);
   for (int32_t j = 0; j < fanout; ++j) {
     int32_t d = int32_t((spec.seq + uint64_t(j)) % uint64_t(n - 1)) + 1;
@@ -486,7 +485,6 @@ bool LowerGossip(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions&
       out.Reduce(to, p.recv);  // averaged into its own
     }
   }
-  return true;
 }
 
 // Direct exchange: every block goes straight to the rank that needs it.
@@ -752,12 +750,13 @@ const std::vector<Algorithm>& AllAlgorithms() {
       {"tree", "double binary tree all-reduce (NCCL); binary tree broadcast and reduce",
        LowerTree},
       {"hd", "recursive halving-doubling all-reduce (Rabenseifner), non-powers of two folded in",
-       LowerHalvingDoubling},
+       AllReduceOnly<HalvingDoubling>},
       {"ps", "parameter server all-reduce: push shards to k servers, pull them back",
        LowerParameterServer, ParameterServerEndpoints},
-      {"stepwise", "step-wise ring reduce: only the reduce pass around the ring", LowerStepwise},
+      {"stepwise", "step-wise ring reduce: only the reduce pass around the ring",
+       AllReduceOnly<Stepwise>},
       {"gossip", "each worker exchanges its whole vector with a few rotating neighbours",
-       LowerGossip},
+       AllReduceOnly<Gossip>},
       {"pairwise", "direct exchange: all-to-all, all-gather, reduce-scatter, all-reduce",
        LowerPairwise},
       {"nccl", "as NCCL runs it: the recorded or tuning-model algorithm (Ring, double binary "

@@ -96,8 +96,8 @@ main(int argc, char* argv[])
         DltraceJobSpec spec;
         spec.lower.algorithm = algo;
         spec.lower.channels = int(channels);
-        spec.iterations = iterations;
-        spec.timeScale = timeScale;
+        spec.iterations = int32_t(iterations);
+        spec.time_scale = timeScale;
         if (!DltraceJobSpec::Parse(text, &spec, &error))
         {
             std::cerr << "dltrace-simulate: " << error << std::endl;

@@ -18,24 +18,16 @@ namespace ns3
 
 /**
  * \ingroup dltrace
- * \brief One job of a scenario: a trace set (or a schedule built in code),
- * how to lower it, which hosts it runs on and when it starts.
+ * \brief One job of a scenario: models::JobPlacement (a trace set or a
+ * schedule built in code, how to lower it, which hosts it runs on and when it
+ * starts), the one job description every simulator takes.
  */
-struct DltraceJobSpec
+struct DltraceJobSpec : dltrace::models::JobPlacement
 {
-    std::string trace;                     ///< trace set path (empty when schedule is set)
-    std::shared_ptr<dltrace::models::Schedule> schedule; ///< used instead of trace when set
-    dltrace::models::LowerOptions lower;   ///< algorithm, channels, ... (algorithm "recorded")
-    uint32_t iterations = 0;               ///< first N iterations (0: all)
-    double timeScale = 1.0;                ///< compute gaps multiplied by this
-    std::vector<uint32_t> hosts;           ///< host per endpoint; empty: the next free hosts
-    Time start = Seconds(0);               ///< start offset
-    uint32_t priority = 0;                 ///< traffic class 0-7 (RDMA: class and PFC priority)
-
     /// TEXT (models::ParseJobPlacement syntax) onto *OUT, whose fields are the defaults.
     static bool Parse(const std::string& text, DltraceJobSpec* out, std::string* error);
-    dltrace::models::JobPlacement ToPlacement() const;
-    static DltraceJobSpec FromPlacement(const dltrace::models::JobPlacement& placement);
+    /// The start offset as an ns-3 time.
+    Time GetStart() const;
 };
 
 } // namespace ns3

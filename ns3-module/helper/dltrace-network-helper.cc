@@ -2,6 +2,8 @@
 // Internet stack with per-flow ECMP, switch and host queue discs, addresses.
 #include "dltrace-network-helper.h"
 
+#include "ns3/dltrace-attributes.h"
+
 #include "ns3/boolean.h"
 #include "ns3/dltrace-dscp-packet-filter.h"
 #include "ns3/config.h"
@@ -93,71 +95,47 @@ DltraceFindCongestionControl(const std::string& name, TypeId* tid, std::string* 
 TypeId
 DltraceNetworkHelper::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceNetworkHelper")
-            .SetParent<Object>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceNetworkHelper>()
-            .AddAttribute("CongestionControl",
-                          "TCP congestion control: any TcpCongestionOps TypeId, full "
-                          "(ns3::TcpDctcp), short (TcpDctcp) or without Tcp (dctcp, cubic), any case.",
-                          StringValue("TcpNewReno"),
-                          MakeStringAccessor(&DltraceNetworkHelper::m_congestionControl),
-                          MakeStringChecker())
-            .AddAttribute("SegmentSize",
-                          "TCP MSS in bytes; ConfigureTcp() accepts 64 to 65000.",
-                          UintegerValue(1448),
-                          MakeUintegerAccessor(&DltraceNetworkHelper::m_segmentSize),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("SndBufSize",
-                          "TCP send buffer in bytes (0: kDltraceDefaultSndBuf, 256 KiB).",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceNetworkHelper::m_sndBufBytes),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("RcvBufSize",
-                          "TCP receive buffer in bytes (0: kDltraceDefaultRcvBuf, 256 KiB).",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceNetworkHelper::m_rcvBufBytes),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("MinRto",
-                          "TCP minimum retransmission timeout; the delayed-ACK timeout is a fifth "
-                          "of it (Linux's 40 ms against 200 ms).",
-                          TimeValue(MilliSeconds(10)),
-                          MakeTimeAccessor(&DltraceNetworkHelper::m_minRto),
-                          MakeTimeChecker())
-            .AddAttribute("Recovery",
-                          "Loss recovery: classic (RFC 6582) or prr. ns-3.37's PRR can leave a "
-                          "flow retransmitting every RTO without progress after heavy loss at "
-                          "a shared FIFO (seen in the module's two-job test), so classic is "
-                          "the default.",
-                          StringValue("classic"),
-                          MakeStringAccessor(&DltraceNetworkHelper::m_recovery),
-                          MakeStringChecker())
-            .AddAttribute("QueueDisc",
-                          "Switch egress queue disc: auto (red-ecn for TcpDctcp, else fifo), "
-                          "fifo, red, red-ecn, codel, fq-codel, pie or pfifo-fast.",
-                          StringValue("auto"),
-                          MakeStringAccessor(&DltraceNetworkHelper::m_queueDisc),
-                          MakeStringChecker())
-            .AddAttribute("QueuePackets",
-                          "Switch egress queue limit in packets (red and red-ecn: at least 4 K).",
-                          UintegerValue(1000),
-                          MakeUintegerAccessor(&DltraceNetworkHelper::m_queuePackets),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("EcnThreshold",
-                          "red and red-ecn threshold K in packets (0: 65 at 10 Gbit/s, the "
-                          "DCTCP paper's setting, scaled with the host link rate, at least 20).",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceNetworkHelper::m_ecnThresholdPackets),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("Priorities",
-                          "Jobs carry traffic classes (--job ...:priority=N, sockets marked "
-                          "DSCP CS<N>): switch ports serve 8 FIFO bands by strict priority "
-                          "(PrioQueueDisc, classified by DltraceDscpPacketFilter); needs the "
-                          "fifo queue (or auto without ECN).",
-                          BooleanValue(false),
-                          MakeBooleanAccessor(&DltraceNetworkHelper::m_priorities),
-                          MakeBooleanChecker());
+    static TypeId tid = DltraceTypeId<DltraceNetworkHelper, Object>("ns3::DltraceNetworkHelper")
+            .AddString("CongestionControl",
+                       "TCP congestion control: any TcpCongestionOps TypeId, full "
+                       "(ns3::TcpDctcp), short (TcpDctcp) or without Tcp (dctcp, cubic), any case.",
+                       "TcpNewReno", &DltraceNetworkHelper::m_congestionControl)
+            .AddUinteger("SegmentSize",
+                         "TCP MSS in bytes; ConfigureTcp() accepts 64 to 65000.",
+                         1448, &DltraceNetworkHelper::m_segmentSize)
+            .AddUinteger("SndBufSize",
+                         "TCP send buffer in bytes (0: kDltraceDefaultSndBuf, 256 KiB).",
+                         0, &DltraceNetworkHelper::m_sndBufBytes)
+            .AddUinteger("RcvBufSize",
+                         "TCP receive buffer in bytes (0: kDltraceDefaultRcvBuf, 256 KiB).",
+                         0, &DltraceNetworkHelper::m_rcvBufBytes)
+            .AddTime("MinRto",
+                     "TCP minimum retransmission timeout; the delayed-ACK timeout is a fifth "
+                     "of it (Linux's 40 ms against 200 ms).",
+                     MilliSeconds(10), &DltraceNetworkHelper::m_minRto)
+            .AddString("Recovery",
+                       "Loss recovery: classic (RFC 6582) or prr. ns-3.37's PRR can leave a "
+                       "flow retransmitting every RTO without progress after heavy loss at "
+                       "a shared FIFO (seen in the module's two-job test), so classic is "
+                       "the default.",
+                       "classic", &DltraceNetworkHelper::m_recovery)
+            .AddString("QueueDisc",
+                       "Switch egress queue disc: auto (red-ecn for TcpDctcp, else fifo), "
+                       "fifo, red, red-ecn, codel, fq-codel, pie or pfifo-fast.",
+                       "auto", &DltraceNetworkHelper::m_queueDisc)
+            .AddUinteger("QueuePackets",
+                         "Switch egress queue limit in packets (red and red-ecn: at least 4 K).",
+                         1000, &DltraceNetworkHelper::m_queuePackets)
+            .AddUinteger("EcnThreshold",
+                         "red and red-ecn threshold K in packets (0: 65 at 10 Gbit/s, the "
+                         "DCTCP paper's setting, scaled with the host link rate, at least 20).",
+                         0, &DltraceNetworkHelper::m_ecnThresholdPackets)
+            .AddBoolean("Priorities",
+                        "Jobs carry traffic classes (--job ...:priority=N, sockets marked "
+                        "DSCP CS<N>): switch ports serve 8 FIFO bands by strict priority "
+                        "(PrioQueueDisc, classified by DltraceDscpPacketFilter); needs the "
+                        "fifo queue (or auto without ECN).",
+                        false, &DltraceNetworkHelper::m_priorities);
     return tid;
 }
 

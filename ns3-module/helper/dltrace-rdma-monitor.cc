@@ -2,6 +2,8 @@
 // summary lines after it.
 #include "dltrace-rdma-monitor.h"
 
+#include "ns3/dltrace-attributes.h"
+
 #include "ns3/dltrace-rdma-net-device.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -24,15 +26,10 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaMonitor);
 TypeId
 DltraceRdmaMonitor::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceRdmaMonitor")
-                            .SetParent<Object>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceRdmaMonitor>()
-                            .AddAttribute("Interval",
-                                          "Queue occupancy sample period for queues.csv (0: none).",
-                                          TimeValue(MilliSeconds(1)),
-                                          MakeTimeAccessor(&DltraceRdmaMonitor::m_interval),
-                                          MakeTimeChecker(Seconds(0)));
+    static TypeId tid = DltraceTypeId<DltraceRdmaMonitor, Object>("ns3::DltraceRdmaMonitor")
+            .AddTime("Interval",
+                     "Queue occupancy sample period for queues.csv (0: none).",
+                     MilliSeconds(1), &DltraceRdmaMonitor::m_interval, Seconds(0));
     return tid;
 }
 
@@ -110,25 +107,26 @@ DltraceRdmaMonitor::GetPeakQueueBytes() const
 }
 
 uint64_t
-DltraceRdmaMonitor::GetDrops() const
+DltraceRdmaMonitor::SumOverSwitches(uint64_t (DltraceRdmaSwitchMmu::*count)() const) const
 {
     uint64_t n = 0;
     for (uint32_t s = 0; s < m_fabric->GetSwitchCount(); ++s)
     {
-        n += m_fabric->GetSwitch(s)->GetMmu()->GetDrops();
+        n += (*m_fabric->GetSwitch(s)->GetMmu().*count)();
     }
     return n;
 }
 
 uint64_t
+DltraceRdmaMonitor::GetDrops() const
+{
+    return SumOverSwitches(&DltraceRdmaSwitchMmu::GetDrops);
+}
+
+uint64_t
 DltraceRdmaMonitor::GetEcnMarks() const
 {
-    uint64_t n = 0;
-    for (uint32_t s = 0; s < m_fabric->GetSwitchCount(); ++s)
-    {
-        n += m_fabric->GetSwitch(s)->GetMmu()->GetEcnMarks();
-    }
-    return n;
+    return SumOverSwitches(&DltraceRdmaSwitchMmu::GetEcnMarks);
 }
 
 bool

@@ -53,6 +53,8 @@ class DltraceRdmaMonitor : public Object
         bool switchPort;
     };
     void Sample();
+    /// COUNT (a DltraceRdmaSwitchMmu counter) summed over every switch.
+    uint64_t SumOverSwitches(uint64_t (DltraceRdmaSwitchMmu::*count)() const) const;
 
     Time m_interval;
     const DltraceRdmaHelper* m_fabric;

@@ -195,13 +195,13 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     {
         return false;
     }
-    if (!m_topo.ToSpec().Fits(needed, error))
+    if (!m_topo.Fits(needed, error))
     {
         return false;
     }
     if (partitioned)
     {
-        if (!DltracePartition::Make(dltrace::models::BuildTopology(m_topo.ToSpec()),
+        if (!DltracePartition::Make(dltrace::models::BuildTopology(m_topo),
                                     config.partitions,
                                     config.partitionMap,
                                     &m_partition,
@@ -248,7 +248,7 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
             helper.SetAttribute("RdmaNetwork", PointerValue(m_rdmaNetwork));
         }
         ApplicationContainer apps = helper.Install(nodes);
-        apps.Start(m_specs[j].start);
+        apps.Start(m_specs[j].GetStart());
         m_apps.push_back(apps);
         if (!m_mpi)
         {
@@ -390,7 +390,7 @@ DltraceScenario::BuildRdma()
     }
     Config::SetDefault("ns3::DltraceRdmaSwitchMmu::LosslessClasses",
                        UintegerValue(uint32_t(classes.size())));
-    m_rdma->Build(dltrace::models::BuildTopology(m_topo.ToSpec()));
+    m_rdma->Build(dltrace::models::BuildTopology(m_topo));
     m_rdmaNetwork = CreateObject<DltraceRdmaNetwork>();
     m_rdmaNetwork->SetFabric(m_rdma.get());
 }
@@ -408,8 +408,8 @@ DltraceScenario::CreateJobs(std::string* error)
         job->SetAttribute("Priority", UintegerValue(spec.priority));
         job->SetAttribute("Algorithm", StringValue(spec.lower.algorithm));
         job->SetAttribute("Channels", UintegerValue(uint32_t(std::max(spec.lower.channels, 1))));
-        job->SetAttribute("Iterations", UintegerValue(spec.iterations));
-        job->SetAttribute("TimeScale", DoubleValue(spec.timeScale));
+        job->SetAttribute("Iterations", UintegerValue(uint32_t(std::max(spec.iterations, 0))));
+        job->SetAttribute("TimeScale", DoubleValue(spec.time_scale));
         job->SetLowerOptions(spec.lower);
         if (spec.schedule)
         {
@@ -439,7 +439,7 @@ DltraceScenario::PlaceJobs(uint32_t* hostsNeeded, std::string* error)
     std::vector<uint32_t> endpoints;
     for (size_t j = 0; j < m_specs.size(); ++j)
     {
-        placements.push_back(m_specs[j].ToPlacement());
+        placements.push_back(m_specs[j]);
         endpoints.push_back(m_jobs[j]->GetEndpointCount());
     }
     if (!dltrace::models::PlaceJobs(&placements, endpoints, hostsNeeded, error))
@@ -662,7 +662,7 @@ DltraceScenario::FillRecords()
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
         const auto& job = m_jobs[j];
-        const uint64_t startNs = uint64_t(m_specs[j].start.GetNanoSeconds());
+        const uint64_t startNs = m_specs[j].start_ns;
         r.jobs.push_back({&job->GetSchedule(),
                           job->GetLoadedJob(),
                           job->GetTracePath(),

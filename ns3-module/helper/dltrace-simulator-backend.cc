@@ -226,7 +226,7 @@ class Ns3Simulator final : public Simulator
         c.jobs.clear();
         for (const auto& job : config.jobs)
         {
-            c.jobs.push_back(ns3::DltraceJobSpec::FromPlacement(job));
+            c.jobs.push_back(ns3::DltraceJobSpec{job});
         }
         m_outDir = config.out_dir;
         if (m_pcap)

@@ -17,59 +17,13 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("DltraceTopologyHelper");
 
-dltrace::models::TopologySpec
-DltraceTopologyConfig::ToSpec() const
-{
-    dltrace::models::TopologySpec s;
-    s.kind = kind;
-    s.rate_bps = rateBps;
-    s.delay_ns = uint64_t(delay.GetNanoSeconds());
-    s.hosts = hosts;
-    s.switches = switches;
-    s.leaves = leaves;
-    s.spines = spines;
-    s.hosts_per_leaf = hostsPerLeaf;
-    s.oversubscription = oversubscription;
-    s.k = k;
-    s.bottleneck_bps = bottleneckBps;
-    return s;
-}
-
 bool
 DltraceTopologyConfig::Parse(const std::string& text,
                              uint32_t hostsNeeded,
                              DltraceTopologyConfig* out,
                              std::string* error)
 {
-    dltrace::models::TopologySpec s;
-    if (!dltrace::models::ParseTopology(text, hostsNeeded, &s, error))
-    {
-        return false;
-    }
-    out->kind = s.kind;
-    out->rateBps = s.rate_bps;
-    out->delay = NanoSeconds(int64_t(s.delay_ns));
-    out->hosts = s.hosts;
-    out->switches = s.switches;
-    out->leaves = s.leaves;
-    out->spines = s.spines;
-    out->hostsPerLeaf = s.hosts_per_leaf;
-    out->oversubscription = s.oversubscription;
-    out->k = s.k;
-    out->bottleneckBps = s.bottleneck_bps;
-    return true;
-}
-
-uint32_t
-DltraceTopologyConfig::HostCount() const
-{
-    return ToSpec().HostCount();
-}
-
-std::string
-DltraceTopologyConfig::Describe() const
-{
-    return ToSpec().Describe();
+    return dltrace::models::ParseTopology(text, hostsNeeded, out, error);
 }
 
 Ptr<Node>
@@ -107,7 +61,7 @@ DltraceTopologyHelper::Build(const DltraceTopologyConfig& c, const std::vector<u
     m_switches = NodeContainer();
     m_switchNames.clear();
     m_links.clear();
-    m_graph = dltrace::models::BuildTopology(c.ToSpec());
+    m_graph = dltrace::models::BuildTopology(c);
     const dltrace::models::TopologyGraph& graph = m_graph;
     auto system = [&systemId](uint32_t i) { return i < systemId.size() ? systemId[i] : 0; };
     // Hosts first, then switches: node ids are the graph's on every partition.

@@ -18,40 +18,24 @@ namespace ns3
 
 /**
  * \ingroup dltrace
- * \brief What to build: a topology kind and its parameters.
+ * \brief What to build: models::TopologySpec (kind, rate_bps, delay_ns, ...),
+ * the one description every simulator builds from.
  *
  * Parsed from "KIND[:key=value,...]", e.g. "leaf-spine:leaves=4,spines=2,
  * hosts-per-leaf=8,oversub=2,rate=100Gbps,delay=1us". Every key has a
  * default sized to the hosts a scenario needs, so "leaf-spine" alone works.
  */
-struct DltraceTopologyConfig
+struct DltraceTopologyConfig : dltrace::models::TopologySpec
 {
-    std::string kind = "star"; ///< star, dumbbell, ring, leaf-spine, fat-tree
-    uint64_t rateBps = 100000000000ull; ///< host link rate (rate=)
-    Time delay = MicroSeconds(1);       ///< every link's propagation delay (delay=)
-    uint32_t hosts = 0;                 ///< star, dumbbell (total), ring (total)
-    uint32_t switches = 0;              ///< ring: switches on the ring
-    uint32_t leaves = 0;                ///< leaf-spine
-    uint32_t spines = 0;                ///< leaf-spine
-    uint32_t hostsPerLeaf = 0;          ///< leaf-spine
-    double oversubscription = 1.0;      ///< leaf-spine: host capacity / uplink capacity per leaf
-    uint32_t k = 0;                     ///< fat-tree: ports per switch (even)
-    uint64_t bottleneckBps = 0;         ///< dumbbell (bottleneck=) and ring links; 0: rate
-
     /**
-     * Parses TEXT; parameters not given are sized for HOSTS_NEEDED hosts.
+     * Parses TEXT (models::ParseTopology); parameters not given are sized for
+     * HOSTS_NEEDED hosts.
      * \return false with one line in *error for an unknown kind, key or bad value
      */
     static bool Parse(const std::string& text,
                       uint32_t hostsNeeded,
                       DltraceTopologyConfig* out,
                       std::string* error);
-    /// One line, e.g. "leaf-spine: 2 leaves x 4 hosts, 2 spines, 100 Gbit/s, 1 us, oversub 1".
-    std::string Describe() const;
-    /// Host count this configuration builds.
-    uint32_t HostCount() const;
-    /// The same description in models/ terms, where topologies are defined.
-    dltrace::models::TopologySpec ToSpec() const;
 };
 
 /**

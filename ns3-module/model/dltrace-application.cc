@@ -2,6 +2,8 @@
 // start, hands the result to the job at the end, and reports ops as they run.
 #include "dltrace-application.h"
 
+#include "dltrace-attributes.h"
+
 #include "dltrace-rdma-transport.h"
 #include "dltrace-socket-transport.h"
 
@@ -24,11 +26,7 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceApplication);
 TypeId
 DltraceApplication::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceApplication")
-            .SetParent<Application>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceApplication>()
+    static TypeId tid = DltraceTypeId<DltraceApplication, Application>("ns3::DltraceApplication")
             .AddAttribute("Job",
                           "The DltraceJob this endpoint belongs to (its trace set, algorithm, "
                           "channels and endpoint addresses).",
@@ -41,11 +39,9 @@ DltraceApplication::GetTypeId()
                           PointerValue(),
                           MakePointerAccessor(&DltraceApplication::m_rdma),
                           MakePointerChecker<DltraceRdmaNetwork>())
-            .AddAttribute("Endpoint",
-                          "Which endpoint of the job's schedule this application runs.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceApplication::m_endpoint),
-                          MakeUintegerChecker<uint32_t>())
+            .AddUinteger("Endpoint",
+                         "Which endpoint of the job's schedule this application runs.",
+                         0, &DltraceApplication::m_endpoint)
             .AddTraceSource("OpStart",
                             "An op's first transfer step on this endpoint was issued.",
                             MakeTraceSourceAccessor(&DltraceApplication::m_opStart),

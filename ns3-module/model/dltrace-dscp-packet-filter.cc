@@ -1,6 +1,8 @@
 // DltraceDscpPacketFilter: the IPv4 header's class selector picks the band.
 #include "dltrace-dscp-packet-filter.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/log.h"
 
@@ -14,10 +16,8 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceDscpPacketFilter);
 TypeId
 DltraceDscpPacketFilter::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceDscpPacketFilter")
-                            .SetParent<Ipv4PacketFilter>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceDscpPacketFilter>();
+    static TypeId tid =
+        DltraceTypeId<DltraceDscpPacketFilter, Ipv4PacketFilter>("ns3::DltraceDscpPacketFilter");
     return tid;
 }
 

@@ -1,6 +1,8 @@
 // Per-flow ECMP on top of ns-3's global routing tables.
 #include "dltrace-flow-ecmp-routing.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/abort.h"
 #include "ns3/global-router-interface.h"
 #include "ns3/ipv4-route.h"
@@ -101,10 +103,8 @@ DltraceEcmpPaths::SetCurrent(std::shared_ptr<DltraceEcmpPaths> paths)
 TypeId
 DltraceFlowEcmpRouting::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceFlowEcmpRouting")
-                            .SetParent<Ipv4GlobalRouting>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceFlowEcmpRouting>();
+    static TypeId tid =
+        DltraceTypeId<DltraceFlowEcmpRouting, Ipv4GlobalRouting>("ns3::DltraceFlowEcmpRouting");
     return tid;
 }
 

@@ -2,6 +2,8 @@
 // applications, holds the endpoint address table and collects results.
 #include "dltrace-job.h"
 
+#include "dltrace-attributes.h"
+
 #include <iostream>
 
 #include "ns3/double.h"
@@ -23,57 +25,37 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceJob);
 TypeId
 DltraceJob::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceJob")
-            .SetParent<Object>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceJob>()
-            .AddAttribute("TraceSet",
-                          "A .dltrace file or a trace-set directory to replay.",
-                          StringValue(""),
-                          MakeStringAccessor(&DltraceJob::m_tracePath),
-                          MakeStringChecker())
-            .AddAttribute("Algorithm",
-                          "Collective algorithm the trace is lowered with: " +
-                              dltrace::models::AlgorithmNamesJoined() +
-                              "; empty: the trace's default (nccl for NCCL traces, recorded "
-                              "for MPI).",
-                          StringValue(""),
-                          MakeStringAccessor(&DltraceJob::m_algorithm),
-                          MakeStringChecker())
-            .AddAttribute("Channels",
-                          "TCP connections per endpoint pair; an op's bytes are split among them.",
-                          UintegerValue(1),
-                          MakeUintegerAccessor(&DltraceJob::m_channels),
-                          MakeUintegerChecker<uint32_t>(1, 64))
-            .AddAttribute("Iterations",
-                          "Replay only the first N training iterations (0: all).",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceJob::m_iterations),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("TimeScale",
-                          "Multiplies the recorded compute gaps (0 skips them).",
-                          DoubleValue(1.0),
-                          MakeDoubleAccessor(&DltraceJob::m_timeScale),
-                          MakeDoubleChecker<double>(0))
-            .AddAttribute("BasePort",
-                          "Endpoint E listens on BasePort + E (jobs sharing hosts need "
-                          "ranges that do not overlap).",
-                          UintegerValue(5000),
-                          MakeUintegerAccessor(&DltraceJob::m_basePort),
-                          MakeUintegerChecker<uint16_t>())
-            .AddAttribute("Priority",
-                          "Traffic class 0-7 of the job's traffic: the RDMA class (and PFC "
-                          "priority), or over TCP the DSCP class selector CS<n>.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceJob::m_priority),
-                          MakeUintegerChecker<uint32_t>(0, 7))
-            .AddAttribute("Index",
-                          "The job's place among the simulation's jobs (0 for the first): "
-                          "part of its connections' ECMP hash (models::FlowHash).",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceJob::m_index),
-                          MakeUintegerChecker<uint32_t>())
+    static TypeId tid = DltraceTypeId<DltraceJob, Object>("ns3::DltraceJob")
+            .AddString("TraceSet",
+                       "A .dltrace file or a trace-set directory to replay.",
+                       "", &DltraceJob::m_tracePath)
+            .AddString("Algorithm",
+                       "Collective algorithm the trace is lowered with: " +
+                       dltrace::models::AlgorithmNamesJoined() +
+                       "; empty: the trace's default (nccl for NCCL traces, recorded "
+                       "for MPI).",
+                       "", &DltraceJob::m_algorithm)
+            .AddUinteger("Channels",
+                         "TCP connections per endpoint pair; an op's bytes are split among them.",
+                         1, &DltraceJob::m_channels, 1, 64)
+            .AddUinteger("Iterations",
+                         "Replay only the first N training iterations (0: all).",
+                         0, &DltraceJob::m_iterations)
+            .AddDouble("TimeScale",
+                       "Multiplies the recorded compute gaps (0 skips them).",
+                       1.0, &DltraceJob::m_timeScale, 0)
+            .AddUinteger("BasePort",
+                         "Endpoint E listens on BasePort + E (jobs sharing hosts need "
+                         "ranges that do not overlap).",
+                         5000, &DltraceJob::m_basePort)
+            .AddUinteger("Priority",
+                         "Traffic class 0-7 of the job's traffic: the RDMA class (and PFC "
+                         "priority), or over TCP the DSCP class selector CS<n>.",
+                         0, &DltraceJob::m_priority, 0, 7)
+            .AddUinteger("Index",
+                         "The job's place among the simulation's jobs (0 for the first): "
+                         "part of its connections' ECMP hash (models::FlowHash).",
+                         0, &DltraceJob::m_index)
             .AddTraceSource("JobDone",
                             "Every endpoint of the job finished (or failed).",
                             MakeTraceSourceAccessor(&DltraceJob::m_jobDone),

@@ -2,6 +2,8 @@
 // devices' trace sources, and the samples links.csv is written from.
 #include "dltrace-link-monitor.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
@@ -15,16 +17,11 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceLinkMonitor);
 TypeId
 DltraceLinkMonitor::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceLinkMonitor")
-                            .SetParent<Object>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceLinkMonitor>()
-                            .AddAttribute("Interval",
-                                          "Link utilisation sample period (0: no samples; "
-                                          "the counters still count).",
-                                          TimeValue(MilliSeconds(1)),
-                                          MakeTimeAccessor(&DltraceLinkMonitor::m_interval),
-                                          MakeTimeChecker(Seconds(0)));
+    static TypeId tid = DltraceTypeId<DltraceLinkMonitor, Object>("ns3::DltraceLinkMonitor")
+            .AddTime("Interval",
+                     "Link utilisation sample period (0: no samples; "
+                     "the counters still count).",
+                     MilliSeconds(1), &DltraceLinkMonitor::m_interval, Seconds(0));
     return tid;
 }
 

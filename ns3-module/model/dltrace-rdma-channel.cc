@@ -1,6 +1,8 @@
 // DltraceRdmaChannel: schedules each frame's arrival in the peer's node context.
 #include "dltrace-rdma-channel.h"
 
+#include "dltrace-attributes.h"
+
 #include "dltrace-rdma-net-device.h"
 
 #include "ns3/log.h"
@@ -17,17 +19,11 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaChannel);
 TypeId
 DltraceRdmaChannel::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceRdmaChannel")
-            .SetParent<Channel>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaChannel>()
-            .AddAttribute("Delay",
-                          "Propagation delay of the cable, one way (s). Default 1 us: about 200 m "
-                          "of fibre, the topology helpers' default link delay.",
-                          TimeValue(MicroSeconds(1)),
-                          MakeTimeAccessor(&DltraceRdmaChannel::m_delay),
-                          MakeTimeChecker(Seconds(0)));
+    static TypeId tid = DltraceTypeId<DltraceRdmaChannel, Channel>("ns3::DltraceRdmaChannel")
+            .AddTime("Delay",
+                     "Propagation delay of the cable, one way (s). Default 1 us: about 200 m "
+                     "of fibre, the topology helpers' default link delay.",
+                     MicroSeconds(1), &DltraceRdmaChannel::m_delay, Seconds(0));
     return tid;
 }
 

@@ -1,6 +1,8 @@
 // DltraceRdmaCongestionControl: the interface's defaults (no congestion control).
 #include "dltrace-rdma-congestion-control.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/double.h"
 #include "ns3/log.h"
 
@@ -17,16 +19,11 @@ TypeId
 DltraceRdmaCongestionControl::GetTypeId()
 {
     static TypeId tid =
-        TypeId("ns3::DltraceRdmaCongestionControl")
-            .SetParent<Object>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaCongestionControl>()
-            .AddAttribute("MinRate",
-                          "Lowest rate a QP is cut to (bit/s). Default 100 Mb/s, the floor of "
-                          "the public DCQCN implementations.",
-                          DoubleValue(100e6),
-                          MakeDoubleAccessor(&DltraceRdmaCongestionControl::m_minRate),
-                          MakeDoubleChecker<double>(1));
+        DltraceTypeId<DltraceRdmaCongestionControl, Object>("ns3::DltraceRdmaCongestionControl")
+            .AddDouble("MinRate",
+                       "Lowest rate a QP is cut to (bit/s). Default 100 Mb/s, the floor of "
+                       "the public DCQCN implementations.",
+                       100e6, &DltraceRdmaCongestionControl::m_minRate, 1);
     return tid;
 }
 

@@ -1,6 +1,8 @@
 // DltraceRdmaDcqcn: the reaction point's cut, alpha and increase state machine.
 #include "dltrace-rdma-dcqcn.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -20,55 +22,36 @@ TypeId
 DltraceRdmaDcqcn::GetTypeId()
 {
     static TypeId tid =
-        TypeId("ns3::DltraceRdmaDcqcn")
-            .SetParent<DltraceRdmaCongestionControl>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaDcqcn>()
-            .AddAttribute("G",
-                          "Alpha's gain g. Default 1/256 (DCQCN paper).",
-                          DoubleValue(1.0 / 256),
-                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_g),
-                          MakeDoubleChecker<double>(0, 1))
-            .AddAttribute("AlphaTimer",
-                          "Alpha decays once per this period without a CNP (s). Default 55 us "
-                          "(DCQCN paper).",
-                          TimeValue(MicroSeconds(55)),
-                          MakeTimeAccessor(&DltraceRdmaDcqcn::m_alphaTimer),
-                          MakeTimeChecker(NanoSeconds(1)))
-            .AddAttribute("RateTimer",
-                          "Period of the rate-increase timer (s). Default 55 us (DCQCN paper).",
-                          TimeValue(MicroSeconds(55)),
-                          MakeTimeAccessor(&DltraceRdmaDcqcn::m_rateTimer),
-                          MakeTimeChecker(NanoSeconds(1)))
-            .AddAttribute("ByteCounter",
-                          "Bytes sent per byte-counter increase event. Default 10 MB (DCQCN "
-                          "paper).",
-                          UintegerValue(10000000),
-                          MakeUintegerAccessor(&DltraceRdmaDcqcn::m_byteCounter),
-                          MakeUintegerChecker<uint64_t>(1))
-            .AddAttribute("F",
-                          "Fast-recovery steps before additive increase. Default 5 (DCQCN "
-                          "paper).",
-                          UintegerValue(5),
-                          MakeUintegerAccessor(&DltraceRdmaDcqcn::m_f),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("RateAi",
-                          "Additive increase R_AI (bit/s). Default 40 Mb/s (DCQCN paper, 40 "
-                          "Gb/s links).",
-                          DoubleValue(40e6),
-                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_rai),
-                          MakeDoubleChecker<double>(0))
-            .AddAttribute("RateHai",
-                          "Hyper increase R_HAI (bit/s). Default 400 Mb/s: 10 x R_AI (our "
-                          "choice; the paper names the step, not its value for this setup).",
-                          DoubleValue(400e6),
-                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_rhai),
-                          MakeDoubleChecker<double>(0))
-            .AddAttribute("InitialAlpha",
-                          "Alpha of a new QP. Default 1 (DCQCN paper: start conservative).",
-                          DoubleValue(1.0),
-                          MakeDoubleAccessor(&DltraceRdmaDcqcn::m_initialAlpha),
-                          MakeDoubleChecker<double>(0, 1));
+        DltraceTypeId<DltraceRdmaDcqcn, DltraceRdmaCongestionControl>("ns3::DltraceRdmaDcqcn")
+            .AddDouble("G",
+                       "Alpha's gain g. Default 1/256 (DCQCN paper).",
+                       1.0 / 256, &DltraceRdmaDcqcn::m_g, 0, 1)
+            .AddTime("AlphaTimer",
+                     "Alpha decays once per this period without a CNP (s). Default 55 us "
+                     "(DCQCN paper).",
+                     MicroSeconds(55), &DltraceRdmaDcqcn::m_alphaTimer, NanoSeconds(1))
+            .AddTime("RateTimer",
+                     "Period of the rate-increase timer (s). Default 55 us (DCQCN paper).",
+                     MicroSeconds(55), &DltraceRdmaDcqcn::m_rateTimer, NanoSeconds(1))
+            .AddUinteger("ByteCounter",
+                         "Bytes sent per byte-counter increase event. Default 10 MB (DCQCN "
+                         "paper).",
+                         10000000, &DltraceRdmaDcqcn::m_byteCounter, 1)
+            .AddUinteger("F",
+                         "Fast-recovery steps before additive increase. Default 5 (DCQCN "
+                         "paper).",
+                         5, &DltraceRdmaDcqcn::m_f)
+            .AddDouble("RateAi",
+                       "Additive increase R_AI (bit/s). Default 40 Mb/s (DCQCN paper, 40 "
+                       "Gb/s links).",
+                       40e6, &DltraceRdmaDcqcn::m_rai, 0)
+            .AddDouble("RateHai",
+                       "Hyper increase R_HAI (bit/s). Default 400 Mb/s: 10 x R_AI (our "
+                       "choice; the paper names the step, not its value for this setup).",
+                       400e6, &DltraceRdmaDcqcn::m_rhai, 0)
+            .AddDouble("InitialAlpha",
+                       "Alpha of a new QP. Default 1 (DCQCN paper: start conservative).",
+                       1.0, &DltraceRdmaDcqcn::m_initialAlpha, 0, 1);
     return tid;
 }
 

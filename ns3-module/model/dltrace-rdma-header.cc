@@ -2,6 +2,8 @@
 // Ethernet) frame size, then the INT records when the packet carries them.
 #include "dltrace-rdma-header.h"
 
+#include "dltrace-attributes.h"
+
 namespace ns3
 {
 
@@ -16,10 +18,7 @@ constexpr uint32_t kFixedFields = 4 + 4 * 5 + 8 + 8;
 TypeId
 DltraceRdmaHeader::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceRdmaHeader")
-                            .SetParent<Header>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceRdmaHeader>();
+    static TypeId tid = DltraceTypeId<DltraceRdmaHeader, Header>("ns3::DltraceRdmaHeader");
     return tid;
 }
 

@@ -1,6 +1,8 @@
 // DltraceRdmaHpcc: MeasureInflight, ComputeWind and NewAck of HPCC's Algorithm 1.
 #include "dltrace-rdma-hpcc.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
@@ -18,27 +20,18 @@ TypeId
 DltraceRdmaHpcc::GetTypeId()
 {
     static TypeId tid =
-        TypeId("ns3::DltraceRdmaHpcc")
-            .SetParent<DltraceRdmaCongestionControl>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaHpcc>()
-            .AddAttribute("Eta",
-                          "Target utilisation eta. Default 0.95 (HPCC paper).",
-                          DoubleValue(0.95),
-                          MakeDoubleAccessor(&DltraceRdmaHpcc::m_eta),
-                          MakeDoubleChecker<double>(0.01, 1))
-            .AddAttribute("MaxStage",
-                          "Additive-increase stages before a multiplicative step. Default 0: "
-                          "the paper prints 5, which its authors call a typo for 0.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceRdmaHpcc::m_maxStage),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("RateAi",
-                          "W_AI as a rate (bit/s): W_AI = RateAi x T. 0: 10 Mb/s per 25 Gb/s of "
-                          "line rate, as HPCC's public configuration sets it.",
-                          DoubleValue(0),
-                          MakeDoubleAccessor(&DltraceRdmaHpcc::m_rateAi),
-                          MakeDoubleChecker<double>(0));
+        DltraceTypeId<DltraceRdmaHpcc, DltraceRdmaCongestionControl>("ns3::DltraceRdmaHpcc")
+            .AddDouble("Eta",
+                       "Target utilisation eta. Default 0.95 (HPCC paper).",
+                       0.95, &DltraceRdmaHpcc::m_eta, 0.01, 1)
+            .AddUinteger("MaxStage",
+                         "Additive-increase stages before a multiplicative step. Default 0: "
+                         "the paper prints 5, which its authors call a typo for 0.",
+                         0, &DltraceRdmaHpcc::m_maxStage)
+            .AddDouble("RateAi",
+                       "W_AI as a rate (bit/s): W_AI = RateAi x T. 0: 10 Mb/s per 25 Gb/s of "
+                       "line rate, as HPCC's public configuration sets it.",
+                       0, &DltraceRdmaHpcc::m_rateAi, 0);
     return tid;
 }
 

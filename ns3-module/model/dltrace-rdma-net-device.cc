@@ -1,6 +1,8 @@
 // DltraceRdmaNetDevice: queues, the transmit loop, and both halves of PFC.
 #include "dltrace-rdma-net-device.h"
 
+#include "dltrace-attributes.h"
+
 #include "dltrace-rdma-channel.h"
 #include "dltrace-rdma-header.h"
 
@@ -24,36 +26,26 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNetDevice);
 TypeId
 DltraceRdmaNetDevice::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceRdmaNetDevice")
-            .SetParent<NetDevice>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaNetDevice>()
+    static TypeId tid = DltraceTypeId<DltraceRdmaNetDevice, NetDevice>("ns3::DltraceRdmaNetDevice")
             .AddAttribute("DataRate",
                           "Line rate of the port (bit/s).",
                           DataRateValue(DataRate("100Gbps")),
                           MakeDataRateAccessor(&DltraceRdmaNetDevice::m_rate),
                           MakeDataRateChecker())
-            .AddAttribute("Mtu",
-                          "Largest frame payload (bytes) the port accepts; RoCE MTUs are 256 "
-                          "to 4096 (IB spec). Default 1500: Ethernet.",
-                          UintegerValue(1500),
-                          MakeUintegerAccessor(&DltraceRdmaNetDevice::m_mtu),
-                          MakeUintegerChecker<uint16_t>(64))
-            .AddAttribute("PfcResponseTime",
-                          "Time from receiving a PFC frame to acting on it (s). Default 1 us: "
-                          "802.1Qbb allows a port up to 3840 bit times after the frame plus one "
-                          "frame in progress; we round that up at 25-100 Gb/s.",
-                          TimeValue(MicroSeconds(1)),
-                          MakeTimeAccessor(&DltraceRdmaNetDevice::m_pfcResponseTime),
-                          MakeTimeChecker(Seconds(0)))
-            .AddAttribute("PauseQuanta",
-                          "Pause time an XOFF frame asks for, in quanta of 512 bit times "
-                          "(802.1Qbb); refreshed every half while the pause lasts. Default "
-                          "65535, the largest.",
-                          UintegerValue(65535),
-                          MakeUintegerAccessor(&DltraceRdmaNetDevice::m_pauseQuanta),
-                          MakeUintegerChecker<uint16_t>(1))
+            .AddUinteger("Mtu",
+                         "Largest frame payload (bytes) the port accepts; RoCE MTUs are 256 "
+                         "to 4096 (IB spec). Default 1500: Ethernet.",
+                         1500, &DltraceRdmaNetDevice::m_mtu, 64)
+            .AddTime("PfcResponseTime",
+                     "Time from receiving a PFC frame to acting on it (s). Default 1 us: "
+                     "802.1Qbb allows a port up to 3840 bit times after the frame plus one "
+                     "frame in progress; we round that up at 25-100 Gb/s.",
+                     MicroSeconds(1), &DltraceRdmaNetDevice::m_pfcResponseTime, Seconds(0))
+            .AddUinteger("PauseQuanta",
+                         "Pause time an XOFF frame asks for, in quanta of 512 bit times "
+                         "(802.1Qbb); refreshed every half while the pause lasts. Default "
+                         "65535, the largest.",
+                         65535, &DltraceRdmaNetDevice::m_pauseQuanta, 1)
             .AddAttribute("Scheduler",
                           "How data classes share the port: strict priority (7 first) or "
                           "weighted round robin (deficit round robin with WrrWeights).",

@@ -2,6 +2,8 @@
 // ACK/NACK and CNP generation on the receive side.
 #include "dltrace-rdma-nic.h"
 
+#include "dltrace-attributes.h"
+
 #include "dltrace-rdma-net-device.h"
 
 #include "ns3/log.h"
@@ -18,30 +20,20 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNic);
 TypeId
 DltraceRdmaNic::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceRdmaNic")
-            .SetParent<Object>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaNic>()
-            .AddAttribute("Mtu",
-                          "Payload bytes per packet (the RoCE path MTU); 62 bytes of RoCEv2 "
-                          "headers come on top. Default 1024, the MTU of the DCQCN and HPCC "
-                          "evaluations.",
-                          UintegerValue(1024),
-                          MakeUintegerAccessor(&DltraceRdmaNic::m_mtu),
-                          MakeUintegerChecker<uint32_t>(64, 9000))
-            .AddAttribute("AckInterval",
-                          "Packets per ACK (a message's last packet is always acknowledged). "
-                          "Default 1: HPCC needs per-packet feedback.",
-                          UintegerValue(1),
-                          MakeUintegerAccessor(&DltraceRdmaNic::m_ackInterval),
-                          MakeUintegerChecker<uint32_t>(1))
-            .AddAttribute("CnpInterval",
-                          "A QP gets at most one CNP per this interval (s). Default 50 us "
-                          "(DCQCN paper, notification point).",
-                          TimeValue(MicroSeconds(50)),
-                          MakeTimeAccessor(&DltraceRdmaNic::m_cnpInterval),
-                          MakeTimeChecker(Seconds(0)));
+    static TypeId tid = DltraceTypeId<DltraceRdmaNic, Object>("ns3::DltraceRdmaNic")
+            .AddUinteger("Mtu",
+                         "Payload bytes per packet (the RoCE path MTU); 62 bytes of RoCEv2 "
+                         "headers come on top. Default 1024, the MTU of the DCQCN and HPCC "
+                         "evaluations.",
+                         1024, &DltraceRdmaNic::m_mtu, 64, 9000)
+            .AddUinteger("AckInterval",
+                         "Packets per ACK (a message's last packet is always acknowledged). "
+                         "Default 1: HPCC needs per-packet feedback.",
+                         1, &DltraceRdmaNic::m_ackInterval, 1)
+            .AddTime("CnpInterval",
+                     "A QP gets at most one CNP per this interval (s). Default 50 us "
+                     "(DCQCN paper, notification point).",
+                     MicroSeconds(50), &DltraceRdmaNic::m_cnpInterval, Seconds(0));
     return tid;
 }
 

@@ -1,6 +1,8 @@
 // DltraceRdmaQueuePair: segmentation, pacing, cumulative ACKs and go-back-N.
 #include "dltrace-rdma-queue-pair.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/data-rate.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -17,18 +19,12 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaQueuePair);
 TypeId
 DltraceRdmaQueuePair::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceRdmaQueuePair")
-            .SetParent<Object>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaQueuePair>()
-            .AddAttribute("RetransmitTimeout",
-                          "Go back N when no ACK advances for this long while packets are "
-                          "outstanding (s). Default 1 ms: far above a lossless fabric's RTT, "
-                          "short enough that lossy RoCE recovers a lost tail quickly.",
-                          TimeValue(MilliSeconds(1)),
-                          MakeTimeAccessor(&DltraceRdmaQueuePair::m_rto),
-                          MakeTimeChecker(MicroSeconds(1)));
+    static TypeId tid = DltraceTypeId<DltraceRdmaQueuePair, Object>("ns3::DltraceRdmaQueuePair")
+            .AddTime("RetransmitTimeout",
+                     "Go back N when no ACK advances for this long while packets are "
+                     "outstanding (s). Default 1 ms: far above a lossless fabric's RTT, "
+                     "short enough that lossy RoCE recovers a lost tail quickly.",
+                     MilliSeconds(1), &DltraceRdmaQueuePair::m_rto, MicroSeconds(1));
     return tid;
 }
 

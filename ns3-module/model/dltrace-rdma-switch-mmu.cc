@@ -1,6 +1,8 @@
 // DltraceRdmaSwitchMmu: admission, release, PFC decisions and ECN marking.
 #include "dltrace-rdma-switch-mmu.h"
 
+#include "dltrace-attributes.h"
+
 #include "dltrace-rdma-header.h"
 #include "dltrace-rdma-net-device.h"
 
@@ -22,83 +24,55 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaSwitchMmu);
 TypeId
 DltraceRdmaSwitchMmu::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::DltraceRdmaSwitchMmu")
-            .SetParent<Object>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaSwitchMmu>()
-            .AddAttribute("BufferSize",
-                          "Packet buffer of the switch (bytes). Default 12 MB: Broadcom Trident "
-                          "II, the switch of the DCQCN testbed (Zhu et al., SIGCOMM 2015).",
-                          UintegerValue(12000000),
-                          MakeUintegerAccessor(&DltraceRdmaSwitchMmu::m_bufferSize),
-                          MakeUintegerChecker<uint64_t>(1))
-            .AddAttribute("Alpha",
-                          "Dynamic threshold factor: a port and class may hold Alpha x the free "
-                          "shared pool (Choudhury and Hahne, 1998). Default 1/8, as in the "
-                          "public RoCE simulators (HPCC's ns-3 code).",
-                          DoubleValue(0.125),
-                          MakeDoubleAccessor(&DltraceRdmaSwitchMmu::m_alpha),
-                          MakeDoubleChecker<double>(1e-6, 1e6))
-            .AddAttribute("PfcEnabled",
-                          "Lossless (PFC, 802.1Qbb) or lossy RoCE (drops counted).",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&DltraceRdmaSwitchMmu::m_pfcEnabled),
-                          MakeBooleanChecker())
-            .AddAttribute("HeadroomBytes",
-                          "PFC headroom per ingress port and lossless class (bytes); 0: the "
-                          "formula R(2d + t_r) + 3(MTU + 62) + 64 of each port.",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&DltraceRdmaSwitchMmu::m_headroomBytes),
-                          MakeUintegerChecker<uint64_t>())
-            .AddAttribute("XonOffset",
-                          "A paused class resumes once it holds this much below its XOFF "
-                          "threshold (bytes). Default 3 KB, the resume offset of the public "
-                          "RoCE simulators.",
-                          UintegerValue(3072),
-                          MakeUintegerAccessor(&DltraceRdmaSwitchMmu::m_xonOffset),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("LosslessClasses",
-                          "Lossless classes each port reserves headroom for.",
-                          UintegerValue(1),
-                          MakeUintegerAccessor(&DltraceRdmaSwitchMmu::m_losslessClasses),
-                          MakeUintegerChecker<uint32_t>(1, 8))
-            .AddAttribute("PfcResponseTime",
-                          "Upstream reaction time the headroom formula assumes (s); keep it "
-                          "equal to the devices' PfcResponseTime.",
-                          TimeValue(MicroSeconds(1)),
-                          MakeTimeAccessor(&DltraceRdmaSwitchMmu::m_responseTime),
-                          MakeTimeChecker(Seconds(0)))
-            .AddAttribute("EcnEnabled",
-                          "Mark ECN (CE) on data packets, RED-style on the instantaneous "
-                          "egress queue of their class.",
-                          BooleanValue(true),
-                          MakeBooleanAccessor(&DltraceRdmaSwitchMmu::m_ecnEnabled),
-                          MakeBooleanChecker())
-            .AddAttribute("KMin",
-                          "Queue (bytes) where marking starts, at EcnReferenceRate; scaled with "
-                          "each port's rate. Default 100 KB at 25 Gb/s: production values "
-                          "quoted by HPCC's authors (Li et al., SIGCOMM 2019).",
-                          UintegerValue(100000),
-                          MakeUintegerAccessor(&DltraceRdmaSwitchMmu::m_kMin),
-                          MakeUintegerChecker<uint64_t>())
-            .AddAttribute("KMax",
-                          "Queue (bytes) above which every packet is marked, at "
-                          "EcnReferenceRate; scaled with rate. Default 400 KB at 25 Gb/s "
-                          "(same source).",
-                          UintegerValue(400000),
-                          MakeUintegerAccessor(&DltraceRdmaSwitchMmu::m_kMax),
-                          MakeUintegerChecker<uint64_t>())
-            .AddAttribute("PMax",
-                          "Marking probability at KMax. Default 0.2 (same source).",
-                          DoubleValue(0.2),
-                          MakeDoubleAccessor(&DltraceRdmaSwitchMmu::m_pMax),
-                          MakeDoubleChecker<double>(0, 1))
-            .AddAttribute("EcnReferenceRate",
-                          "Port rate (bit/s) at which KMin and KMax apply as given.",
-                          UintegerValue(25000000000ull),
-                          MakeUintegerAccessor(&DltraceRdmaSwitchMmu::m_ecnReferenceRate),
-                          MakeUintegerChecker<uint64_t>(1));
+    static TypeId tid = DltraceTypeId<DltraceRdmaSwitchMmu, Object>("ns3::DltraceRdmaSwitchMmu")
+            .AddUinteger("BufferSize",
+                         "Packet buffer of the switch (bytes). Default 12 MB: Broadcom Trident "
+                         "II, the switch of the DCQCN testbed (Zhu et al., SIGCOMM 2015).",
+                         12000000, &DltraceRdmaSwitchMmu::m_bufferSize, 1)
+            .AddDouble("Alpha",
+                       "Dynamic threshold factor: a port and class may hold Alpha x the free "
+                       "shared pool (Choudhury and Hahne, 1998). Default 1/8, as in the "
+                       "public RoCE simulators (HPCC's ns-3 code).",
+                       0.125, &DltraceRdmaSwitchMmu::m_alpha, 1e-6, 1e6)
+            .AddBoolean("PfcEnabled",
+                        "Lossless (PFC, 802.1Qbb) or lossy RoCE (drops counted).",
+                        true, &DltraceRdmaSwitchMmu::m_pfcEnabled)
+            .AddUinteger("HeadroomBytes",
+                         "PFC headroom per ingress port and lossless class (bytes); 0: the "
+                         "formula R(2d + t_r) + 3(MTU + 62) + 64 of each port.",
+                         0, &DltraceRdmaSwitchMmu::m_headroomBytes)
+            .AddUinteger("XonOffset",
+                         "A paused class resumes once it holds this much below its XOFF "
+                         "threshold (bytes). Default 3 KB, the resume offset of the public "
+                         "RoCE simulators.",
+                         3072, &DltraceRdmaSwitchMmu::m_xonOffset)
+            .AddUinteger("LosslessClasses",
+                         "Lossless classes each port reserves headroom for.",
+                         1, &DltraceRdmaSwitchMmu::m_losslessClasses, 1, 8)
+            .AddTime("PfcResponseTime",
+                     "Upstream reaction time the headroom formula assumes (s); keep it "
+                     "equal to the devices' PfcResponseTime.",
+                     MicroSeconds(1), &DltraceRdmaSwitchMmu::m_responseTime, Seconds(0))
+            .AddBoolean("EcnEnabled",
+                        "Mark ECN (CE) on data packets, RED-style on the instantaneous "
+                        "egress queue of their class.",
+                        true, &DltraceRdmaSwitchMmu::m_ecnEnabled)
+            .AddUinteger("KMin",
+                         "Queue (bytes) where marking starts, at EcnReferenceRate; scaled with "
+                         "each port's rate. Default 100 KB at 25 Gb/s: production values "
+                         "quoted by HPCC's authors (Li et al., SIGCOMM 2019).",
+                         100000, &DltraceRdmaSwitchMmu::m_kMin)
+            .AddUinteger("KMax",
+                         "Queue (bytes) above which every packet is marked, at "
+                         "EcnReferenceRate; scaled with rate. Default 400 KB at 25 Gb/s "
+                         "(same source).",
+                         400000, &DltraceRdmaSwitchMmu::m_kMax)
+            .AddDouble("PMax",
+                       "Marking probability at KMax. Default 0.2 (same source).",
+                       0.2, &DltraceRdmaSwitchMmu::m_pMax, 0, 1)
+            .AddUinteger("EcnReferenceRate",
+                         "Port rate (bit/s) at which KMin and KMax apply as given.",
+                         25000000000ull, &DltraceRdmaSwitchMmu::m_ecnReferenceRate, 1);
     return tid;
 }
 

@@ -1,6 +1,8 @@
 // DltraceRdmaSwitch: receive, route, admit, mark, queue; release and stamp INT at dequeue.
 #include "dltrace-rdma-switch.h"
 
+#include "dltrace-attributes.h"
+
 #include "dltrace-rdma-header.h"
 #include "dltrace-rdma-net-device.h"
 
@@ -41,10 +43,7 @@ DltraceRdmaRouting::HopsTo(uint32_t dst)
 TypeId
 DltraceRdmaSwitch::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceRdmaSwitch")
-                            .SetParent<Object>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceRdmaSwitch>();
+    static TypeId tid = DltraceTypeId<DltraceRdmaSwitch, Object>("ns3::DltraceRdmaSwitch");
     return tid;
 }
 

@@ -1,6 +1,8 @@
 // DltraceRdmaTimely: TIMELY's gradient-based rate update per completion event.
 #include "dltrace-rdma-timely.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
@@ -16,52 +18,33 @@ TypeId
 DltraceRdmaTimely::GetTypeId()
 {
     static TypeId tid =
-        TypeId("ns3::DltraceRdmaTimely")
-            .SetParent<DltraceRdmaCongestionControl>()
-            .SetGroupName("Dltrace")
-            .AddConstructor<DltraceRdmaTimely>()
-            .AddAttribute("Alpha",
-                          "EWMA weight of a new RTT difference. Default 0.875 (TIMELY paper).",
-                          DoubleValue(0.875),
-                          MakeDoubleAccessor(&DltraceRdmaTimely::m_alpha),
-                          MakeDoubleChecker<double>(0, 1))
-            .AddAttribute("Beta",
-                          "Multiplicative decrease factor. Default 0.8 (TIMELY paper).",
-                          DoubleValue(0.8),
-                          MakeDoubleAccessor(&DltraceRdmaTimely::m_beta),
-                          MakeDoubleChecker<double>(0, 1))
-            .AddAttribute("TLow",
-                          "Below this RTT the rate only grows (s). Default 50 us (TIMELY paper).",
-                          TimeValue(MicroSeconds(50)),
-                          MakeTimeAccessor(&DltraceRdmaTimely::m_tLow),
-                          MakeTimeChecker(Seconds(0)))
-            .AddAttribute("THigh",
-                          "Above this RTT the rate is cut (s). Default 500 us (TIMELY paper).",
-                          TimeValue(MicroSeconds(500)),
-                          MakeTimeAccessor(&DltraceRdmaTimely::m_tHigh),
-                          MakeTimeChecker(Seconds(0)))
-            .AddAttribute("Delta",
-                          "Additive increment delta (bit/s). Default 10 Mb/s (TIMELY paper).",
-                          DoubleValue(10e6),
-                          MakeDoubleAccessor(&DltraceRdmaTimely::m_delta),
-                          MakeDoubleChecker<double>(0))
-            .AddAttribute("MinRtt",
-                          "minRTT normalising the gradient (s). Default 20 us (TIMELY paper).",
-                          TimeValue(MicroSeconds(20)),
-                          MakeTimeAccessor(&DltraceRdmaTimely::m_minRtt),
-                          MakeTimeChecker(NanoSeconds(1)))
-            .AddAttribute("HaiThreshold",
-                          "Completions with a non-positive gradient in a row before hyperactive "
-                          "increase (N = 5). Default 5 (TIMELY paper).",
-                          UintegerValue(5),
-                          MakeUintegerAccessor(&DltraceRdmaTimely::m_haiThreshold),
-                          MakeUintegerChecker<uint32_t>(1))
-            .AddAttribute("SegmentBytes",
-                          "Bytes acknowledged per completion event (rate update). Default 16 "
-                          "KB, the low end of the paper's 16-64 KB segments.",
-                          UintegerValue(16384),
-                          MakeUintegerAccessor(&DltraceRdmaTimely::m_segmentBytes),
-                          MakeUintegerChecker<uint64_t>(1));
+        DltraceTypeId<DltraceRdmaTimely, DltraceRdmaCongestionControl>("ns3::DltraceRdmaTimely")
+            .AddDouble("Alpha",
+                       "EWMA weight of a new RTT difference. Default 0.875 (TIMELY paper).",
+                       0.875, &DltraceRdmaTimely::m_alpha, 0, 1)
+            .AddDouble("Beta",
+                       "Multiplicative decrease factor. Default 0.8 (TIMELY paper).",
+                       0.8, &DltraceRdmaTimely::m_beta, 0, 1)
+            .AddTime("TLow",
+                     "Below this RTT the rate only grows (s). Default 50 us (TIMELY paper).",
+                     MicroSeconds(50), &DltraceRdmaTimely::m_tLow, Seconds(0))
+            .AddTime("THigh",
+                     "Above this RTT the rate is cut (s). Default 500 us (TIMELY paper).",
+                     MicroSeconds(500), &DltraceRdmaTimely::m_tHigh, Seconds(0))
+            .AddDouble("Delta",
+                       "Additive increment delta (bit/s). Default 10 Mb/s (TIMELY paper).",
+                       10e6, &DltraceRdmaTimely::m_delta, 0)
+            .AddTime("MinRtt",
+                     "minRTT normalising the gradient (s). Default 20 us (TIMELY paper).",
+                     MicroSeconds(20), &DltraceRdmaTimely::m_minRtt, NanoSeconds(1))
+            .AddUinteger("HaiThreshold",
+                         "Completions with a non-positive gradient in a row before hyperactive "
+                         "increase (N = 5). Default 5 (TIMELY paper).",
+                         5, &DltraceRdmaTimely::m_haiThreshold, 1)
+            .AddUinteger("SegmentBytes",
+                         "Bytes acknowledged per completion event (rate update). Default 16 "
+                         "KB, the low end of the paper's 16-64 KB segments.",
+                         16384, &DltraceRdmaTimely::m_segmentBytes, 1);
     return tid;
 }
 

@@ -2,6 +2,8 @@
 // on per-(endpoint, peer, channel) queue pairs.
 #include "dltrace-rdma-transport.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/data-rate.h"
 #include "ns3/dltrace-rdma-helper.h"
 #include "ns3/log.h"
@@ -21,10 +23,7 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNetwork);
 TypeId
 DltraceRdmaNetwork::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceRdmaNetwork")
-                            .SetParent<Object>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceRdmaNetwork>();
+    static TypeId tid = DltraceTypeId<DltraceRdmaNetwork, Object>("ns3::DltraceRdmaNetwork");
     return tid;
 }
 

@@ -252,14 +252,14 @@ class NamesAndSpecsTestCase : public TestCase
                                                            "spines=2,oversub=2,rate=25G,delay=500ns",
                                                            4, &t, &error),
                               true, error);
-        NS_TEST_EXPECT_MSG_EQ(t.rateBps, 25000000000ull, "rate");
-        NS_TEST_EXPECT_MSG_EQ(t.delay, NanoSeconds(500), "delay");
+        NS_TEST_EXPECT_MSG_EQ(t.rate_bps, 25000000000ull, "rate");
+        NS_TEST_EXPECT_MSG_EQ(t.delay_ns, 500u, "delay");
 
         DltraceJobSpec j;
         NS_TEST_EXPECT_MSG_EQ(DltraceJobSpec::Parse("/t:hosts=0-3,6:start=0.5s:algo=tree", &j, &error),
                               true, error);
         NS_TEST_EXPECT_MSG_EQ(j.hosts.size(), 5u, "host list");
-        NS_TEST_EXPECT_MSG_EQ(j.start, MilliSeconds(500), "start");
+        NS_TEST_EXPECT_MSG_EQ(j.start_ns, 500000000u, "start");
         NS_TEST_EXPECT_MSG_EQ(j.lower.algorithm, "tree", "algorithm");
         NS_TEST_EXPECT_MSG_EQ(DltraceJobSpec::Parse("/t:algo=magic", &j, &error), false, "algorithm");
     }

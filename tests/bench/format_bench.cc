@@ -25,6 +25,7 @@
 #include "dltrace/formats/writer.h"
 #include "dltrace/models/lower.h"
 #include "dltrace/models/synth.h"
+#include "communicators.h"
 #include "typical_trace.h"
 
 using namespace dltrace::formats;
@@ -209,14 +210,7 @@ Stream DdpMpiRun(size_t steps) {
   s.header.mpi_version = "Open MPI v4.1.4";
   s.header.job_id = "1920925697";
   s.header.rank_env = {{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "2"}, {"PMIX_RANK", "0"}};
-  Communicator world;
-  world.id = 0;
-  world.api = Api::Mpi;
-  world.name = "MPI_COMM_WORLD";
-  world.size = 2;
-  world.rank = 0;
-  world.members = {0, 1};
-  s.comms = {world};
+  s.comms = {dltrace_test::MpiWorld(2, 0)};
   const uint64_t counts[] = {1290, 8320, 2};  // layer 2, layer 1 (reverse order), {loss, correct}
   int64_t t = int64_t(s.header.start_monotonic_ns) + 1'000'000;
   uint64_t seq = 0;

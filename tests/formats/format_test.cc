@@ -18,6 +18,7 @@
 #include "dltrace/formats/trace_set.h"
 #include "dltrace/formats/writer.h"
 #include "header_generated.h"
+#include "communicators.h"
 #include "temp_dir.h"
 
 using namespace dltrace::formats;
@@ -120,6 +121,21 @@ std::vector<OpEvent> WriteSmallFile(const std::string& path, std::vector<size_t>
   return ops;
 }
 
+// WriteSmallFile's file as bytes, with the events it wrote and how many went
+// into each chunk.
+struct SmallFile {
+  std::vector<OpEvent> ops;
+  std::vector<size_t> per_chunk;
+  std::vector<uint8_t> bytes;
+};
+SmallFile SmallFileBytes() {
+  TempDir dir;
+  SmallFile f;
+  f.ops = WriteSmallFile(dir.file("r.dltrace"), &f.per_chunk);
+  f.bytes = Slurp(dir.file("r.dltrace"));
+  return f;
+}
+
 // Recomputes the CRC of the frame at `pos` (after the payload was edited).
 void FixCrc(std::vector<uint8_t>* bytes, size_t pos) {
   uint32_t len = 0;
@@ -199,13 +215,7 @@ TEST(TraceFormat, RoundTripsEveryField) {
   auto w = TraceWriter::Create(dir.file("r.dltrace"), h, &err);
   ASSERT_TRUE(w) << err;
   Communicator c = FullComm();
-  Communicator mpi;
-  mpi.id = 0;
-  mpi.api = Api::Mpi;
-  mpi.name = "MPI_COMM_WORLD";
-  mpi.size = 8;
-  mpi.rank = 3;
-  mpi.members = {0, 1, 2, 3, 4, 5, 6, 7};
+  Communicator mpi = dltrace_test::MpiWorld(8, 3);
   w->AddCommunicator(mpi);
   w->AddCommunicator(c);
 
@@ -298,10 +308,7 @@ TEST(TraceFormat, NeverOverwritesAnExistingFile) {
 }
 
 TEST(TraceFormat, TruncationAtEveryByteKeepsWholeChunks) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  auto ops = WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  auto bytes = Slurp(dir.file("r.dltrace"));
+  auto [ops, per_chunk, bytes] = SmallFileBytes();
   RankTrace whole = ReadTraceBuffer(bytes.data(), bytes.size(), "whole");
   ASSERT_EQ(whole.status, ReadStatus::kComplete) << whole.message;
 
@@ -344,10 +351,7 @@ TEST(TraceFormat, TruncationAtEveryByteKeepsWholeChunks) {
 }
 
 TEST(TraceFormat, FlippedBytesAreReportedWithFileAndOffset) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  const auto bytes = Slurp(dir.file("r.dltrace"));
+  [[maybe_unused]] const auto [ops, per_chunk, bytes] = SmallFileBytes();
   for (size_t i = 0; i < bytes.size(); ++i) {
     for (uint8_t mask : {uint8_t(0x01), uint8_t(0x80)}) {
       auto bad = bytes;
@@ -374,10 +378,7 @@ TEST(TraceFormat, FlippedBytesAreReportedWithFileAndOffset) {
 }
 
 TEST(TraceFormat, CorruptChunkWithValidChecksumIsCaughtByVerifier) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  auto bytes = Slurp(dir.file("r.dltrace"));
+  [[maybe_unused]] auto [ops, per_chunk, bytes] = SmallFileBytes();
   uint32_t hlen = 0;
   for (int i = 0; i < 4; ++i) hlen |= uint32_t(bytes[8 + i]) << (8 * i);
   size_t chunk0 = 16 + hlen;
@@ -416,10 +417,7 @@ std::vector<std::pair<size_t, size_t>> Frames(const std::vector<uint8_t>& bytes)
 // flipped byte anywhere in a chunk frame (length, checksum or payload) loses
 // that chunk and nothing else, and says which bytes and events went.
 TEST(Resync, AFlipInAnyChunkLosesThatChunkOnly) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  auto ops = WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  const auto bytes = Slurp(dir.file("r.dltrace"));
+  const auto [ops, per_chunk, bytes] = SmallFileBytes();
   auto frames = Frames(bytes);
   ASSERT_EQ(frames.size(), 5u);  // header, 3 chunks, footer chunk
   size_t checked = 0;
@@ -469,10 +467,7 @@ TEST(Resync, AFlipInAnyChunkLosesThatChunkOnly) {
 // A length field damaged into "runs past the end" looks like a torn tail;
 // the valid chunk after it shows that it is not.
 TEST(Resync, DamagedLengthIsNotMistakenForATornTail) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  auto bytes = Slurp(dir.file("r.dltrace"));
+  [[maybe_unused]] auto [ops, per_chunk, bytes] = SmallFileBytes();
   auto frames = Frames(bytes);
   bytes[frames[2].first + 2] = 0x7F;  // chunk 1: length ~8 MB, past the end
   RankTrace t = ReadTraceBuffer(bytes.data(), bytes.size(), "len.dltrace");
@@ -489,10 +484,7 @@ TEST(Resync, DamagedLengthIsNotMistakenForATornTail) {
 // chunk 2 cannot be told apart from any other shape and are dropped too, and
 // counted: a chunk that starts a new dictionary would bring them back (next test).
 TEST(Resync, AZeroedRunOfChunksIsOneLoss) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  auto ops = WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  auto bytes = Slurp(dir.file("r.dltrace"));
+  [[maybe_unused]] auto [ops, per_chunk, bytes] = SmallFileBytes();
   auto frames = Frames(bytes);
   std::fill(bytes.begin() + long(frames[1].first) + 5, bytes.begin() + long(frames[2].second) - 3, 0);
   RankTrace t = ReadTraceBuffer(bytes.data(), bytes.size(), "zero.dltrace");
@@ -599,10 +591,7 @@ TEST(Resync, ANewDictionaryBringsBackEventsWhoseShapesWereLost) {
 // Bytes that are no trace at all never pass for a chunk: random data with
 // the marker planted every 64 bytes still yields no frame.
 TEST(Resync, GarbageWithPlantedMarkersIsNeverTakenForAChunk) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  auto bytes = Slurp(dir.file("r.dltrace"));
+  [[maybe_unused]] auto [ops, per_chunk, bytes] = SmallFileBytes();
   auto frames = Frames(bytes);
   std::vector<uint8_t> cut(bytes.begin(), bytes.begin() + long(frames[1].second));
   uint64_t x = 88172645463325252ull;  // xorshift64
@@ -624,10 +613,7 @@ TEST(Resync, GarbageWithPlantedMarkersIsNeverTakenForAChunk) {
 }
 
 TEST(TraceFormat, WrongIdentifierIsNotATrace) {
-  TempDir dir;
-  std::vector<size_t> per_chunk;
-  WriteSmallFile(dir.file("r.dltrace"), &per_chunk);
-  auto bytes = Slurp(dir.file("r.dltrace"));
+  auto bytes = SmallFileBytes().bytes;
   // Bad magic.
   auto bad = bytes;
   bad[1] = 'X';

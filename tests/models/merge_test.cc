@@ -12,6 +12,7 @@
 #include "dltrace/formats/writer.h"
 #include "dltrace/models/lower.h"
 #include "dltrace/models/merge.h"
+#include "communicators.h"
 #include "temp_dir.h"
 
 namespace dltrace::models {
@@ -45,14 +46,7 @@ class TraceSetTest : public ::testing::Test {
       std::string err;
       auto w = formats::TraceWriter::Create(dir_ + "/rank" + std::to_string(r) + ".dltrace", h, &err);
       EXPECT_TRUE(w) << err;
-      Communicator world;
-      world.id = 0;
-      world.api = Api::Mpi;
-      world.name = "MPI_COMM_WORLD";
-      world.size = kRanks;
-      world.rank = r;
-      for (int m = 0; m < kRanks; ++m) world.members.push_back(m);
-      w->AddCommunicator(world);
+      w->AddCommunicator(dltrace_test::MpiWorld(kRanks, r));
       Communicator nccl;
       nccl.id = uint32_t(7 + r);  // ids are per file; the hash ties them together
       nccl.api = Api::Nccl;

@@ -36,6 +36,16 @@ static void op(const char* kind, const char* comm, int peer, int tag, long long 
           kind, comm, peer, tag, bytes, count);
 }
 
+/* rq[0]: MPI_Isend of COUNT ints of SEND to RIGHT; rq[1]: MPI_Irecv of as many
+   into RECV from LEFT; both with TAG on MPI_COMM_WORLD, and both logged. */
+static void post_int_pair(int* send, int* recv, int count, int right, int left, int tag,
+                          MPI_Request rq[2]) {
+  MPI_Isend(send, count, MPI_INT, right, tag, MPI_COMM_WORLD, &rq[0]);
+  MPI_Irecv(recv, count, MPI_INT, left, tag, MPI_COMM_WORLD, &rq[1]);
+  op("MPI_Isend", "world", right, tag, 4LL * count, count);
+  op("MPI_Irecv", "world", left, tag, 4LL * count, count);
+}
+
 static void op_v(const char* kind, const char* comm, int peer, long long bytes, const long long* send,
                  const long long* recv, int n) {
   fprintf(g_log, "{\"kind\":\"%s\",\"comm\":\"%s\",\"peer\":%d,\"bytes\":%lld", kind, comm, peer,
@@ -131,38 +141,28 @@ int main(int argc, char** argv) {
     int idx;
     MPI_Waitany(2, rq, &idx, &st); op("MPI_Waitany", "-", -1, -1, 0, 2);
   }
-  MPI_Isend(iv, 3, MPI_INT, right, 9, MPI_COMM_WORLD, &rq[0]);
-  MPI_Irecv(iv2, 3, MPI_INT, left, 9, MPI_COMM_WORLD, &rq[1]);
-  op("MPI_Isend", "world", right, 9, 12, 3); op("MPI_Irecv", "world", left, 9, 12, 3);
+  post_int_pair(iv, iv2, 3, right, left, 9, rq);
   for (int done = 0; done < 2;) {
     int outc, idx[2];
     MPI_Waitsome(2, rq, &outc, idx, MPI_STATUSES_IGNORE); op("MPI_Waitsome", "-", -1, -1, 0, 2);
     done += outc;
   }
-  MPI_Isend(iv, 1, MPI_INT, right, 10, MPI_COMM_WORLD, &rq[0]);
-  MPI_Irecv(iv2, 1, MPI_INT, left, 10, MPI_COMM_WORLD, &rq[1]);
-  op("MPI_Isend", "world", right, 10, 4, 1); op("MPI_Irecv", "world", left, 10, 4, 1);
+  post_int_pair(iv, iv2, 1, right, left, 10, rq);
   for (int k = 0; k < 2; ++k)
     for (int flag = 0; !flag;) {
       MPI_Test(&rq[k], &flag, &st); op("MPI_Test", "-", -1, -1, 0, 1);
     }
-  MPI_Isend(iv, 1, MPI_INT, right, 11, MPI_COMM_WORLD, &rq[0]);
-  MPI_Irecv(iv2, 1, MPI_INT, left, 11, MPI_COMM_WORLD, &rq[1]);
-  op("MPI_Isend", "world", right, 11, 4, 1); op("MPI_Irecv", "world", left, 11, 4, 1);
+  post_int_pair(iv, iv2, 1, right, left, 11, rq);
   for (int flag = 0; !flag;) {
     MPI_Testall(2, rq, &flag, MPI_STATUSES_IGNORE); op("MPI_Testall", "-", -1, -1, 0, 2);
   }
-  MPI_Isend(iv, 1, MPI_INT, right, 12, MPI_COMM_WORLD, &rq[0]);
-  MPI_Irecv(iv2, 1, MPI_INT, left, 12, MPI_COMM_WORLD, &rq[1]);
-  op("MPI_Isend", "world", right, 12, 4, 1); op("MPI_Irecv", "world", left, 12, 4, 1);
+  post_int_pair(iv, iv2, 1, right, left, 12, rq);
   for (int done = 0; done < 2;) {
     int idx, flag;
     MPI_Testany(2, rq, &idx, &flag, &st); op("MPI_Testany", "-", -1, -1, 0, 2);
     if (flag && idx != MPI_UNDEFINED) done++;
   }
-  MPI_Isend(iv, 1, MPI_INT, right, 13, MPI_COMM_WORLD, &rq[0]);
-  MPI_Irecv(iv2, 1, MPI_INT, left, 13, MPI_COMM_WORLD, &rq[1]);
-  op("MPI_Isend", "world", right, 13, 4, 1); op("MPI_Irecv", "world", left, 13, 4, 1);
+  post_int_pair(iv, iv2, 1, right, left, 13, rq);
   for (int done = 0; done < 2;) {
     int outc, idx[2];
     MPI_Testsome(2, rq, &outc, idx, MPI_STATUSES_IGNORE); op("MPI_Testsome", "-", -1, -1, 0, 2);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "communicators.h"
 #include "dltrace/formats/writer.h"
 
 using namespace dltrace::formats;
@@ -86,13 +87,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "dltrace-sample-trace: %s\n", err.c_str());
       return 1;
     }
-    Communicator world;
-    world.id = 0;
-    world.api = Api::Mpi;
-    world.name = "MPI_COMM_WORLD";
-    world.size = o.ranks;
-    world.rank = r;
-    for (int m = 0; m < o.ranks; ++m) world.members.push_back(m);
+    Communicator world = dltrace_test::MpiWorld(o.ranks, r);
     world.created_ns = uint64_t(t0);
     w->AddCommunicator(world);
     Communicator nccl = world;

@@ -42,26 +42,16 @@ bool ChakraCollective(formats::Collective c, pb::CollectiveCommType* out) {
   }
 }
 
-void AddInt64(pb::Node* n, const char* name, int64_t v) {
-  auto* a = n->add_attr();
+// A new attribute NAME of node N; the Add* below set its value.
+pb::AttributeProto* NewAttr(pb::Node* n, const char* name) {
+  pb::AttributeProto* a = n->add_attr();
   a->set_name(name);
-  a->set_int64_val(v);
+  return a;
 }
-void AddInt32(pb::Node* n, const char* name, int32_t v) {
-  auto* a = n->add_attr();
-  a->set_name(name);
-  a->set_int32_val(v);
-}
-void AddString(pb::Node* n, const char* name, const std::string& v) {
-  auto* a = n->add_attr();
-  a->set_name(name);
-  a->set_string_val(v);
-}
-void AddBool(pb::Node* n, const char* name, bool v) {
-  auto* a = n->add_attr();
-  a->set_name(name);
-  a->set_bool_val(v);
-}
+void AddInt64(pb::Node* n, const char* name, int64_t v) { NewAttr(n, name)->set_int64_val(v); }
+void AddInt32(pb::Node* n, const char* name, int32_t v) { NewAttr(n, name)->set_int32_val(v); }
+void AddString(pb::Node* n, const char* name, const std::string& v) { NewAttr(n, name)->set_string_val(v); }
+void AddBool(pb::Node* n, const char* name, bool v) { NewAttr(n, name)->set_bool_val(v); }
 
 // One record as the Chakra reader expects it: varint length, then the message.
 void WriteDelimited(const google::protobuf::MessageLite& m, FILE* f, uint64_t* bytes) {
