@@ -137,7 +137,8 @@ void KeepIterations(Schedule* s, int32_t iterations) {
   s->iterations = iterations;
 }
 
-bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error) {
+bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error,
+                const std::function<void(const char* stage)>& on_stage) {
   out->loaded.reset();
   if (placement.schedule) {
     out->schedule = *placement.schedule;
@@ -145,6 +146,7 @@ bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* er
     JobOptions options;
     options.lower = placement.lower;
     options.runnable = true;
+    options.on_stage = on_stage;
     out->loaded = LoadJob(placement.trace, options, error);
     if (!out->loaded) return false;
     // One copy of the steps (a large job's biggest part); the loaded job keeps its ops.
@@ -156,13 +158,13 @@ bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* er
 }
 
 bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
-                 std::string* error) {
+                 std::string* error, const std::function<void(const char* stage)>& on_stage) {
   out->clear();
   out->resize(placements->size());
   std::vector<uint32_t> endpoints;
   std::vector<std::vector<int32_t>> groups(placements->size());  // hosts=trace: per endpoint its recorded host
   for (size_t j = 0; j < placements->size(); ++j) {
-    if (!PrepareJob((*placements)[j], &(*out)[j], error)) return false;
+    if (!PrepareJob((*placements)[j], &(*out)[j], error, on_stage)) return false;
     const Job* loaded = (*out)[j].loaded.get();
     if ((*placements)[j].trace_hosts && (*placements)[j].hosts.empty()) {
       if (!loaded) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,11 +62,13 @@ struct PreparedJob {
 // schedule), then keeps its first iterations. Notes on incomplete input
 // (a truncated file, a missing rank) are in loaded->notes for the caller to
 // say; the job is prepared as far as it goes.
-bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error);
+// ON_STAGE: as JobOptions::on_stage (may be empty).
+bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error,
+                const std::function<void(const char* stage)>& on_stage = {});
 
 // Every job prepared, then placed: the host lists left empty filled
 // (PlaceJobs). *HOSTS_NEEDED: one past the highest host any job uses.
 bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
-                 std::string* error);
+                 std::string* error, const std::function<void(const char* stage)>& on_stage = {});
 
 }  // namespace dltrace::models
