@@ -25,6 +25,8 @@
 #                              synth + simulate wall time, peak memory, simulated s per wall s
 #        DLTRACE_BENCH_SCALE_MODELS  which of them (default "resnet50 gpt3-175b")
 #        DLTRACE_BENCH_SCALE_R50_ALGO / _GPT_ALGO  their algorithms (default tree / ring)
+#        DLTRACE_BENCH_SCALE_HOSTS  trace: a synth host's 8 ranks on one topology host (--job TRACE:hosts=trace,
+#                              the default); endpoint: one topology host per rank
 #        DLTRACE_BENCH_SCALE_GIB  a run whose resident memory passes this is stopped (default 18)
 #        DLTRACE_BENCH_KEEP    a directory to keep each run's log and progress lines in (default none)
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
@@ -70,7 +72,9 @@ field() { sed -nE "s/^[[:space:]]*$2: (.*)/\1/p" "$work/$1.time"; }  # a line of
 
 if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
   limit_kb=$(( ${DLTRACE_BENCH_SCALE_GIB:-18} * 1048576 ))
-  echo "Flow simulator at scale: one iteration, 8 ranks per host, fat-tree sized to the job (load average before: $(load))"
+  place=${DLTRACE_BENCH_SCALE_HOSTS:-trace}
+  [[ $place == trace || $place == endpoint ]] || { echo "bench-sim: DLTRACE_BENCH_SCALE_HOSTS is trace or endpoint" >&2; exit 1; }
+  echo "Flow simulator at scale: one iteration, 8 ranks per host ($place placement), fat-tree sized to the job (load average before: $(load))"
   printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9s %12s %12s %10s\n" ranks model algo synth_s lower_s wall_s cpu_s \
     peak_MiB sim_s_per_s messages messages_per_s
   for n in $DLTRACE_BENCH_SCALE; do
@@ -88,7 +92,9 @@ if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
         --iterations 1 -o "$work/$name.trace" || { echo "bench-sim: $name synth failed:" >&2; tail -3 "$work/$name-synth.log" >&2; continue; }
       synth_s=$(field "$name-synth" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
       status=0
-      capped "$name" "$limit_kb" "$dltrace" simulate "$work/$name.trace" --engine flow --topo fat-tree --algo "$algo" \
+      job=$work/$name.trace
+      [[ $place == endpoint ]] || job+=":hosts=trace"
+      capped "$name" "$limit_kb" "$dltrace" simulate --job "$job" --engine flow --topo fat-tree --algo "$algo" \
         --util-ms 10 -o "$work/$name" || status=$?
       wall=$(field "$name" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
       cpu=$(python3 -c "print('%.1f' % ($(field "$name" "User time \\(seconds\\)") + $(field "$name" "System time \\(seconds\\)")))")

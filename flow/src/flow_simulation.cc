@@ -311,7 +311,17 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   std::vector<models::JobPlacement> placements = config.jobs;
   std::vector<models::PreparedJob> prepared;
   uint32_t needed = 0;
-  if (!models::PrepareJobs(&placements, &prepared, &needed, error)) return false;
+  // Loading a large job takes minutes: a line as each stage of it ends, once
+  // 2 s have passed (a small job's bad input stays one error line).
+  std::function<void(const char*)> on_stage;
+  if (config.progress)
+    on_stage = [setup_start](const char* stage) {
+      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
+      if (s >= 2)
+        std::fprintf(stderr, "dltrace simulate (flow): trace set %s, %.1f s; memory %.0f MiB\n", stage, s,
+                     double(CurrentRssKb()) / 1024);
+    };
+  if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage)) return false;
   for (size_t j = 0; j < prepared.size(); ++j) {
     auto job = std::make_unique<JobState>();
     job->placement = placements[j];

@@ -90,14 +90,21 @@ std::unique_ptr<Job> LoadJob(const std::string& path, const JobOptions& options,
     return nullptr;
   }
   auto job = std::make_unique<Job>();
+  auto stage = [&options](const char* name) {
+    if (options.on_stage) options.on_stage(name);
+  };
   if (!formats::LoadTraceSet(path, &job->set, error)) return nullptr;
+  stage("read");
   job->notes = job->set.warnings;
   job->merged = Merge(job->set);
+  stage("merged");
   for (const auto& p : job->merged.problems) job->notes.push_back(p);
   job->schedule = LowerTrace(job->merged, options.lower, &job->notes, &job->forced);
   LinkAndAlign(job.get());
+  stage("lowered");
   if (options.runnable) {
     auto problems = CheckSchedule(job->schedule, 1);
+    stage("checked");
     if (!problems.empty()) {
       *error = path + ": the lowered schedule cannot run: " + problems[0];
       return nullptr;

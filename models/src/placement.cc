@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
+#include <unordered_map>
 
 #include "dltrace/models/topology.h"
 
@@ -34,7 +35,7 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
   std::stringstream ss(text);
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);
   if (parts.empty() || parts[0].empty()) {
-    *error = "--job needs TRACE[:hosts=A-B][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P], got '" + text + "'";
+    *error = "--job needs TRACE[:hosts=A-B|trace][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P], got '" + text + "'";
     return false;
   }
   spec.trace = parts[0];
@@ -44,7 +45,11 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
     const std::string value = eq == std::string::npos ? "" : parts[i].substr(eq + 1);
     char* end = nullptr;
     bool ok = eq != std::string::npos && !value.empty();
-    if (key == "hosts") {
+    if (key == "hosts" && value == "trace") {
+      spec.trace_hosts = true;
+      spec.hosts.clear();
+    } else if (key == "hosts") {
+      spec.trace_hosts = false;
       ok = ok && ParseHostList(value, &spec.hosts);
     } else if (key == "start") {
       ok = ok && ParseDuration(value, &spec.start_ns);
@@ -77,12 +82,25 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
 }
 
 bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& endpoints, uint32_t* hosts_needed,
-               std::string* error) {
+               std::string* error, const std::vector<std::vector<int32_t>>* groups) {
   uint32_t next = 0, needed = 0;
   for (size_t j = 0; j < jobs->size(); ++j) {
     JobPlacement& p = (*jobs)[j];
     const uint32_t n = endpoints[j];
-    if (p.hosts.empty()) {
+    const std::vector<int32_t>* group = groups && j < groups->size() && !(*groups)[j].empty() ? &(*groups)[j] : nullptr;
+    if (p.hosts.empty() && group) {
+      std::unordered_map<int32_t, uint32_t> host_of_group;
+      for (uint32_t e = 0; e < n; ++e) {
+        const int32_t g = e < group->size() ? (*group)[e] : -1;
+        if (g < 0) {
+          p.hosts.push_back(next++);
+          continue;
+        }
+        auto [it, added] = host_of_group.try_emplace(g, next);
+        if (added) ++next;
+        p.hosts.push_back(it->second);
+      }
+    } else if (p.hosts.empty()) {
       for (uint32_t e = 0; e < n; ++e) p.hosts.push_back(next++);
     } else if (p.hosts.size() != n) {
       *error = "job " + std::to_string(j) + " (" + p.trace + ") has " + std::to_string(n) +
@@ -119,7 +137,8 @@ void KeepIterations(Schedule* s, int32_t iterations) {
   s->iterations = iterations;
 }
 
-bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error) {
+bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error,
+                const std::function<void(const char* stage)>& on_stage) {
   out->loaded.reset();
   if (placement.schedule) {
     out->schedule = *placement.schedule;
@@ -127,6 +146,7 @@ bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* er
     JobOptions options;
     options.lower = placement.lower;
     options.runnable = true;
+    options.on_stage = on_stage;
     out->loaded = LoadJob(placement.trace, options, error);
     if (!out->loaded) return false;
     // One copy of the steps (a large job's biggest part); the loaded job keeps its ops.
@@ -138,18 +158,27 @@ bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* er
 }
 
 bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
-                 std::string* error) {
+                 std::string* error, const std::function<void(const char* stage)>& on_stage) {
   out->clear();
   out->resize(placements->size());
   std::vector<uint32_t> endpoints;
+  std::vector<std::vector<int32_t>> groups(placements->size());  // hosts=trace: per endpoint its recorded host
   for (size_t j = 0; j < placements->size(); ++j) {
-    if (!PrepareJob((*placements)[j], &(*out)[j], error)) return false;
+    if (!PrepareJob((*placements)[j], &(*out)[j], error, on_stage)) return false;
+    const Job* loaded = (*out)[j].loaded.get();
+    if ((*placements)[j].trace_hosts && (*placements)[j].hosts.empty()) {
+      if (!loaded) {
+        *error = "job " + std::to_string(j) + ": hosts=trace needs a trace set";
+        return false;
+      }
+      groups[j] = loaded->merged.host_of_rank;
+    }
     // What each job was lowered with, where it took the trace's default.
     if ((*placements)[j].lower.algorithm.empty())
       (*placements)[j].lower.algorithm = (*out)[j].schedule.algorithm;
     endpoints.push_back(uint32_t((*out)[j].schedule.ranks.size()));
   }
-  return PlaceJobs(placements, endpoints, hosts_needed, error);
+  return PlaceJobs(placements, endpoints, hosts_needed, error, &groups);
 }
 
 }  // namespace dltrace::models

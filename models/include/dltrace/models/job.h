@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -60,6 +61,9 @@ struct JobOptions {
   // Fail unless the lowered schedule can run (CheckSchedule finds nothing and
   // it has endpoints): what executors ask for; views and schedule print anyway.
   bool runnable = false;
+  // Called as each stage ends ("read", "merged", "lowered", "checked"), for
+  // progress lines on jobs that take minutes to load; may be empty.
+  std::function<void(const char* stage)> on_stage;
 };
 
 // Loads, merges and lowers PATH. Null with a one-line *error when the trace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ struct JobPlacement {
   int32_t iterations = 0;                     // first N iterations (0: all)
   double time_scale = 1.0;                    // compute gaps multiplied by this
   std::vector<uint32_t> hosts;                // host per endpoint; empty: the next free hosts
+  // "hosts=trace": the ranks the trace recorded on one host share one
+  // topology host (the next free ones, in the order the hosts first appear);
+  // endpoints of no recorded host (a ps server) get one each.
+  bool trace_hosts = false;
   uint64_t start_ns = 0;                      // start offset
   uint32_t priority = 0;                      // traffic class 0-7 (RDMA class and PFC priority; TCP DSCP)
 };
@@ -29,15 +34,17 @@ struct JobPlacement {
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}.
 bool ParseHostList(const std::string& text, std::vector<uint32_t>* out);
 
-// TEXT = "TRACE[:hosts=A-B][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P]"
+// TEXT = "TRACE[:hosts=A-B|trace][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P]"
 // onto *OUT, whose fields are the defaults for what TEXT leaves out.
 bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* error);
 
 // Fills the host lists left empty with the next hosts no job took yet, and
 // checks the given ones against each job's endpoint count (ENDPOINTS[j]).
+// GROUPS (optional, per job): per endpoint a group number (-1: none);
+// endpoints of one group share a host (JobPlacement::trace_hosts).
 // *HOSTS_NEEDED: one past the highest host any job uses.
 bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& endpoints, uint32_t* hosts_needed,
-               std::string* error);
+               std::string* error, const std::vector<std::vector<int32_t>>* groups = nullptr);
 
 // Drops the steps of ops in iterations >= ITERATIONS (earlier steps never
 // depend on later ones, so what is left is a sound schedule); 0: keeps all.
@@ -55,11 +62,13 @@ struct PreparedJob {
 // schedule), then keeps its first iterations. Notes on incomplete input
 // (a truncated file, a missing rank) are in loaded->notes for the caller to
 // say; the job is prepared as far as it goes.
-bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error);
+// ON_STAGE: as JobOptions::on_stage (may be empty).
+bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error,
+                const std::function<void(const char* stage)>& on_stage = {});
 
 // Every job prepared, then placed: the host lists left empty filled
 // (PlaceJobs). *HOSTS_NEEDED: one past the highest host any job uses.
 bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
-                 std::string* error);
+                 std::string* error, const std::function<void(const char* stage)>& on_stage = {});
 
 }  // namespace dltrace::models
