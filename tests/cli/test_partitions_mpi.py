@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from views_fixtures import ns3_built_with_mpi
+from views_fixtures import ns3_built_with_mpi, sample_trace
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
@@ -60,11 +60,7 @@ def main():
         return SKIP
     tmp = tempfile.TemporaryDirectory()
     # Small enough for a loaded machine: 2 all-reduce buckets of 2 MB, 2 iterations.
-    trace = os.path.join(tmp.name, "small4")
-    r = subprocess.run([os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace"), "-o", trace,
-                        "--ranks", "4", "--hosts", "4", "--iterations", "2", "--buckets", "2",
-                        "--bucket-bytes", "2000000", "--nccl-only"], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    trace = sample_trace(os.path.join(tmp.name, "small4"), iterations=2, bucket_bytes=2000000)
     # Leaf 0 holds hosts 0-3, leaf 1 hosts 4-7: each job has two hosts under each leaf.
     common = ["--engine", "ns3", "--algo", "ring",
               "--topo", "leaf-spine:leaves=2,hosts-per-leaf=4,spines=2,rate=10Gbps,delay=1us",

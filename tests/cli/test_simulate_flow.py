@@ -8,14 +8,12 @@ import csv
 import glob
 import json
 import os
-import subprocess
 import tempfile
 import unittest
 
-from views_fixtures import load_json, run
+from views_fixtures import load_json, run, sample_trace
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
-SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
 
 
 class FlowSimulateTest(unittest.TestCase):
@@ -24,10 +22,8 @@ class FlowSimulateTest(unittest.TestCase):
         cls.tmp = tempfile.TemporaryDirectory()
         # One all-reduce bucket of S bytes per iteration on N ranks, one per host, nothing else.
         cls.n, cls.size, cls.iterations = 8, 8000000, 2
-        cls.trace = os.path.join(cls.tmp.name, "t")
-        subprocess.run([SAMPLE, "-o", cls.trace, "--ranks", str(cls.n), "--hosts", str(cls.n), "--iterations",
-                        str(cls.iterations), "--buckets", "1", "--bucket-bytes", str(cls.size), "--nccl-only"],
-                       check=True, capture_output=True)
+        cls.trace = sample_trace(os.path.join(cls.tmp.name, "t"), ranks=cls.n, iterations=cls.iterations, buckets=1,
+                                 bucket_bytes=cls.size)
 
     @classmethod
     def tearDownClass(cls):
