@@ -4,9 +4,11 @@ logged: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING makes rank 0 print, for every
 collective it enqueues (src/enqueue.cc, NCCL 2.2x),
   "AllReduce: 1048576 Bytes -> Algo RING proto SIMPLE channel{Lo..Hi}={0..15}".
 The trace's operations of communicator rank 0 must show the same function,
-algorithm and protocol in the same order, and channels Hi - Lo + 1.
+algorithm and protocol in the same order, and channels Hi - Lo + 1. Give
+each process its own log (NCCL_DEBUG_FILE=...%p): lines of processes that
+share one stdout can interleave mid-line.
 
-usage: check_nccl_choices.py --dltrace DLTRACE TRACE_DIR NCCL_LOG"""
+usage: check_nccl_choices.py --dltrace DLTRACE TRACE_DIR NCCL_LOG..."""
 import argparse
 import json
 import re
@@ -20,17 +22,19 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dltrace", required=True)
     ap.add_argument("trace")
-    ap.add_argument("log")
+    ap.add_argument("logs", nargs="+")
     a = ap.parse_args()
     logged = []
-    with open(a.log, errors="replace") as f:
-        for line in f:
-            m = LINE.search(line)
-            if m:
-                func, _, algo, proto, lo, hi = m.groups()
-                logged.append(("nccl" + func, algo.lower(), proto.lower(), int(hi) - int(lo) + 1))
+    for log in a.logs:  # only rank 0 of a communicator prints them
+        with open(log, errors="replace") as f:
+            for line in f:
+                m = LINE.search(line)
+                if m:
+                    func, _, algo, proto, lo, hi = m.groups()
+                    logged.append(("nccl" + func, algo.lower(), proto.lower(), int(hi) - int(lo) + 1))
     if not logged:
-        sys.exit("no 'Bytes -> Algo' lines in %s (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING?)" % a.log)
+        sys.exit("no 'Bytes -> Algo' lines in %s (NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING?)"
+                 % " ".join(a.logs))
     p = subprocess.run([a.dltrace, "dump", a.trace], capture_output=True, text=True, check=True)
     recs = [json.loads(l) for l in p.stdout.splitlines()]
     rank0 = {(r["rank"], r["id"]) for r in recs if r["type"] == "comm" and r["comm_rank"] == 0}
