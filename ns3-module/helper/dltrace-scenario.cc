@@ -483,6 +483,10 @@ DltraceScenario::Run()
     Simulator::Run();
     m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     m_simSeconds = Simulator::Now().GetSeconds();
+    if (m_links)
+    {
+        m_links->Finish();
+    }
     const std::string reason = "the simulation ended at " + std::to_string(m_simSeconds) +
                                " s before this endpoint finished (stalled, or the stop time)";
     for (auto& apps : m_apps)

@@ -76,6 +76,28 @@ DltraceLinkMonitor::CountTx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet
 void
 DltraceLinkMonitor::SampleLinks()
 {
+    TakeSample();
+    // Keep sampling while anything else is still scheduled.
+    if (!Simulator::IsFinished())
+    {
+        Simulator::Schedule(m_interval, &DltraceLinkMonitor::SampleLinks, this);
+    }
+}
+
+void
+DltraceLinkMonitor::Finish()
+{
+    const double now = Simulator::Now().GetSeconds();
+    const double last = m_samples.empty() ? 0 : m_samples.back().timeS;
+    if (m_interval.IsStrictlyPositive() && now > last)
+    {
+        TakeSample();
+    }
+}
+
+void
+DltraceLinkMonitor::TakeSample()
+{
     Sample s;
     s.timeS = Simulator::Now().GetSeconds();
     s.bytes.reserve(m_directions.size());
@@ -85,11 +107,6 @@ DltraceLinkMonitor::SampleLinks()
         m_sampledBytes[d] = m_directions[d]->bytes;
     }
     m_samples.push_back(std::move(s));
-    // Keep sampling while anything else is still scheduled.
-    if (!Simulator::IsFinished())
-    {
-        Simulator::Schedule(m_interval, &DltraceLinkMonitor::SampleLinks, this);
-    }
 }
 
 uint32_t

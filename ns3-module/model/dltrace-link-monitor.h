@@ -22,7 +22,8 @@ namespace ns3
  *
  * AddLink() connects to both devices' PhyTxEnd and MacTxDrop trace sources;
  * Start() schedules the first sample, and sampling goes on while anything
- * else is still scheduled.
+ * else is still scheduled; Finish() samples the last, shorter period of a
+ * run that stopped between two samples.
  */
 class DltraceLinkMonitor : public Object
 {
@@ -55,6 +56,10 @@ class DltraceLinkMonitor : public Object
                  Ptr<NetDevice> b);
     /// Schedules the first sample one Interval from now (nothing when Interval is 0).
     void Start();
+    /// After Simulator::Run: samples what the links carried since the last
+    /// sample when the run stopped after it (a run that ends when its jobs
+    /// do stops between samples), as the flow simulator's last sample does.
+    void Finish();
 
     uint32_t GetDirectionCount() const;
     const Direction& GetDirection(uint32_t d) const;
@@ -67,6 +72,7 @@ class DltraceLinkMonitor : public Object
   private:
     static void CountTx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> packet);
     void SampleLinks();
+    void TakeSample();
 
     Time m_interval;
     // unique_ptr: the trace callbacks hold each direction's address.

@@ -90,6 +90,27 @@ class SimulateTest(unittest.TestCase):
         r = run("simulate", self.trace, "-o", d)
         self.assertOneLineError(r, ["never overwritten"])
 
+    def test_links_csv_adds_up_to_what_each_link_carried(self):
+        # Samples every 10 ms, and the run (about 4 ms) ends before the first:
+        # its only sample is the last, shorter period up to the run's end.
+        d = self.out("links")
+        r = run("simulate", self.trace, "--algo", "ring", "--topo", "leaf-spine:rate=25Gbps",
+                "--time-scale", "0", "--util-ms", "10", "--no-flowmon", "-o", d)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        # Each host's link up carried its rank's ring sends, 2 (N - 1) / N of
+        # each all-reduce (2 of 4 MB over 4 ranks), plus at most 10% in TCP/IP
+        # headers and the ACKs of what it received.
+        sent = {}
+        for l in open(os.path.join(d, "links.csv")).read().splitlines()[1:]:
+            _, link, b, _ = l.split(",")
+            sent[link] = sent.get(link, 0) + int(b)
+        ring_bytes = 2 * 2 * (4 - 1) / 4 * 4000000
+        for h in range(4):
+            up = [v for k, v in sent.items() if k.startswith("h%d-" % h)]
+            self.assertEqual(len(up), 1, sorted(sent))
+            self.assertGreaterEqual(up[0], ring_bytes, "h%d" % h)
+            self.assertLess(up[0], 1.10 * ring_bytes, "h%d" % h)
+
     def test_rdma_transport_writes_complete_results_and_fabric_outputs(self):
         out = self.out("rdma")
         r = run("simulate", self.trace, "--transport", "rdma", "--cc", "dcqcn", "--topo",

@@ -202,8 +202,8 @@ def link_bytes(out):
 
 # Links that carried less than this are left out of the per-link comparison.
 # The counts differ by convention within a few percent (ns-3 counts headers
-# and ACKs on the wire, the flow engine payload over its bandwidth factor,
-# and ns-3's last partial sample period); a connection on another path moves
+# and ACKs on the wire, the flow engine payload over its bandwidth factor);
+# a connection on another path moves
 # a whole message's bytes (tens of percent).
 LINK_MIN_BYTES = 1e6
 LINK_TOLERANCE = 0.10

@@ -14,7 +14,11 @@ The fixture was made with main's build at 5df7704 (before the change):
 Intended changes to the summaries since: the flow simulator's job lines say
 "N/M endpoints complete" as ns-3's did (one summary writer), and the
 recorded iteration 0 lost its connection set-up to a "set-up" row (main,
-16bdabd, one iteration-time definition). The files are unchanged.
+16bdabd, one iteration-time definition). Intended change to the files:
+ns-3's links.csv gained its last, shorter sample period (the run stops when
+the jobs end, between two samples; the flow simulator always sampled it).
+Without it, each host link's total was 1.1 MB (29%) short of the bytes the
+flow simulator counts; with it, the two agree within 1.4%.
 """
 import filecmp
 import os
