@@ -12,22 +12,21 @@
 #include <cstring>
 #include <vector>
 
-#define CUDA_OK(cmd)                                                              \
-  do {                                                                            \
-    cudaError_t e_ = (cmd);                                                       \
-    if (e_ != cudaSuccess) {                                                      \
-      std::fprintf(stderr, "%s: %s\n", #cmd, cudaGetErrorString(e_));             \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
-#define NCCL_OK(cmd)                                                              \
-  do {                                                                            \
-    ncclResult_t r_ = (cmd);                                                      \
-    if (r_ != ncclSuccess) {                                                      \
-      std::fprintf(stderr, "%s: %s\n", #cmd, ncclGetErrorString(r_));             \
-      std::exit(1);                                                               \
-    }                                                                             \
-  } while (0)
+namespace {
+
+// Exits with "CALL: why" when a CUDA or NCCL call did not return OK.
+template <class Result>
+void Check(Result result, Result ok, const char* (*why)(Result), const char* call) {
+  if (result != ok) {
+    std::fprintf(stderr, "%s: %s\n", call, why(result));
+    std::exit(1);
+  }
+}
+
+}  // namespace
+
+#define CUDA_OK(cmd) Check<cudaError_t>((cmd), cudaSuccess, cudaGetErrorString, #cmd)
+#define NCCL_OK(cmd) Check<ncclResult_t>((cmd), ncclSuccess, ncclGetErrorString, #cmd)
 
 namespace {
 
