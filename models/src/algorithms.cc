@@ -3,6 +3,7 @@
 #include "dltrace/models/algorithms.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace dltrace::models {
 
@@ -134,47 +135,47 @@ StepBuilder::Pair Hop(StepBuilder& out, int32_t from, int32_t to, uint64_t bytes
   return out.Transfer(from, to, bytes, out.channel(), WithStepLatency(out, from, to, deps, lat), {});
 }
 
-// Reduce-scatter around the ring: rank i sends block i-s at step s and
-// reduces block i-s-1 into what it holds. Returns each rank's last receive.
-std::vector<uint32_t> RingReduceScatter(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
-                                        StepBuilder& out, std::vector<uint32_t> last_recv,
-                                        const StepLatency& lat = {}) {
+// N-1 steps around the ring: at step s rank i sends block (i + first - s)
+// to its right neighbour once its previous receive is in. With REDUCE (a
+// reduce-scatter; null for an all-gather) the receiver adds the block into
+// its own, taking REDUCE's host time, before sending it on. Returns each
+// rank's last receive.
+std::vector<uint32_t> RingPass(const CollectiveSpec& spec, uint64_t bytes, int32_t first,
+                               const LowerOptions* reduce, StepBuilder& out,
+                               std::vector<uint32_t> last_recv, const StepLatency& lat) {
   const int32_t n = Size(spec);
   std::vector<uint32_t> recv(size_t(n), kNoStep);
   for (int32_t s = 0; s + 1 < n; ++s) {
     for (int32_t i = 0; i < n; ++i) {
-      int32_t right = (i + 1) % n;
-      const uint64_t block = Share(bytes, uint64_t(n), uint64_t(Mod(i - s, n)));
-      auto p = Hop(out, spec.members[size_t(i)], spec.members[size_t(right)], block, last_recv[size_t(i)], lat);
+      const int32_t right = (i + 1) % n;
+      const int32_t to = spec.members[size_t(right)];
+      const uint64_t block = Share(bytes, uint64_t(n), uint64_t(Mod(i + first - s, n)));
+      auto p = Hop(out, spec.members[size_t(i)], to, block, last_recv[size_t(i)], lat);
       recv[size_t(right)] = p.recv;
-      // The receiver adds the block into its own before sending it on.
-      out.Reduce(spec.members[size_t(right)], p.recv);
-      const double host_ns = (options.reduce_gbps > 0 ? double(block) / options.reduce_gbps : 0) +
-                             options.per_message_ns;
-      if (host_ns >= 1) recv[size_t(right)] = out.Compute(spec.members[size_t(right)], uint64_t(host_ns), {p.recv});
+      if (!reduce) continue;
+      out.Reduce(to, p.recv);
+      const double host_ns =
+          (reduce->reduce_gbps > 0 ? double(block) / reduce->reduce_gbps : 0) + reduce->per_message_ns;
+      if (host_ns >= 1) recv[size_t(right)] = out.Compute(to, uint64_t(host_ns), {p.recv});
     }
     last_recv = recv;
   }
   return last_recv;
 }
 
+// Reduce-scatter around the ring: rank i sends block i-s at step s and
+// reduces block i-s-1 into what it holds. Returns each rank's last receive.
+std::vector<uint32_t> RingReduceScatter(const CollectiveSpec& spec, uint64_t bytes, const LowerOptions& options,
+                                        StepBuilder& out, std::vector<uint32_t> last_recv,
+                                        const StepLatency& lat = {}) {
+  return RingPass(spec, bytes, 0, &options, out, std::move(last_recv), lat);
+}
+
 // All-gather around the ring, starting with block (i + first) on rank i.
 std::vector<uint32_t> RingAllGather(const CollectiveSpec& spec, uint64_t bytes, int32_t first,
                                     StepBuilder& out, std::vector<uint32_t> last_recv,
                                     const StepLatency& lat = {}) {
-  const int32_t n = Size(spec);
-  std::vector<uint32_t> recv(size_t(n), kNoStep);
-  for (int32_t s = 0; s + 1 < n; ++s) {
-    for (int32_t i = 0; i < n; ++i) {
-      int32_t right = (i + 1) % n;
-      auto p = Hop(out, spec.members[size_t(i)], spec.members[size_t(right)],
-                   Share(bytes, uint64_t(n), uint64_t(Mod(i + first - s, n))),
-                   last_recv[size_t(i)], lat);
-      recv[size_t(right)] = p.recv;
-    }
-    last_recv = recv;
-  }
-  return last_recv;
+  return RingPass(spec, bytes, first, nullptr, out, std::move(last_recv), lat);
 }
 
 // A chain through ORDER (communicator ranks): each passes BYTES on after

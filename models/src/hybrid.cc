@@ -454,31 +454,47 @@ class HybridBuilder {
     Coll(st, OpKind::NcclAllToAll, kEp, dispatch_);
   }
 
+  // Megatron's conjugate TP operators on the activations. Spread: the input
+  // gathered over TP under sequence parallelism (identity otherwise).
+  // Combine: partial outputs reduce-scattered (sequence parallel) or
+  // all-reduced over TP.
+  void TpSpread(RankState& st) {
+    if (o_.sequence_parallel) TpGather(st, activation_);
+  }
+  void TpCombine(RankState& st) {
+    if (o_.sequence_parallel) TpScatter(st, activation_);
+    else TpReduce(st, activation_);
+  }
+
+  // A column-parallel then row-parallel pair of linears (attention's QKV and
+  // projection, the MLP's two layers) forward: spread, FLOPS, combine.
+  void TpBlockForward(RankState& st, double flops) {
+    TpSpread(st);
+    Compute(st, ComputeNs(o_, flops));
+    TpCombine(st);
+  }
+
+  // The same pair backward: the row-parallel linear's output gradient
+  // gathered (sequence parallel), then the column-parallel one's input
+  // gathered again and its input gradient combined.
+  void TpBlockBackward(RankState& st, double flops) {
+    TpSpread(st);
+    Compute(st, ComputeNs(o_, flops));
+    TpSpread(st);
+    Compute(st, ComputeNs(o_, flops));
+    TpCombine(st);
+  }
+
   void Forward(RankState& st, std::vector<uint32_t>* starts) {
-    const bool sp = o_.sequence_parallel;
-    const uint64_t a = activation_;
-    if (st.p == 0) {  // vocab-parallel embedding: partial sums reduced over TP
-      if (sp) TpScatter(st, a);
-      else TpReduce(st, a);
-    }
+    if (st.p == 0) TpCombine(st);  // vocab-parallel embedding: partial sums reduced over TP
     for (int k = 1; k <= layers_per_stage_; ++k) {
       if (starts) (*starts)[size_t(k)] = Marker(st);
-      // Attention: column-parallel QKV, row-parallel projection.
-      if (sp) TpGather(st, a);
-      Compute(st, ComputeNs(o_, flops_.attention));
-      if (sp) TpScatter(st, a);
-      else TpReduce(st, a);
-      if (t_.experts) {
-        Experts(st, 1);
-      } else {
-        if (sp) TpGather(st, a);
-        Compute(st, ComputeNs(o_, flops_.mlp));
-        if (sp) TpScatter(st, a);
-        else TpReduce(st, a);
-      }
+      TpBlockForward(st, flops_.attention);
+      if (t_.experts) Experts(st, 1);
+      else TpBlockForward(st, flops_.mlp);
     }
     if (st.p == l_.pp - 1) {  // LM head and vocab-parallel cross-entropy
-      if (sp) TpGather(st, a);
+      TpSpread(st);
       Compute(st, ComputeNs(o_, head_flops_));
       const uint64_t losses = uint64_t(s_) * uint64_t(o_.micro_batch_size) * 4;
       for (int i = 0; i < 3; ++i) TpReduce(st, losses, 2);  // max, predicted logit, sum of exp
@@ -488,41 +504,22 @@ class HybridBuilder {
   // Backward of one micro-batch; ENDS gets a marker after each unit's
   // gradients are complete (index = Tensor::unit), STARTS before each layer's.
   void Backward(RankState& st, std::vector<uint32_t>* ends, std::vector<uint32_t>* starts) {
-    const bool sp = o_.sequence_parallel;
-    const uint64_t a = activation_;
     const int last = layers_per_stage_ + 1;
     if (st.p == l_.pp - 1) {
       if (starts) (*starts)[size_t(last)] = Marker(st);
-      if (sp) TpGather(st, a);  // input again, for the head's weight gradient
+      TpSpread(st);  // input again, for the head's weight gradient
       Compute(st, 2 * ComputeNs(o_, head_flops_));
-      if (sp) TpScatter(st, a);
-      else TpReduce(st, a);
+      TpCombine(st);
     }
     if (ends) (*ends)[size_t(last)] = Marker(st);
-    // A column-parallel linear's backward: its input gathered again (sequence
-    // parallel), then the input gradient reduced; a row-parallel one's: the
-    // output gradient gathered (sequence parallel).
     for (int k = layers_per_stage_; k >= 1; --k) {
       if (starts) (*starts)[size_t(k)] = Marker(st);
-      if (t_.experts) {
-        Experts(st, 2);
-      } else {
-        if (sp) TpGather(st, a);
-        Compute(st, ComputeNs(o_, flops_.mlp));
-        if (sp) TpGather(st, a);
-        Compute(st, ComputeNs(o_, flops_.mlp));
-        if (sp) TpScatter(st, a);
-        else TpReduce(st, a);
-      }
-      if (sp) TpGather(st, a);
-      Compute(st, ComputeNs(o_, flops_.attention));
-      if (sp) TpGather(st, a);
-      Compute(st, ComputeNs(o_, flops_.attention));
-      if (sp) TpScatter(st, a);
-      else TpReduce(st, a);
+      if (t_.experts) Experts(st, 2);
+      else TpBlockBackward(st, flops_.mlp);
+      TpBlockBackward(st, flops_.attention);
       if (ends) (*ends)[size_t(k)] = Marker(st);
     }
-    if (st.p == 0 && sp) TpGather(st, a);  // the embedding's reduce-scatter, backwards
+    if (st.p == 0) TpSpread(st);  // the embedding's reduce-scatter, backwards
     if (ends) (*ends)[0] = Marker(st);
   }
 

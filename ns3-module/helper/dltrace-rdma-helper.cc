@@ -132,12 +132,6 @@ DltraceRdmaHelper::GetHosts() const
     return m_hosts;
 }
 
-NodeContainer
-DltraceRdmaHelper::GetSwitches() const
-{
-    return m_switchNodes;
-}
-
 Ptr<DltraceRdmaNic>
 DltraceRdmaHelper::GetNic(uint32_t host) const
 {

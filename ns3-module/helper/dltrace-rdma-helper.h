@@ -52,7 +52,6 @@ class DltraceRdmaHelper
     void Build(const dltrace::models::TopologyGraph& graph);
 
     NodeContainer GetHosts() const;
-    NodeContainer GetSwitches() const;
     Ptr<DltraceRdmaNic> GetNic(uint32_t host) const;
     Ptr<DltraceRdmaSwitch> GetSwitch(uint32_t index) const;
     uint32_t GetSwitchCount() const;

@@ -527,12 +527,6 @@ DltraceScenario::NeedsLaunch() const
     return m_needsLaunch;
 }
 
-const DltracePartition&
-DltraceScenario::GetPartition() const
-{
-    return m_partition;
-}
-
 uint32_t
 DltraceScenario::GetPartitionIndex() const
 {

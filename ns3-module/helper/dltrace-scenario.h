@@ -102,8 +102,6 @@ class DltraceScenario
      * partitions (mpirun -np N, each running the same Setup) instead of Run().
      */
     bool NeedsLaunch() const;
-    /// The partitioning of a partitioned Setup() (count 1 otherwise).
-    const DltracePartition& GetPartition() const;
     /// This process's partition (0 when not partitioned).
     uint32_t GetPartitionIndex() const;
     void Run();

@@ -77,12 +77,6 @@ DltraceApplication::GetJob() const
     return m_job;
 }
 
-uint32_t
-DltraceApplication::GetEndpoint() const
-{
-    return m_endpoint;
-}
-
 bool
 DltraceApplication::IsFinished() const
 {

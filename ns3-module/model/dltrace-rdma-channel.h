@@ -28,7 +28,6 @@ class DltraceRdmaChannel : public Channel
     void Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice> src, Time txTime);
     /// The device at the other end from DEVICE.
     Ptr<DltraceRdmaNetDevice> GetPeer(Ptr<const DltraceRdmaNetDevice> device) const;
-    Time GetDelay() const;
 
     std::size_t GetNDevices() const override;
     Ptr<NetDevice> GetDevice(std::size_t i) const override;

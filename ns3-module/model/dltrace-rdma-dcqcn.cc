@@ -190,16 +190,4 @@ DltraceRdmaDcqcn::Increase()
     SetRate((m_targetRate + GetRate()) / 2);
 }
 
-double
-DltraceRdmaDcqcn::GetAlpha() const
-{
-    return m_alpha;
-}
-
-double
-DltraceRdmaDcqcn::GetTargetRate() const
-{
-    return m_targetRate;
-}
-
 } // namespace ns3

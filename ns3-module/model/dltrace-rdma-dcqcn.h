@@ -37,9 +37,6 @@ class DltraceRdmaDcqcn : public DltraceRdmaCongestionControl
     void OnSend(uint32_t bytes) override;
     void OnCnp() override;
 
-    double GetAlpha() const;
-    double GetTargetRate() const;
-
   protected:
     void DoDispose() override;
 

@@ -67,12 +67,6 @@ DltraceRdmaHpcc::NeedsInt() const
 }
 
 double
-DltraceRdmaHpcc::GetUtilisation() const
-{
-    return m_u;
-}
-
-double
 DltraceRdmaHpcc::MeasureInflight(const DltraceRdmaHeader& ack)
 {
     const double t = m_baseRtt.GetSeconds();

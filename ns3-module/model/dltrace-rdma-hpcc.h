@@ -32,8 +32,6 @@ class DltraceRdmaHpcc : public DltraceRdmaCongestionControl
     void OnAck(const DltraceRdmaAckInfo& ack) override;
     bool NeedsInt() const override;
 
-    double GetUtilisation() const;
-
   private:
     double MeasureInflight(const DltraceRdmaHeader& ack);
     double ComputeWindow(double u, bool updateReference);

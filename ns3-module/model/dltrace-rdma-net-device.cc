@@ -173,12 +173,6 @@ DltraceRdmaNetDevice::GetWrrWeights() const
     return s;
 }
 
-Ptr<DltraceRdmaChannel>
-DltraceRdmaNetDevice::GetRdmaChannel() const
-{
-    return m_channel;
-}
-
 DataRate
 DltraceRdmaNetDevice::GetDataRate() const
 {

@@ -73,7 +73,6 @@ class DltraceRdmaNetDevice : public NetDevice
     ~DltraceRdmaNetDevice() override;
 
     bool Attach(Ptr<DltraceRdmaChannel> channel);
-    Ptr<DltraceRdmaChannel> GetRdmaChannel() const;
     DataRate GetDataRate() const;
     /// Parses "w0,w1,..." (up to 8 weights 1..1000, the rest 1); false on a bad list.
     static bool ParseWeights(const std::string& text, std::array<uint32_t, kClasses>* weights);

@@ -44,9 +44,7 @@ DltraceRdmaNic::DltraceRdmaNic()
       m_haveCc(false),
       m_rr(0),
       m_cnpsSent(0),
-      m_marked(0),
-      m_nacks(0),
-      m_delivered(0)
+      m_nacks(0)
 {
 }
 
@@ -186,7 +184,6 @@ DltraceRdmaNic::ReceiveData(Ptr<Packet> packet, const DltraceRdmaHeader& h)
     const Time now = Simulator::Now();
     if (h.HasFlag(DltraceRdmaHeader::ECN_CE))
     {
-        ++m_marked;
         if (!r.cnpSent || now - r.lastCnp >= m_cnpInterval)
         {
             r.cnpSent = true;
@@ -209,7 +206,6 @@ DltraceRdmaNic::ReceiveData(Ptr<Packet> packet, const DltraceRdmaHeader& h)
         {
             uint64_t bytes = r.messageBytes;
             r.messageBytes = 0;
-            m_delivered += bytes;
             if (!m_deliver.IsNull())
             {
                 m_deliver(h.srcHost, h.qp, h.msgSeq, bytes);
@@ -247,28 +243,10 @@ DltraceRdmaNic::SendControl(uint8_t type, const DltraceRdmaHeader& data, uint32_
     m_device->EnqueueControl(p);
 }
 
-uint32_t
-DltraceRdmaNic::GetHost() const
-{
-    return m_host;
-}
-
 Ptr<DltraceRdmaNetDevice>
 DltraceRdmaNic::GetDevice() const
 {
     return m_device;
-}
-
-uint32_t
-DltraceRdmaNic::GetQueuePairCount() const
-{
-    return static_cast<uint32_t>(m_qps.size());
-}
-
-Ptr<DltraceRdmaQueuePair>
-DltraceRdmaNic::GetQueuePair(uint32_t qpn) const
-{
-    return m_qps.at(qpn);
 }
 
 uint32_t
@@ -284,21 +262,9 @@ DltraceRdmaNic::GetCnpsSent() const
 }
 
 uint64_t
-DltraceRdmaNic::GetEcnMarkedReceived() const
-{
-    return m_marked;
-}
-
-uint64_t
 DltraceRdmaNic::GetNacksSent() const
 {
     return m_nacks;
-}
-
-uint64_t
-DltraceRdmaNic::GetBytesDelivered() const
-{
-    return m_delivered;
 }
 
 } // namespace ns3

@@ -53,15 +53,10 @@ class DltraceRdmaNic : public Object
     Ptr<DltraceRdmaQueuePair> CreateQueuePair(uint32_t dst, uint32_t priority, uint64_t flowHash, Time baseRtt);
     void SetDeliverCallback(DeliverCallback cb);
 
-    uint32_t GetHost() const;
     Ptr<DltraceRdmaNetDevice> GetDevice() const;
-    uint32_t GetQueuePairCount() const;
-    Ptr<DltraceRdmaQueuePair> GetQueuePair(uint32_t qpn) const;
     uint32_t GetMtu() const;
     uint64_t GetCnpsSent() const;
-    uint64_t GetEcnMarkedReceived() const;
     uint64_t GetNacksSent() const;
-    uint64_t GetBytesDelivered() const;
 
   protected:
     void DoDispose() override;
@@ -98,9 +93,7 @@ class DltraceRdmaNic : public Object
     DeliverCallback m_deliver;
 
     uint64_t m_cnpsSent;
-    uint64_t m_marked;
     uint64_t m_nacks;
-    uint64_t m_delivered;
 };
 
 } // namespace ns3

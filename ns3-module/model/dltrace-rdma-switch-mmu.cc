@@ -92,7 +92,6 @@ DltraceRdmaSwitchMmu::DltraceRdmaSwitchMmu()
       m_poolUsed(0),
       m_drops(0),
       m_marks(0),
-      m_headroomAdmits(0),
       m_peakHeadroom(0),
       m_rng(CreateObject<UniformRandomVariable>())
 {
@@ -185,7 +184,6 @@ DltraceRdmaSwitchMmu::Admit(uint32_t inPort, uint32_t outPort, uint32_t priority
         return false;
     }
     in.headroomUsed[priority] += size;
-    ++m_headroomAdmits;
     m_peakHeadroom = std::max(m_peakHeadroom, in.headroomUsed[priority]);
     return true;
 }
@@ -247,18 +245,6 @@ DltraceRdmaSwitchMmu::ShouldMarkEcn(uint32_t outPort, uint32_t priority)
 }
 
 uint64_t
-DltraceRdmaSwitchMmu::GetHeadroom(uint32_t port) const
-{
-    return m_ports[port].headroom;
-}
-
-uint64_t
-DltraceRdmaSwitchMmu::GetPoolSize() const
-{
-    return m_poolSize;
-}
-
-uint64_t
 DltraceRdmaSwitchMmu::GetDrops() const
 {
     return m_drops;
@@ -268,12 +254,6 @@ uint64_t
 DltraceRdmaSwitchMmu::GetEcnMarks() const
 {
     return m_marks;
-}
-
-uint64_t
-DltraceRdmaSwitchMmu::GetHeadroomAdmits() const
-{
-    return m_headroomAdmits;
 }
 
 uint64_t

@@ -59,12 +59,8 @@ class DltraceRdmaSwitchMmu : public Object
     /// Marking probability at queue length QUEUE_BYTES on a port of RATE_BPS.
     double MarkProbability(uint64_t queueBytes, uint64_t rateBps) const;
 
-    uint64_t GetHeadroom(uint32_t port) const;
-    uint64_t GetPoolSize() const;
     uint64_t GetDrops() const;
     uint64_t GetEcnMarks() const;
-    /// Packets admitted to headroom (each one came after an XOFF was due).
-    uint64_t GetHeadroomAdmits() const;
     /// Highest headroom use of any port and class, bytes.
     uint64_t GetPeakHeadroomUse() const;
     int64_t AssignStreams(int64_t stream);
@@ -103,7 +99,6 @@ class DltraceRdmaSwitchMmu : public Object
     uint64_t m_poolUsed;
     uint64_t m_drops;
     uint64_t m_marks;
-    uint64_t m_headroomAdmits;
     uint64_t m_peakHeadroom;
     Ptr<UniformRandomVariable> m_rng;
 };

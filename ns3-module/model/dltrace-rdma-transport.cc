@@ -134,32 +134,25 @@ DltraceRdmaNetwork::IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowH
 }
 
 void
-DltraceRdmaNetwork::Post(uint32_t job,
-                         int32_t src,
-                         int32_t dst,
-                         uint16_t channel,
-                         uint64_t tag,
-                         uint64_t bytes,
-                         bool notice,
-                         std::function<void()> onSent)
+DltraceRdmaNetwork::Post(uint32_t job, int32_t src, const DltraceMessage& m, std::function<void()> onSent)
 {
-    Route& route = GetRoute(job, src, dst, channel);
+    Route& route = GetRoute(job, src, m.peer, m.channel);
     const QpRecord& q = m_qps[route.qpRecord];
-    const uint64_t wireBytes = notice || bytes == 0 ? 1 : bytes;
+    const uint64_t wireBytes = m.notice || m.bytes == 0 ? 1 : m.bytes;
     MessageRecord rec;
     rec.job = job;
     rec.src = src;
-    rec.dst = dst;
-    rec.channel = channel;
+    rec.dst = m.peer;
+    rec.channel = m.channel;
     rec.priority = q.qp->GetPriority();
-    rec.bytes = bytes;
+    rec.bytes = m.bytes;
     rec.posted = Simulator::Now();
     rec.ideal = IdealTime(q.qp->GetSrcHost(),
                           q.qp->GetDstHost(),
-                          dltrace::models::FlowHash(q.qp->GetSrcHost(), q.qp->GetDstHost(), job, channel),
+                          dltrace::models::FlowHash(q.qp->GetSrcHost(), q.qp->GetDstHost(), job, m.channel),
                           wireBytes);
     m_messages.push_back(rec);
-    route.inFlight.push_back(Pending{tag, bytes, notice, m_messages.size() - 1, nullptr});
+    route.inFlight.push_back(Pending{m.tag, m.bytes, m.notice, m_messages.size() - 1});
     route.unacked.push_back(std::move(onSent));
     q.qp->PostSend(wireBytes);
 }
@@ -184,7 +177,7 @@ DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t q
         NS_FATAL_ERROR("DltraceRdmaNetwork: job " << q.job << " endpoint " << q.dst
                                                   << " got a message before it started");
     }
-    t->second->Arrived(q.src, q.channel, p.tag, p.bytes, p.notice);
+    t->second->Arrived({q.src, q.channel, p.tag, p.bytes, p.notice});
 }
 
 void
@@ -226,26 +219,21 @@ DltraceRdmaTransport::~DltraceRdmaTransport()
 }
 
 void
-DltraceRdmaTransport::Post(int32_t peer,
-                           uint16_t channel,
-                           uint64_t tag,
-                           uint64_t bytes,
-                           bool notice,
-                           std::function<void()> onSent)
+DltraceRdmaTransport::Post(const DltraceMessage& message, std::function<void()> onSent)
 {
-    m_network->Post(m_job, m_self, peer, channel, tag, bytes, notice, std::move(onSent));
+    m_network->Post(m_job, m_self, message, std::move(onSent));
 }
 
 void
-DltraceRdmaTransport::Arrived(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice)
+DltraceRdmaTransport::Arrived(const DltraceMessage& m)
 {
-    if (notice)
+    if (m.notice)
     {
-        DeliverNotice(peer, channel, tag, bytes);
+        DeliverNotice(m.peer, m.channel, m.tag, m.bytes);
     }
     else
     {
-        Deliver(peer, channel, tag, bytes);
+        Deliver(m.peer, m.channel, m.tag, m.bytes);
     }
 }
 

@@ -70,14 +70,7 @@ class DltraceRdmaNetwork : public Object
     void Register(uint32_t job, int32_t endpoint, DltraceRdmaTransport* transport);
     void Unregister(uint32_t job, int32_t endpoint);
     /// Posts a message; ON_SENT runs when it is acknowledged.
-    void Post(uint32_t job,
-              int32_t src,
-              int32_t dst,
-              uint16_t channel,
-              uint64_t tag,
-              uint64_t bytes,
-              bool notice,
-              std::function<void()> onSent);
+    void Post(uint32_t job, int32_t src, const DltraceMessage& message, std::function<void()> onSent);
 
     const std::vector<MessageRecord>& GetMessages() const;
     const std::vector<QpRecord>& GetQueuePairs() const;
@@ -92,7 +85,6 @@ class DltraceRdmaNetwork : public Object
         uint64_t bytes;
         bool notice;
         size_t record;
-        std::function<void()> onSent;
     };
     struct Route
     {
@@ -129,15 +121,10 @@ class DltraceRdmaTransport : public DltraceSimulatedTransport
     ~DltraceRdmaTransport() override;
 
     /// From the network: a whole message (or notice) from PEER arrived.
-    void Arrived(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice);
+    void Arrived(const DltraceMessage& message);
 
   protected:
-    void Post(int32_t peer,
-              uint16_t channel,
-              uint64_t tag,
-              uint64_t bytes,
-              bool notice,
-              std::function<void()> onSent) override;
+    void Post(const DltraceMessage& message, std::function<void()> onSent) override;
 
   private:
     Ptr<DltraceRdmaNetwork> m_network;

@@ -24,7 +24,7 @@ DltraceSimulatedTransport::Send(int32_t peer,
                                 uint64_t bytes,
                                 std::function<void()> on_sent)
 {
-    Post(peer, channel, tag, bytes, false, std::move(on_sent));
+    Post({peer, channel, tag, bytes, false}, std::move(on_sent));
 }
 
 void
@@ -34,7 +34,7 @@ DltraceSimulatedTransport::SendNotice(int32_t peer,
                                       uint64_t bytes,
                                       std::function<void()> on_sent)
 {
-    Post(peer, channel, tag, bytes, true, std::move(on_sent));
+    Post({peer, channel, tag, bytes, true}, std::move(on_sent));
 }
 
 bool

@@ -15,6 +15,20 @@ namespace ns3
 
 /**
  * \ingroup dltrace
+ * \brief What a transport posts: BYTES of (CHANNEL, TAG) between its
+ * endpoint and PEER; with NOTICE only their count (Transport::SendNotice).
+ */
+struct DltraceMessage
+{
+    int32_t peer;
+    uint16_t channel;
+    uint64_t tag;
+    uint64_t bytes;
+    bool notice;
+};
+
+/**
+ * \ingroup dltrace
  * \brief dltrace::executor::Transport in simulated time: a subclass says how
  * a message or a notice is posted (Post) and whether it still runs (IsRunning).
  */
@@ -41,16 +55,8 @@ class DltraceSimulatedTransport : public dltrace::executor::Transport
   protected:
     DltraceSimulatedTransport();
 
-    /**
-     * Posts BYTES of (CHANNEL, TAG) to PEER: the payload, or with NOTICE only
-     * their count (Transport::SendNotice). ON_SENT runs once the transport took it.
-     */
-    virtual void Post(int32_t peer,
-                      uint16_t channel,
-                      uint64_t tag,
-                      uint64_t bytes,
-                      bool notice,
-                      std::function<void()> onSent) = 0;
+    /// Posts MESSAGE to its peer; ON_SENT runs once the transport took it.
+    virtual void Post(const DltraceMessage& message, std::function<void()> onSent) = 0;
     /// False once the transport stopped: pending timers then do nothing.
     virtual bool IsRunning() const;
 

@@ -268,17 +268,17 @@ DltraceSocketTransport::ClosedByError(Ptr<Socket> socket)
 }
 
 void
-DltraceSocketTransport::Post(int32_t peer,
-                             uint16_t channel,
-                             uint64_t tag,
-                             uint64_t bytes,
-                             bool notice,
-                             std::function<void()> onSent)
+DltraceSocketTransport::Post(const DltraceMessage& m, std::function<void()> onSent)
 {
-    Connection& c = GetConnection(peer, channel);
+    Connection& c = GetConnection(m.peer, m.channel);
     // A notice frame carries the count alone: no payload follows it.
-    c.out.push_back(
-        Message{notice ? kNotice : kData, channel, tag, bytes, notice ? 0 : bytes, false, std::move(onSent)});
+    c.out.push_back(Message{m.notice ? kNotice : kData,
+                            m.channel,
+                            m.tag,
+                            m.bytes,
+                            m.notice ? 0 : m.bytes,
+                            false,
+                            std::move(onSent)});
     Pump(c);
 }
 

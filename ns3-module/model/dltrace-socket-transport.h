@@ -72,12 +72,7 @@ class DltraceSocketTransport : public DltraceSimulatedTransport
     void Stop();
 
   protected:
-    void Post(int32_t peer,
-              uint16_t channel,
-              uint64_t tag,
-              uint64_t bytes,
-              bool notice,
-              std::function<void()> onSent) override;
+    void Post(const DltraceMessage& message, std::function<void()> onSent) override;
     bool IsRunning() const override;
 
   private:

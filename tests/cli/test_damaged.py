@@ -10,7 +10,7 @@ import struct
 import tempfile
 import unittest
 
-from views_fixtures import info_json, run, synth_with
+from views_fixtures import info_json, run, synth_resnet50
 
 
 def frames(data):
@@ -27,8 +27,7 @@ class DamagedChunkTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-damaged-")
-        cls.set = synth_with(os.path.join(cls.tmp, "set"), "--model", "resnet50", "--ranks", "4",
-                             "--ranks-per-host", "1", "--iterations", "3", "--bucket-mb", "4")
+        cls.set = synth_resnet50(os.path.join(cls.tmp, "set"), 4, 1, 3, "--bucket-mb", "4")
         cls.whole = {r["rank"]: r["ops"] for r in info_json(cls.set)["ranks"]}
         path = os.path.join(cls.set, "rank1.dltrace")
         with open(path, "rb") as f:

@@ -8,7 +8,7 @@ import os
 import tempfile
 import unittest
 
-from views_fixtures import ns3_built_with_mpi as built_with_mpi, run, synth_with
+from views_fixtures import ns3_built_with_mpi as built_with_mpi, run, synth_resnet50
 
 
 class PartitionRefusalTest(unittest.TestCase):
@@ -16,8 +16,7 @@ class PartitionRefusalTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.TemporaryDirectory()
         cls.trace = os.path.join(cls.tmp.name, "r50")
-        synth_with(cls.trace, "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                   "--iterations", "1")
+        synth_resnet50(cls.trace, 4, 1, 1)
 
     @classmethod
     def tearDownClass(cls):

@@ -46,12 +46,10 @@ class ReplayTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-replay-")
-        synth = views_fixtures.synth_with
+        synth = views_fixtures.synth_resnet50
         # ResNet-50 in bf16 (51 MB of gradients per iteration), one rank per host.
-        cls.set = synth(os.path.join(cls.tmp, "set"), "--model", "resnet50", "--ranks", "4", "--ranks-per-host", "1",
-                        "--iterations", "2", "--dtype", "bf16", "--compute-ms", "20")
-        cls.pair = synth(os.path.join(cls.tmp, "pair"), "--model", "resnet50", "--ranks", "2",
-                         "--ranks-per-host", "1", "--iterations", "1", "--dtype", "bf16", "--compute-ms", "5")
+        cls.set = synth(os.path.join(cls.tmp, "set"), 4, 1, 2, "--dtype", "bf16", "--compute-ms", "20")
+        cls.pair = synth(os.path.join(cls.tmp, "pair"), 2, 1, 1, "--dtype", "bf16", "--compute-ms", "5")
 
     @classmethod
     def tearDownClass(cls):

@@ -10,7 +10,7 @@ import tempfile
 import unittest
 
 from test_schedule import totals
-from views_fixtures import info_json, run, synth_with
+from views_fixtures import info_json, run, synth_resnet50
 
 SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
 RESNET50_FP32 = 25_557_032 * 4  # one 200 MiB bucket holds the whole gradient
@@ -30,8 +30,7 @@ class ScaleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-scale-")
-        cls.ddp = synth_with(os.path.join(cls.tmp, "ddp4"), "--model", "resnet50", "--ranks", "4",
-                             "--ranks-per-host", "2", "--iterations", "1", "--bucket-mb", "200")
+        cls.ddp = synth_resnet50(os.path.join(cls.tmp, "ddp4"), 4, 2, 1, "--bucket-mb", "200")
 
     @classmethod
     def tearDownClass(cls):

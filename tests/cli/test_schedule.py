@@ -34,8 +34,7 @@ class ScheduleTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-schedule-")
-        cls.synth = views_fixtures.synth_with(os.path.join(cls.tmp, "synth"), "--model", "resnet50",
-                                              "--ranks", "4", "--ranks-per-host", "2", "--iterations", "2")
+        cls.synth = views_fixtures.synth_resnet50(os.path.join(cls.tmp, "synth"), 4, 2, 2)
         cls.sample = os.path.join(cls.tmp, "sample")
         subprocess.run([SAMPLE, "-o", cls.sample, "--ranks", "4", "--hosts", "2",
                         "--iterations", "3"], check=True, capture_output=True)

@@ -35,6 +35,13 @@ def synth_with(out, *flags):
     return out
 
 
+def synth_resnet50(out, ranks, per_host, iterations, *extra):
+    """`dltrace synth` of ResNet-50 data-parallel training with the model's own
+    compute times (RANKS ranks, PER_HOST to a host, ITERATIONS) and EXTRA flags."""
+    return synth_with(out, "--model", "resnet50", "--ranks", str(ranks), "--ranks-per-host", str(per_host),
+                      "--iterations", str(iterations), *extra)
+
+
 def sample_trace(out, ranks=4, iterations=1, buckets=2, bucket_bytes=4000000):
     """A small NCCL-only trace set from dltrace-sample-trace, one rank per host:
     BUCKETS all-reduces of BUCKET_BYTES per iteration. Packet-level runs of it

@@ -17,6 +17,7 @@
 #include "dltrace/executor/schedule_tools.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
+#include "small_synth_set.h"
 #include "sound_run.h"
 #include "temp_dir.h"
 
@@ -67,15 +68,8 @@ class SynthSchedule : public ::testing::Test {
   static void SetUpTestSuite() {
     tmp_ = new dltrace_test::TempDir("dltrace-executor-test");
     dir_ = new std::string(tmp_->file("set"));
-    models::SynthOptions o;
-    o.ranks = 4;
-    o.ranks_per_host = 2;
-    o.iterations = 3;
-    o.compute_ms = 20;
-    std::string error;
-    ASSERT_TRUE(models::WriteSynthTraceSet(o, *dir_, &error)) << error;
     set_ = new formats::TraceSet;
-    ASSERT_TRUE(formats::LoadTraceSet(*dir_, set_, &error)) << error;
+    ASSERT_NO_FATAL_FAILURE(dltrace_test::WriteSmallSynthSet(*dir_, 2, set_));
     merged_ = new models::MergedTrace(models::Merge(*set_));
   }
   static void TearDownTestSuite() {

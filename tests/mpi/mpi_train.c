@@ -76,32 +76,51 @@ static int ParseInt(const char* name, const char* text, int min, int* out) {
   return 1;
 }
 
+/* An option that sets one int field: a flag sets it to VALUE; an integer
+ * option parses its argument, VALUE being the least it takes. */
+struct FieldOption {
+  const char* name;
+  int* field;
+  int value;
+};
+
+/* The entry of OPTIONS[0..N) named NAME, or NULL. */
+static const struct FieldOption* FindOption(const struct FieldOption* options, size_t n,
+                                            const char* name) {
+  for (size_t k = 0; k < n; ++k)
+    if (!strcmp(options[k].name, name)) return &options[k];
+  return NULL;
+}
+
 static int ParseOptions(int argc, char** argv, struct Options* o) {
   *o = (struct Options){.steps = 50, .inputs = 64, .hidden = 128, .classes = 10, .batch = 32,
                         .samples = 4096, .eval_samples = 1024, .print_every = 10, .lr = 0.05f,
                         .seed = 42};
+  const struct FieldOption flags[] = {
+      {"--exit-without-finalize", &o->exit_without_finalize, 1},
+      {"--ps", &o->parameter_server, 1},
+      {"--handle-sigterm", &o->handle_sigterm, 1},
+      {"--handle-sigterm-after-init", &o->handle_sigterm, 2},
+      {"--ignore-sigterm-after-init", &o->handle_sigterm, 3},
+  };
+  const struct FieldOption ints[] = {
+      {"--steps", &o->steps, 0},
+      {"--inputs", &o->inputs, 1},
+      {"--hidden", &o->hidden, 1},
+      {"--classes", &o->classes, 2},
+      {"--batch", &o->batch, 1},
+      {"--samples", &o->samples, 1},
+      {"--eval-samples", &o->eval_samples, 1},
+      {"--print-every", &o->print_every, 1},
+      {"--sleep-ms", &o->sleep_ms, 0},
+  };
   for (int i = 1; i < argc; ++i) {
     const char* a = argv[i];
     const char* v = i + 1 < argc ? argv[i + 1] : NULL;
     int ok = 1;
-    if (!strcmp(a, "--exit-without-finalize")) {
-      o->exit_without_finalize = 1;
-      continue;
-    }
-    if (!strcmp(a, "--ps")) {
-      o->parameter_server = 1;
-      continue;
-    }
-    if (!strcmp(a, "--handle-sigterm")) {
-      o->handle_sigterm = 1;
-      continue;
-    }
-    if (!strcmp(a, "--handle-sigterm-after-init")) {
-      o->handle_sigterm = 2;
-      continue;
-    }
-    if (!strcmp(a, "--ignore-sigterm-after-init")) {
-      o->handle_sigterm = 3;
+    const struct FieldOption* flag = FindOption(flags, sizeof flags / sizeof flags[0], a);
+    if (flag) {
+      *flag->field = flag->value;
       continue;
     }
     if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
@@ -114,16 +133,10 @@ static int ParseOptions(int argc, char** argv, struct Options* o) {
       return 0;
     }
     ++i;
-    if (!strcmp(a, "--steps")) ok = ParseInt(a, v, 0, &o->steps);
-    else if (!strcmp(a, "--inputs")) ok = ParseInt(a, v, 1, &o->inputs);
-    else if (!strcmp(a, "--hidden")) ok = ParseInt(a, v, 1, &o->hidden);
-    else if (!strcmp(a, "--classes")) ok = ParseInt(a, v, 2, &o->classes);
-    else if (!strcmp(a, "--batch")) ok = ParseInt(a, v, 1, &o->batch);
-    else if (!strcmp(a, "--samples")) ok = ParseInt(a, v, 1, &o->samples);
-    else if (!strcmp(a, "--eval-samples")) ok = ParseInt(a, v, 1, &o->eval_samples);
-    else if (!strcmp(a, "--print-every")) ok = ParseInt(a, v, 1, &o->print_every);
-    else if (!strcmp(a, "--sleep-ms")) ok = ParseInt(a, v, 0, &o->sleep_ms);
-    else if (!strcmp(a, "--seed")) {
+    const struct FieldOption* integer = FindOption(ints, sizeof ints / sizeof ints[0], a);
+    if (integer) {
+      ok = ParseInt(a, v, integer->value, integer->field);
+    } else if (!strcmp(a, "--seed")) {
       int s = 0;
       ok = ParseInt(a, v, 0, &s);
       o->seed = (uint64_t)s;

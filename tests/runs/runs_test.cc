@@ -19,6 +19,7 @@
 #include "dltrace/runs/json.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
+#include "small_synth_set.h"
 #include "temp_dir.h"
 
 namespace dltrace::runs {
@@ -152,16 +153,9 @@ TEST(Comparison, PerKindAndIterationAgainstTheFirstRun) {
 TEST(RecordedSetup, TheFirstUseOfAPeerPairIsSetUpApartFromIterationZero) {
   const dltrace_test::TempDir tmp("dltrace-runs-setup");
   const std::string dir = tmp.file("set");
-  models::SynthOptions o;
-  o.ranks = 4;
-  o.ranks_per_host = 1;
-  o.iterations = 3;
-  o.compute_ms = 20;
-  std::string error;
-  ASSERT_TRUE(models::WriteSynthTraceSet(o, dir, &error)) << error;
-  formats::TraceSet plain, slow;
-  ASSERT_TRUE(formats::LoadTraceSet(dir, &plain, &error)) << error;
-  ASSERT_TRUE(formats::LoadTraceSet(dir, &slow, &error)) << error;
+  formats::TraceSet plain;
+  ASSERT_NO_FATAL_FAILURE(dltrace_test::WriteSmallSynthSet(dir, 1, &plain));
+  formats::TraceSet slow = plain;
   const int64_t kSetup = 50'000'000;
   for (auto& rank : slow.ranks) {
     size_t first = 0;

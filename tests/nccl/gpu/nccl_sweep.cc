@@ -27,22 +27,9 @@
 #include <thread>
 #include <vector>
 
-#define CUDA_OK(cmd)                                                                  \
-  do {                                                                                \
-    cudaError_t e_ = (cmd);                                                           \
-    if (e_ != cudaSuccess) {                                                          \
-      std::fprintf(stderr, "nccl_sweep: %s: %s\n", #cmd, cudaGetErrorString(e_));     \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
-#define NCCL_OK(cmd)                                                                  \
-  do {                                                                                \
-    ncclResult_t r_ = (cmd);                                                          \
-    if (r_ != ncclSuccess) {                                                          \
-      std::fprintf(stderr, "nccl_sweep: %s: %s\n", #cmd, ncclGetErrorString(r_));     \
-      std::exit(1);                                                                   \
-    }                                                                                 \
-  } while (0)
+#include "check.h"
+
+const char* const gpu_check::kProgram = "nccl_sweep";
 
 namespace {
 
