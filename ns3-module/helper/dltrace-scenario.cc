@@ -437,17 +437,41 @@ DltraceScenario::PlaceJobs(uint32_t* hostsNeeded, std::string* error)
 {
     std::vector<dltrace::models::JobPlacement> placements;
     std::vector<uint32_t> endpoints;
+    std::vector<std::vector<int32_t>> groups;
     for (size_t j = 0; j < m_specs.size(); ++j)
     {
+        // hosts=trace: the endpoints a trace host recorded share a host.
+        const auto* loaded = m_jobs[j]->GetLoadedJob();
+        groups.push_back(m_specs[j].trace_hosts && m_specs[j].hosts.empty() && loaded
+                             ? loaded->merged.host_of_rank
+                             : std::vector<int32_t>());
         placements.push_back(m_specs[j]);
         endpoints.push_back(m_jobs[j]->GetEndpointCount());
     }
-    if (!dltrace::models::PlaceJobs(&placements, endpoints, hostsNeeded, error))
+    if (!dltrace::models::PlaceJobs(&placements, endpoints, hostsNeeded, error, &groups))
     {
         return false;
     }
+    // The endpoints of one job talk over ns-3 TCP connections, and one to the
+    // node's own address is delivered at once, before the connecting socket
+    // has left CLOSED: ns-3 drops the answer, and the connection waits out
+    // the 3 s SYN timeout or never comes up. Refused rather than run wrong.
     for (size_t j = 0; j < m_specs.size(); ++j)
     {
+        std::map<uint32_t, size_t> endpointOn;
+        for (size_t e = 0; e < placements[j].hosts.size(); ++e)
+        {
+            const auto [it, added] = endpointOn.emplace(placements[j].hosts[e], e);
+            if (!added)
+            {
+                *error = "job " + std::to_string(j) + " (" + m_specs[j].trace + "): endpoints " +
+                         std::to_string(it->second) + " and " + std::to_string(e) + " on host " +
+                         std::to_string(it->first) +
+                         ": the ns-3 simulator runs one endpoint of a job per host (use --engine "
+                         "flow, or give each endpoint its own host)";
+                return false;
+            }
+        }
         m_specs[j].hosts = placements[j].hosts;
     }
     return true;

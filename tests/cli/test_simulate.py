@@ -48,6 +48,20 @@ class SimulateTest(unittest.TestCase):
         self.assertOneLineError(r, ["unknown TCP congestion control 'TcpWarp'", "TcpDctcp"])
         self.assertFalse(os.path.exists(self.out("bad3")))
 
+    def test_two_endpoints_of_a_job_on_one_host_are_refused(self):
+        # ns-3 TCP to the node's own address loses its SYN-ACK (delivered
+        # before the socket leaves CLOSED): refused, not a 3 s stall.
+        r = run("simulate", "--job", self.trace + ":hosts=0,0,1,2", "-o", self.out("shared"))
+        self.assertOneLineError(r, ["endpoints 0 and 1 on host 0", "--engine flow"])
+        self.assertFalse(os.path.exists(self.out("shared")))
+        # hosts=trace: refused where a trace host recorded several ranks, run where one.
+        two = sample_trace(self.out("two-per-host"), buckets=1, bucket_bytes=100000, hosts=2)
+        r = run("simulate", "--job", two + ":hosts=trace", "-o", self.out("t2"))
+        self.assertOneLineError(r, ["endpoints 0 and 1 on host 0"])
+        r = run("simulate", "--job", self.trace + ":hosts=trace", "--time-scale", "0", "-o", self.out("t1"))
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("4 endpoints on hosts 0-3", r.stdout)
+
     def test_missing_trace_is_one_error_line(self):
         r = run("simulate", self.out("no-such-trace"), "-o", self.out("bad4"))
         self.assertOneLineError(r, ["no-such-trace"])

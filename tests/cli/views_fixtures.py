@@ -42,11 +42,12 @@ def synth_resnet50(out, ranks, per_host, iterations, *extra):
                       "--iterations", str(iterations), *extra)
 
 
-def sample_trace(out, ranks=4, iterations=1, buckets=2, bucket_bytes=4000000):
-    """A small NCCL-only trace set from dltrace-sample-trace, one rank per host:
-    BUCKETS all-reduces of BUCKET_BYTES per iteration. Packet-level runs of it
-    take seconds where a synthetic ResNet-50 (102 MB per iteration) takes minutes."""
-    p = subprocess.run([SAMPLE, "-o", out, "--ranks", str(ranks), "--hosts", str(ranks), "--iterations",
+def sample_trace(out, ranks=4, iterations=1, buckets=2, bucket_bytes=4000000, hosts=None):
+    """A small NCCL-only trace set from dltrace-sample-trace, one rank per host
+    unless HOSTS says how many: BUCKETS all-reduces of BUCKET_BYTES per
+    iteration. Packet-level runs of it take seconds where a synthetic
+    ResNet-50 (102 MB per iteration) takes minutes."""
+    p = subprocess.run([SAMPLE, "-o", out, "--ranks", str(ranks), "--hosts", str(hosts or ranks), "--iterations",
                         str(iterations), "--buckets", str(buckets), "--bucket-bytes", str(bucket_bytes),
                         "--nccl-only"], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
