@@ -630,8 +630,17 @@ void Recorder::OnSignal(int sig, siginfo_t* info, void* ctx) {
 void Recorder::FlusherLoop() {
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   const int64_t sample_ns = settings_.sample_ms * 1'000'000;
-  int64_t next_flush = NowNs() + flush_ns;
-  int64_t next_sample = sample_ns > 0 ? NowNs() : INT64_MAX;
+  // Both timers tick on one grid from the start, so that where one period
+  // is a multiple of the other (the defaults: 200 and 100 ms) a flush
+  // shares its wake-up with a sample: 5 fewer a second, each of which would
+  // take a core from a rank that spins on it.
+  const int64_t start = NowNs();
+  int64_t next_flush = start + flush_ns;
+  int64_t next_sample = sample_ns > 0 ? start : INT64_MAX;
+  // The first tick of PERIOD on the grid through T that is past NOW.
+  auto next_tick = [](int64_t t, int64_t period, int64_t now) {
+    return now < t ? t : t + ((now - t) / period + 1) * period;
+  };
   while (true) {
     int64_t wake = std::min(next_flush, next_sample);
     timespec deadline;
@@ -655,11 +664,11 @@ void Recorder::FlusherLoop() {
     int64_t now = NowNs();
     if (now >= next_sample) {
       SampleResources();
-      next_sample = now + sample_ns;
+      next_sample = next_tick(next_sample, sample_ns, now);
     }
     if (now >= next_flush || g_drain_now.exchange(false)) {
       DrainBuffers(false, false);
-      next_flush = now + flush_ns;
+      next_flush = next_tick(next_flush, flush_ns, now);
     }
   }
 }
