@@ -61,7 +61,8 @@ struct MpiThreadState {
   // as another).
   OpInfo last_op;
 };
-thread_local MpiThreadState t_mpi{0, {}, {MPI_DATATYPE_NULL, DataType::Unknown, 0}, {MPI_SUM, RedOp::Sum}};
+thread_local MpiThreadState t_mpi{
+    0, {}, {MPI_DATATYPE_NULL, DataType::Unknown, 0}, {MPI_SUM, RedOp::Sum}};
 
 // What every C and Fortran wrapper runs (MpiCall, the communicator and
 // datatype caches' hits, the append): kept inline, as they are the hot
@@ -196,7 +197,6 @@ uint64_t QueryTypeSize(MPI_Datatype type) {
   PMPI_Type_size(type, &size);
   return uint64_t(size > 0 ? size : 0);
 }
-
 
 const TypeInfo& DescribeNewType(MPI_Datatype type);
 
@@ -662,7 +662,6 @@ DLTRACE_HOT void Collective(MpiCall& c, MPI_Comm comm, int count, MPI_Datatype t
   }
   op.peer = root;
 }
-
 
 DLTRACE_HOT void Reduction(MpiCall& c, MPI_Op op) {
   if (__builtin_expect(op == MPI_SUM, 1)) {

@@ -757,7 +757,8 @@ TEST(TraceFormat, Version2BytesAreTheFirstVersion2WritersByteForByte) {
   RankTrace t = ReadTraceFile(dir.file("v2.dltrace"));
   ASSERT_EQ(t.status, ReadStatus::kComplete) << t.message;
   EXPECT_EQ(t.ops.size(), 100u);
-  EXPECT_EQ(Slurp(dir.file("v2.dltrace")), Slurp(std::string(DLTRACE_TEST_DATA) + "/v2-mixed.dltrace"));
+  EXPECT_EQ(Slurp(dir.file("v2.dltrace")),
+            Slurp(std::string(DLTRACE_TEST_DATA) + "/v2-mixed.dltrace"));
 }
 
 TEST(TraceFormat, ManyOpsSplitIntoChunksAutomatically) {
