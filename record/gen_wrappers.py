@@ -16,6 +16,12 @@ NcclCall); every wrapper has the same shape:
     if (!c.active()) return real(args);   // not followed: forward untouched
     before; rc = real(args); after; return rc;
 
+A C MPI row whose clauses only describe the call (`before` made of
+Collective, Reduction and PointToPoint, no `after`) also gets a fast form
+in front of that one, with the same clauses in their fast variants
+(FAST_CLAUSES; mpi_wrappers.cc, FastMpiCall), which hands the call to the
+ordinary form whenever one of them says it cannot take it.
+
 Outputs in OUTDIR:
   mpi:  mpi_wrappers.inc (C), mpi_fortran_wrappers.inc (mpif.h, use mpi,
         use mpi_f08: every mangled name), mpi_weak.inc (weak PMPI references),
@@ -102,13 +108,57 @@ def c_wrapper(row, ret, real_setup, real, call, rc_store):
             f"}}\n")
 
 
+# Clauses with a fast form (mpi_wrappers.cc, FastMpiCall): the same
+# arguments, a check-and-fill that answers false where the call needs the
+# ordinary path.
+FAST_CLAUSES = {"Collective": "FastCollective", "Reduction": "FastReduction",
+                "PointToPoint": "FastPointToPoint"}
+
+
+def fast_clauses(row):
+    """The row's `before` as fast clauses joined by &&, or None when the row
+    has no fast form (an `after` clause, or a clause without a fast form)."""
+    if row.after or not row.before:
+        return None
+    calls = [part.strip() for part in row.before.split(";") if part.strip()]
+    fast = []
+    for call in calls:
+        m = re.fullmatch(r"(\w+)\((.*)\)", call)
+        if not m or m.group(1) not in FAST_CLAUSES:
+            return None
+        fast.append(f"{FAST_CLAUSES[m.group(1)]}({m.group(2)})")
+    return " && ".join(fast)
+
+
 def mpi_c(rows):
     out = [HEADER % "tables/mpi.py", "// Included by mpi_wrappers.cc after MpiCall and the clauses' functions.", ""]
     for row in rows:
+        args = ", ".join(row.args)
         late = (f"  if (__builtin_expect(&P{row.name} == nullptr, 0))\n"
                 f"    return reinterpret_cast<decltype(&P{row.name})>(LateMpiSymbol(\"P{row.name}\"))"
-                f"({', '.join(row.args)});\n")
-        out.append(c_wrapper(row, "int", late, "P" + row.name, "MpiCall", "int rc"))
+                f"({args});\n")
+        wrapper = c_wrapper(row, "int", late, "P" + row.name, "MpiCall", "int rc")
+        fast = fast_clauses(row)
+        if fast is None:
+            out.append(wrapper)
+            continue
+        # The ordinary wrapper, under another name and out of line, behind
+        # the fast form (see FastMpiCall).
+        ordinary = f"Ordinary{row.name}"
+        out.append(wrapper.replace(f'extern "C" DLTRACE_EXPORT int {row.name}(',
+                                   f"__attribute__((noinline)) static int {ordinary}(", 1))
+        out.append(f"extern \"C\" DLTRACE_EXPORT int {row.name}({c_params(row)}) {{\n"
+                   f"  if (__builtin_expect(&P{row.name} != nullptr, 1)) {{\n"
+                   f"    FastMpiCall c;\n"
+                   f"    if (c.Begin(OpKind::{row.kind}) && {fast}) {{\n"
+                   f"      c.Enter();\n"
+                   f"      int rc = P{row.name}({args});\n"
+                   f"      c.Exit();\n"
+                   f"      return rc;\n"
+                   f"    }}\n"
+                   f"  }}\n"
+                   f"  return {ordinary}({args});\n"
+                   f"}}\n")
     return "\n".join(out)
 
 

@@ -46,6 +46,10 @@ class Writer {
   }
   __attribute__((always_inline)) void S(int64_t v) { U(Zigzag(v)); }
   void Byte(uint8_t b) { *p_++ = b; }
+  void Bytes(const uint8_t* from, size_t n) {
+    std::memcpy(p_, from, n);
+    p_ += n;
+  }
   void Fill(uint8_t b, size_t n) {
     std::memset(p_, b, n);
     p_ += n;

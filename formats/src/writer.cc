@@ -638,7 +638,6 @@ constexpr size_t kMaxDictionaryShapes = 1u << 16;
 // Column modes of an optional per-event value.
 enum : uint64_t { kNone = 0, kAll = 1, kSome = 2 };  // kSome: a presence bitmap first
 
-uint64_t ModeOf(size_t with, size_t ops) { return with == 0 ? kNone : with == ops ? kAll : kSome; }
 
 void PutBitmap(packed::Writer* out, const PendingChunk::Ops& ops, uint8_t has) {
   for (size_t i = 0; i < ops.size(); i += 8) {
@@ -708,9 +707,12 @@ ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput&
   r.entry_bytes = b.GetSize() - before;
 
   // Room for every value at its longest: the writer checks no bounds.
+  // (Plus the enter and duration columns twice: made in one pass, below,
+  // into the scratch's tail, then copied into place.)
   const size_t kMax = packed::kMaxVarintBytes;
+  const size_t columns = 2 * in.ops.size() * kMax;
   const size_t bound = 8 * kMax + (in.ops.size() + 7) / 8 * 2 + in.ops.size() * 8 * kMax +
-                       kMax + in.samples.size() * (4 + 6 * kMax);
+                       kMax + in.samples.size() * (4 + 6 * kMax) + columns;
   if (d.scratch_size < bound) {
     d.scratch.reset(new uint8_t[bound]);
     d.scratch_size = bound;
@@ -725,18 +727,34 @@ ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput&
   if (!in.ops.empty()) {
     const auto& ops = in.ops;
     const OpTimes& first = ops.times(0);
-    bool consecutive = true, grouped = false;
-    size_t with_gpu = 0, with_completion = 0;
-    uint64_t next_seq = first.seq;
+    // One pass over the ops for what every chunk needs: the columns of
+    // enter deltas and durations (into the scratch's tail, each at its
+    // longest) and what the flags say (sequence numbers consecutive, any
+    // group, which optional times). The other columns are rare and take
+    // passes of their own.
+    uint8_t* const enters = buf + (bound - columns);
+    uint8_t* const durations = enters + in.ops.size() * kMax;
+    packed::Writer enter_out(enters), duration_out(durations);
+    uint64_t seq_gaps = 0, groups = 0, next_seq = first.seq;
+    uint8_t has_any = 0, has_all = 0xFF;
+    // (The first op's enter delta, from itself, is a 0 byte, left out below.)
+    int64_t prev_enter = first.enter_ns;
     ops.ForEach([&](const OpTimes& t, uint32_t) {
-      consecutive &= t.seq == next_seq;
+      seq_gaps |= t.seq ^ next_seq;
       next_seq = t.seq + 1;
-      grouped |= t.group != 0;
-      with_gpu += t.has & OpTimes::kGpuTimes;
-      with_completion += (t.has & OpTimes::kCompletion) >> 1;
+      groups |= t.group;
+      has_any |= t.has;
+      has_all &= t.has;
+      enter_out.S(Diff(uint64_t(t.enter_ns), uint64_t(prev_enter)));
+      prev_enter = t.enter_ns;
+      duration_out.S(Diff(uint64_t(t.exit_ns), uint64_t(t.enter_ns)));
     });
-    const uint64_t gpu = ModeOf(with_gpu, ops.size());
-    const uint64_t completion = ModeOf(with_completion, ops.size());
+    const bool consecutive = seq_gaps == 0, grouped = groups != 0;
+    auto mode = [&](uint8_t bit) {
+      return (has_any & bit) == 0 ? kNone : (has_all & bit) != 0 ? kAll : kSome;
+    };
+    const uint64_t gpu = mode(OpTimes::kGpuTimes);
+    const uint64_t completion = mode(OpTimes::kCompletion);
     out.U(uint64_t(consecutive) | uint64_t(grouped) << 1 | gpu << 2 | completion << 4);
     out.S(Diff(uint64_t(first.enter_ns), start_ns));
     out.U(first.seq);
@@ -755,14 +773,8 @@ ChunkV2Result EncodeChunkV2(flatbuffers::FlatBufferBuilder& b, const ChunkInput&
         prev = t.seq;
       }, 1);
     }
-    int64_t prev_enter = first.enter_ns;
-    ops.ForEach([&](const OpTimes& t, uint32_t) {
-      out.S(Diff(uint64_t(t.enter_ns), uint64_t(prev_enter)));
-      prev_enter = t.enter_ns;
-    }, 1);
-    ops.ForEach([&](const OpTimes& t, uint32_t) {
-      out.S(Diff(uint64_t(t.exit_ns), uint64_t(t.enter_ns)));
-    });
+    out.Bytes(enters + 1, size_t(enter_out.end() - enters) - 1);
+    out.Bytes(durations, size_t(duration_out.end() - durations));
     if (grouped) ops.ForEach([&](const OpTimes& t, uint32_t) { out.U(t.group); });
     if (gpu == kSome) PutBitmap(&out, ops, OpTimes::kGpuTimes);
     if (gpu != kNone)

@@ -33,6 +33,7 @@ namespace dltrace::record {
 using formats::OpEvent;
 
 bool g_tsc_clock = false;
+std::atomic<bool> g_fast_record{false};
 
 namespace {
 
@@ -318,6 +319,7 @@ Recorder* Recorder::Create() {
 }
 
 void Recorder::Disable(const std::string& message) {
+  g_fast_record.store(false);
   int prev = state_.exchange(3);
   if (prev != 3 && !settings_.quiet) std::fprintf(stderr, "dltrace: %s\n", message.c_str());
 }
@@ -422,6 +424,8 @@ alignas(OpRecord) __thread unsigned char t_spare_record[sizeof(OpRecord)];
 }  // namespace
 
 OpRecord* Recorder::SpareRecord() { return reinterpret_cast<OpRecord*>(t_spare_record); }
+
+void Recorder::CommitSpilled(OpRecord* rec) { Get().AppendSlow(*rec, nullptr); }
 
 void Recorder::Spill(ThreadBuffer* b) {
   OpRecord* spare = new (SpareRecord()) OpRecord(b->write->events[b->write_pos].op);
@@ -587,12 +591,14 @@ bool Recorder::Start(const StartInfo& info) {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   writer_->flusher = std::thread([this] { FlusherLoop(); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  g_fast_record.store(g_tsc_clock && state_.load() == 1 && !discard_.load());
   return true;
 }
 
 void Recorder::OnFork() {
   // The child shares the parent's file descriptor: it must never write.
   Recorder& r = Recorder::Get();
+  g_fast_record.store(false);
   r.state_ = 3;
 }
 
@@ -624,8 +630,17 @@ void Recorder::OnSignal(int sig, siginfo_t* info, void* ctx) {
 void Recorder::FlusherLoop() {
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   const int64_t sample_ns = settings_.sample_ms * 1'000'000;
-  int64_t next_flush = NowNs() + flush_ns;
-  int64_t next_sample = sample_ns > 0 ? NowNs() : INT64_MAX;
+  // Both timers tick on one grid from the start, so that where one period
+  // is a multiple of the other (the defaults: 200 and 100 ms) a flush
+  // shares its wake-up with a sample: 5 fewer a second, each of which would
+  // take a core from a rank that spins on it.
+  const int64_t start = NowNs();
+  int64_t next_flush = start + flush_ns;
+  int64_t next_sample = sample_ns > 0 ? start : INT64_MAX;
+  // The first tick of PERIOD on the grid through T that is past NOW.
+  auto next_tick = [](int64_t t, int64_t period, int64_t now) {
+    return now < t ? t : t + ((now - t) / period + 1) * period;
+  };
   while (true) {
     int64_t wake = std::min(next_flush, next_sample);
     timespec deadline;
@@ -649,11 +664,11 @@ void Recorder::FlusherLoop() {
     int64_t now = NowNs();
     if (now >= next_sample) {
       SampleResources();
-      next_sample = now + sample_ns;
+      next_sample = next_tick(next_sample, sample_ns, now);
     }
     if (now >= next_flush || g_drain_now.exchange(false)) {
       DrainBuffers(false, false);
-      next_flush = now + flush_ns;
+      next_flush = next_tick(next_flush, flush_ns, now);
     }
   }
 }
@@ -722,7 +737,33 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     bool plain_ticks = last_shape.flags == OpRecord::kTicks;
     while (true) {
       uint32_t end = blk->count.load(std::memory_order_acquire);
-      for (; pos < end; ++pos) {
+      while (pos < end) {
+        // A run of MPI calls of the last shape (host ticks, no optional
+        // time, no per-peer bytes): only their times, straight into the
+        // writer's room, in a loop that tests nothing else.
+        if (w && repeat_ok && plain_ticks) {
+          if (in_run == run_room) {
+            end_run();
+            run_room = block_events_;
+            run = w->RepeatOpRoom(&run_room);
+          }
+          const uint32_t stop = pos + uint32_t(std::min<size_t>(end - pos, run_room - in_run));
+          formats::OpTimes* t = run + in_run;
+          uint32_t p = pos;
+          for (; p < stop; ++p, ++t) {
+            const BufferedOp& e = blk->events[p];
+            if (!SameShape(e.op, last_shape) || e.extras) break;
+            t->has = 0;
+            t->group = e.op.group;
+            t->seq = e.op.seq;
+            t->enter_ns = scale.ToNs(e.op.enter_ns);
+            t->exit_ns = scale.ToNs(e.op.exit_ns);
+          }
+          in_run += p - pos;
+          pos = p;
+          if (pos == end) break;
+          if (p == stop && in_run == run_room) continue;  // the room is full: more room
+        }
         // Once writing failed, the writer counts what it is given as lost.
         if (w) {
           // A loop of one call: the shape of the op before, its times only.
@@ -755,6 +796,7 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
           ++dropped_;
           delete blk->events[pos].extras;
         }
+        ++pos;
       }
       if (end < block_events_) break;
       Block* next = blk->next.load(std::memory_order_acquire);
@@ -782,6 +824,7 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
 }
 
 void Recorder::StopWriting(const std::string& error, uint64_t kept) {
+  g_fast_record.store(false);
   if (discard_.exchange(true)) return;
   if (settings_.quiet) return;
   std::fprintf(stderr,
@@ -915,6 +958,7 @@ void Recorder::CountUnrecorded(const char* name) {
 void Recorder::Stop(const char* reason) {
   if (pid_ != getpid()) return;
   int expected = 1;
+  g_fast_record.store(false);
   if (!state_.compare_exchange_strong(expected, 2)) return;
   WriterState* w;
   {

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -39,6 +40,28 @@ inline int64_t NowTicks(bool tsc) {
   return NowNs();
 }
 inline int64_t NowTicks() { return NowTicks(g_tsc_clock); }
+
+// *AT = NowTicks(true), stored as the TSC's two halves as the instruction
+// gives them (two stores instead of a shift, an or and a store: the MPI
+// fast path's clock).
+__attribute__((always_inline)) inline void StoreTicks(int64_t* at) {
+#if defined(__x86_64__)
+  uint32_t lo, hi;
+  asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+  static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "x86-64 is little-endian");
+  std::memcpy(reinterpret_cast<char*>(at), &lo, 4);
+  std::memcpy(reinterpret_cast<char*>(at) + 4, &hi, 4);
+#else
+  *at = NowTicks(true);
+#endif
+}
+
+// Whether the MPI wrappers' fast path may record (mpi_wrappers.cc,
+// FastMpiCall): recording started in this process, on the TSC clock, and
+// writing (no failed write). One byte a call reads instead of the
+// recorder's state, its clock and its discard flag; cleared before any of
+// them says otherwise (Stop, Disable, a fork child, a failed write).
+extern std::atomic<bool> g_fast_record;
 
 struct StartInfo {
   int rank = -1;          // from the API when it knows (MPI_Comm_rank); else detected
@@ -144,6 +167,9 @@ class Recorder {
   // The calling thread's record for when Reserve gives none (one per
   // thread: wrapped calls do not nest).
   static OpRecord* SpareRecord();
+  // Publishes REC from outside the thread's block (a fast call's record
+  // that a Spill moved to the spare): appended like any other.
+  __attribute__((noinline)) static void CommitSpilled(OpRecord* rec);
   // With per-peer byte counts (the flusher frees EXTRAS).
   void Append(const OpRecord& op, PeerBytes* extras);
   // The same from a whole OpEvent (NCCL).
@@ -268,6 +294,10 @@ struct alignas(64) Recorder::ThreadBuffer {
   // Set between Reserve and Commit/Release: where the reserving call keeps
   // its record pointer (null: no slot reserved).
   OpRecord** reserved_by = nullptr;
+  // Where a fast MPI call (FastMpiCall) keeps it: the call holds its
+  // record's address in a register, and reads this back only when
+  // reserved_by was cleared, i.e. its record was spilled.
+  OpRecord* fast_owner = nullptr;
   uint64_t overflow_drain = 0;   // g_drains when it gave up
   Block* free = nullptr;         // blocks taken back from `returned`
   uint32_t filled = 0;           // blocks filled since the last drain it saw

@@ -36,6 +36,16 @@ static void op(const char* kind, const char* comm, int peer, int tag, long long 
           kind, comm, peer, tag, bytes, count);
 }
 
+/* op() with the datatype and reduction the recording must name (formats'
+   names: "float32", "Max"). */
+static void op_typed(const char* kind, long long bytes, long long count, const char* datatype,
+                     const char* red_op) {
+  fprintf(g_log,
+          "{\"kind\":\"%s\",\"comm\":\"world\",\"peer\":-1,\"tag\":-1,\"bytes\":%lld,"
+          "\"count\":%lld,\"datatype\":\"%s\",\"red_op\":\"%s\"}\n",
+          kind, bytes, count, datatype, red_op);
+}
+
 /* rq[0]: MPI_Isend of COUNT ints of SEND to RIGHT; rq[1]: MPI_Irecv of as many
    into RECV from LEFT; both with TAG on MPI_COMM_WORLD, and both logged. */
 static void post_int_pair(int* send, int* recv, int count, int right, int left, int tag,
@@ -189,6 +199,15 @@ int main(int argc, char** argv) {
   MPI_Reduce(d, d2, 5, MPI_DOUBLE, MPI_SUM, 1, MPI_COMM_WORLD); op("MPI_Reduce", "world", 1, -1, 40, 5);
   MPI_Allreduce(f, f2, 1000, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD); op("MPI_Allreduce", "world", -1, -1, 4000, 1000);
   MPI_Allreduce(MPI_IN_PLACE, f, 100, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); op("MPI_Allreduce", "world", -1, -1, 400, 100);
+  /* The fast path's caches (record/README): each call changes the datatype
+     or the reduction of the one before, or repeats it (a cache hit). */
+  MPI_Allreduce(f, f2, 4, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD); op_typed("MPI_Allreduce", 16, 4, "float32", "Max");
+  MPI_Allreduce(f, f2, 4, MPI_FLOAT, MPI_MAX, MPI_COMM_WORLD); op_typed("MPI_Allreduce", 16, 4, "float32", "Max");
+  MPI_Allreduce(iv, iv2, 3, MPI_INT, MPI_MIN, MPI_COMM_WORLD); op_typed("MPI_Allreduce", 12, 3, "int32", "Min");
+  MPI_Allreduce(iv, iv2, 3, MPI_INT, MPI_SUM, MPI_COMM_WORLD); op_typed("MPI_Allreduce", 12, 3, "int32", "Sum");
+  MPI_Allreduce(d, d2, 2, MPI_DOUBLE, MPI_MIN, MPI_COMM_WORLD); op_typed("MPI_Allreduce", 16, 2, "float64", "Min");
+  MPI_Allreduce(d, d2, 2, MPI_DOUBLE, MPI_PROD, MPI_COMM_WORLD); op_typed("MPI_Allreduce", 16, 2, "float64", "Prod");
+  MPI_Allreduce(d, d2, 0, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); op_typed("MPI_Allreduce", 0, 0, "float64", "Sum");
   MPI_Gather(iv, 3, MPI_INT, iv2, 3, MPI_INT, 0, MPI_COMM_WORLD); op("MPI_Gather", "world", 0, -1, 12LL * n, 3);
   MPI_Scatter(d, 2, MPI_DOUBLE, d2, 2, MPI_DOUBLE, 0, MPI_COMM_WORLD); op("MPI_Scatter", "world", 0, -1, 16LL * n, 2);
   MPI_Allgather(iv, 2, MPI_INT, iv2, 2, MPI_INT, MPI_COMM_WORLD); op("MPI_Allgather", "world", -1, -1, 8LL * n, 2);

@@ -86,6 +86,9 @@ class RecorderTest(unittest.TestCase):
                     self.assertEqual(o["tag"], e["tag"], where + " tag")
                 if "count" in e:
                     self.assertEqual(o["count"], e["count"], where + " count")
+                for field in ("datatype", "red_op"):
+                    if field in e:
+                        self.assertEqual(o[field], e[field], where + " " + field)
                 for arr in ("peer_send_bytes", "peer_recv_bytes"):
                     if arr in e:
                         self.assertEqual(o.get(arr), e[arr], where + " " + arr)
