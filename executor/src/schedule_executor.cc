@@ -22,12 +22,13 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
   // a peer is not time spent in the op (a parameter server posts its pushes'
   // receives long before the workers send).
   matcher_.set_on_first_arrival([this](uint32_t id) {
-    result_.steps[id].start_ns = transport_.NowNs() - result_.clock_origin_ns;
+    StartOf(id) = transport_.NowNs() - result_.clock_origin_ns;
   });
   const size_t n = rank_.steps.size();
   result_.endpoint = endpoint;
   result_.steps_total = n;
-  result_.steps.resize(n);
+  if (options_.step_times) result_.steps.resize(n);
+  else step_start_.resize(n);
   result_.iterations.resize(size_t(std::max(schedule.iterations, 1)));
   // The ops and peers of this endpoint's transfers, each once, ascending.
   for (const Step& s : rank_.steps) {
@@ -118,9 +119,8 @@ void ScheduleExecutor::Pump() {
 
 void ScheduleExecutor::Issue(uint32_t id) {
   const Step& s = rank_.steps[id];
-  TimeRange& t = result_.steps[id];
-  t.start_ns = transport_.NowNs() - result_.clock_origin_ns;
-  t.valid = true;
+  if (options_.step_times) result_.steps[id].valid = true;
+  StartOf(id) = transport_.NowNs() - result_.clock_origin_ns;
   if (on_op_start_ && s.type != StepType::kCompute) {
     const size_t slot = result_.OpSlot(s.op);
     if (op_started_.empty()) op_started_.assign(result_.ops.size(), 0);
@@ -209,7 +209,10 @@ void ScheduleExecutor::Arrived(int32_t peer, uint64_t tag, uint64_t bytes) {
 void ScheduleExecutor::Complete(uint32_t id) {
   if (finished_) return;
   const Step& s = rank_.steps[id];
-  TimeRange& t = result_.steps[id];
+  TimeRange here;  // without step times: this step's, as far as the op and iteration need it
+  here.start_ns = options_.step_times ? 0 : step_start_[id];
+  here.valid = true;
+  TimeRange& t = options_.step_times ? result_.steps[id] : here;
   t.end_ns = transport_.NowNs() - result_.clock_origin_ns;
   ++result_.steps_done;
   auto widen = [&](TimeRange& r) {

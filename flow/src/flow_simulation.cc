@@ -101,6 +101,64 @@ struct Connection {
   bool active = false;                // an actor is sending its messages
 };
 
+// SimGrid actors that ran one piece of work and wait for the next, per host.
+// A new actor costs a zeroed 32 KiB stack and a context (a third of the run's
+// CPU at 4,096 ranks: memset, malloc and free); waking an idle one is one
+// semaphore release, and SimGrid makes it runnable at the point of its round
+// where it would have made a new actor runnable, so every event keeps its
+// order and outputs stay byte-identical. The run ends when no work is left:
+// the worker that finishes the last piece wakes the idle ones to end them.
+class ActorPool {
+ public:
+  // Runs WORK in an actor on HOST, as Actor::create(NAME, HOST, WORK) would.
+  void Run(const char* name, s4u::Host* host, std::function<void()> work);
+  size_t actors() const { return workers_.size(); }
+
+ private:
+  struct Worker {
+    s4u::SemaphorePtr wake = s4u::Semaphore::create(0);
+    std::function<void()> work;  // empty: end
+  };
+  void Loop(Worker* w, s4u::Host* host);
+  std::unordered_map<s4u::Host*, std::vector<Worker*>> idle_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  uint64_t busy_ = 0;
+};
+
+void ActorPool::Run(const char* name, s4u::Host* host, std::function<void()> work) {
+  ++busy_;
+  std::vector<Worker*>& idle = idle_[host];
+  if (!idle.empty()) {
+    Worker* w = idle.back();
+    idle.pop_back();
+    w->work = std::move(work);
+    w->wake->release();
+    return;
+  }
+  workers_.push_back(std::make_unique<Worker>());
+  Worker* w = workers_.back().get();
+  w->work = std::move(work);
+  s4u::Actor::create(name, host, [this, w, host]() { Loop(w, host); });
+}
+
+void ActorPool::Loop(Worker* w, s4u::Host* host) {
+  for (;;) {
+    if (!w->work) return;
+    std::function<void()> work = std::move(w->work);
+    w->work = nullptr;
+    work();
+    work = nullptr;
+    if (--busy_ == 0) {  // nothing runs, so nothing can start more: the run is over
+      for (auto& [h, idle] : idle_)
+        for (Worker* other : idle) other->wake->release();  // with no work: it ends
+      idle_.clear();
+      return;
+    }
+    idle_[host].push_back(w);
+    w->wake->acquire();
+  }
+}
+
 // How long (simulated) a connection's actor waits for the next message before
 // it ends: a collective's next chunk to the same peer comes microseconds later,
 // and reusing the actor saves creating one per message.
@@ -124,6 +182,7 @@ struct FlowSimulation::State {
   std::unique_ptr<runs::LinksCsvWriter> links_out;  // and its links.csv
   std::vector<runs::FlowRecord> flows;              // without stream_dir: the rows, held
   std::unordered_map<uint64_t, Connection> connections;
+  ActorPool actors;  // every actor of the run but the sampler
   uint64_t messages_total = 0, messages_done = 0;
   uint64_t steps_total = 0;
   std::vector<std::pair<double, std::vector<double>>> samples;  // (time s, bytes per directed link since last)
@@ -172,7 +231,7 @@ class FlowTransport final : public executor::Transport {
     s_->Transfer(job_, endpoint_, peer, channel, tag, bytes, true, std::move(on_sent));
   }
   void StartTimer(uint64_t duration_ns, std::function<void()> cb) override {
-    s4u::Actor::create("timer", s_->HostOf(job_, endpoint_), [duration_ns, cb = std::move(cb)]() {
+    s_->actors.Run("timer", s_->HostOf(job_, endpoint_), [duration_ns, cb = std::move(cb)]() {
       s4u::this_actor::sleep_for(double(duration_ns) * 1e-9);
       cb();
     });
@@ -195,7 +254,7 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   pending.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice, false});
   // Every callback runs in an actor of its own, never inside another engine's call.
   if (notice || TopologyHost(job, src) == TopologyHost(job, dst)) {
-    s4u::Actor::create("notice", HostOf(job, src), [this, m, on_sent = std::move(on_sent)]() { Delivered(m, on_sent); });
+    actors.Run("notice", HostOf(job, src), [this, m, on_sent = std::move(on_sent)]() { Delivered(m, on_sent); });
     return;
   }
   s4u::Host* from = HostOf(job, src, channel);
@@ -207,7 +266,7 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   c.queued->release();
   if (c.active) return;
   c.active = true;
-  s4u::Actor::create("connection", from, [this, &c, from, to]() {
+  actors.Run("connection", from, [this, &c, from, to]() {
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = std::move(c.queue.front());
       c.queue.pop_front();
@@ -442,6 +501,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     job.done.assign(n, false);
     executor::ExecutorOptions executor_options;
     executor_options.time_scale = job.placement.time_scale;
+    executor_options.step_times = false;  // flows.csv is written from the messages, not from step times
     for (size_t e = 0; e < n; ++e) {
       job.results[e].endpoint = int32_t(e);
       job.results[e].error = "never finished (waiting on a peer that never sent)";
@@ -453,7 +513,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     s.endpoints_left += n;
     for (size_t e = 0; e < n; ++e) {
       const double start = double(job.placement.start_ns) * 1e-9;
-      s4u::Actor::create("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
+      s.actors.Run("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
         s4u::this_actor::sleep_until(start);
         job.engines[e]->Start([&s, &job, e](const executor::RankResult&) {
           if (!job.done[e]) {

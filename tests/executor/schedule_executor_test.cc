@@ -105,6 +105,36 @@ TEST_F(SynthSchedule, EveryAlgorithmReplaysATrainingRunWithComputeGaps) {
   }
 }
 
+// Without per-step time ranges (the flow simulator's setting) every op and
+// iteration is timed as with them, and no step's range is kept.
+TEST_F(SynthSchedule, StartTimesOnlyTimeOpsAndIterationsTheSame) {
+  for (const char* algo : {"ring", "tree", "ps"}) {
+    Schedule s = Lower(algo);
+    LoopbackOptions lean;
+    lean.executor.step_times = false;
+    auto full = RunLoopback(s);
+    auto results = RunLoopback(s, lean);
+    ASSERT_EQ(results.size(), full.size()) << algo;
+    auto same = [&](const std::vector<TimeRange>& a, const std::vector<TimeRange>& b, const char* what, size_t e) {
+      ASSERT_EQ(a.size(), b.size()) << algo << " " << what << " endpoint " << e;
+      for (size_t i = 0; i < a.size(); ++i) {
+        EXPECT_EQ(a[i].valid, b[i].valid) << algo << " " << what << " " << i << " endpoint " << e;
+        EXPECT_EQ(a[i].start_ns, b[i].start_ns) << algo << " " << what << " " << i << " endpoint " << e;
+        EXPECT_EQ(a[i].end_ns, b[i].end_ns) << algo << " " << what << " " << i << " endpoint " << e;
+      }
+    };
+    for (size_t e = 0; e < results.size(); ++e) {
+      EXPECT_TRUE(results[e].complete) << algo << " endpoint " << e;
+      EXPECT_TRUE(results[e].steps.empty()) << algo << " endpoint " << e;
+      EXPECT_EQ(full[e].steps.size(), s.ranks[e].steps.size()) << algo << " endpoint " << e;
+      EXPECT_EQ(results[e].end_ns, full[e].end_ns) << algo << " endpoint " << e;
+      EXPECT_EQ(results[e].op_sent, full[e].op_sent) << algo << " endpoint " << e;
+      same(results[e].ops, full[e].ops, "op", e);
+      same(results[e].iterations, full[e].iterations, "iteration", e);
+    }
+  }
+}
+
 // A parameter server posts the receives of every push at once; its op and
 // iteration times still start when the pushes arrive, so its iterations
 // follow one another instead of all starting at 0.

@@ -22,6 +22,11 @@ struct ExecutorOptions {
   // the receiver completes after bytes / bandwidth + latency. False: they go
   // over the transport like the others.
   bool model_local_steps = true;
+  // Keep every step's time range in RankResult::steps (24 B a step, what
+  // flows from results need: runs::AppendFlowsFromResults). False: steps
+  // stays empty and only start times are kept (8 B a step), for a simulator
+  // that writes its flows itself (flow/).
+  bool step_times = true;
 };
 
 struct TimeRange {
@@ -45,7 +50,7 @@ struct RankResult {
   // (socket replay's arithmetic, HostReduction); 0 where nothing did.
   uint64_t bytes_reduced = 0;
   // Index = step id. A receive starts when its first bytes arrive, or when
-  // it was posted if they came before.
+  // it was posted if they came before. Empty without ExecutorOptions::step_times.
   std::vector<TimeRange> steps;
   // The schedule ops this endpoint has transfer steps in, ascending: a job of
   // thousands of endpoints has millions of ops, each endpoint a few hundred.
@@ -111,6 +116,7 @@ class ScheduleExecutor {
   // Model time of BYTES on the local link: serialisation only, or with latency.
   uint64_t LocalNs(uint64_t bytes, bool with_latency) const;
   void Finish();
+  uint64_t& StartOf(uint32_t step) { return options_.step_times ? result_.steps[step].start_ns : step_start_[step]; }
 
   const models::Schedule& schedule_;
   const models::RankSchedule& rank_;
@@ -128,6 +134,7 @@ class ScheduleExecutor {
   std::vector<uint32_t> dependents_;     // CSR: steps waiting on each step
   std::vector<uint32_t> dependents_at_;  // size steps + 1
   std::vector<uint32_t> ready_;
+  std::vector<uint64_t> step_start_;  // without options_.step_times: per step, when it started
   // Per peer this endpoint receives from, ascending: bytes + messages still to
   // receive (a sorted list, not one entry per endpoint of the job).
   std::vector<std::pair<int32_t, uint64_t>> peer_outstanding_;
