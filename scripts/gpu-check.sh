@@ -27,6 +27,8 @@
 #   CUDA_HOME  CUDA (default: /usr/local/cuda, else the one nvcc is in)
 #   NCCL_HOME  NCCL's include/ and lib/ (default: next to CUDA, /usr, or
 #              the nvidia-nccl Python package PyTorch uses)
+#   DLTRACE_GPU_CHECK_PREBUILT=1  take BUILD_DIR as it is (built elsewhere)
+#   DLTRACE_GPU_CHECK_KEEP=DIR    copy every part's logs and traces into DIR
 set -uo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
