@@ -119,6 +119,16 @@ DltracePartitionedRun::Rank()
 #endif
 }
 
+uint32_t
+DltracePartitionedRun::Size()
+{
+#ifdef DLTRACE_NS3_MPI
+    return IsEnabled() ? MpiInterface::GetSize() : 1;
+#else
+    return 1;
+#endif
+}
+
 std::string
 DltracePartitionedRun::Algorithm()
 {

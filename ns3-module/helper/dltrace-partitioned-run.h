@@ -53,6 +53,7 @@ class DltracePartitionedRun
     static std::string NotBuiltReason();
     static bool IsEnabled();
     static uint32_t Rank();
+    static uint32_t Size();
     /// "ns3::NullMessageSimulatorImpl (null messages)" or the barrier's.
     static std::string Algorithm();
 
