@@ -10,7 +10,6 @@ links.csv) is complete and links.csv's totals equal the sequential ones.
 
 Needs dltrace built against an ns-3 tree with MPI (NS3_MPI=1
 scripts/ns3-contrib-build.sh): exits 77 (skipped) on any other build."""
-import csv
 import glob
 import json
 import os
@@ -18,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from views_fixtures import ns3_built_with_mpi, sample_trace
+from views_fixtures import link_totals, ns3_built_with_mpi, sample_trace
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
@@ -43,14 +42,6 @@ def run(*args, timeout=900):
 def load(path):
     with open(path) as f:
         return json.load(f)
-
-
-def link_totals(path):
-    totals = {}
-    with open(path) as f:
-        for row in csv.DictReader(f):
-            totals[row["link"]] = totals.get(row["link"], 0.0) + float(row["bytes"])
-    return totals
 
 
 def main():
@@ -106,11 +97,11 @@ def main():
                     if abs(db - da) > limit:
                         failures.append("%s iteration %d: %d ns vs %d ns sequential (bound %d ns)"
                                         % (where, ia["iteration"], db, da, limit))
-        # links.csv samples every millisecond until the run stops; the
-        # partitions stop together up to 2 ms after the last endpoint, the
-        # sequential run at it (its last partial millisecond is not sampled),
-        # so every link carried at least as much in the partitioned samples.
-        ta, tb = link_totals(os.path.join(seq, "links.csv")), link_totals(os.path.join(out, "links.csv"))
+        # links.csv samples every millisecond and once more when the run
+        # stops; the partitions stop together up to 2 ms after the last
+        # endpoint, the sequential run at it, so every link carried at least
+        # as much in the partitioned samples.
+        ta, tb = link_totals(seq), link_totals(out)
         if set(ta) != set(tb):
             failures.append("%s links.csv: links %s sequential, %s partitioned" % (pdes, sorted(ta), sorted(tb)))
         for name, total in ta.items():

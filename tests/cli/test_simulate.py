@@ -10,7 +10,7 @@ import os
 import tempfile
 import unittest
 
-from views_fixtures import load_json, run, sample_trace
+from views_fixtures import link_totals, load_json, run, sample_trace
 
 
 class SimulateTest(unittest.TestCase):
@@ -114,10 +114,7 @@ class SimulateTest(unittest.TestCase):
         # Each host's link up carried its rank's ring sends, 2 (N - 1) / N of
         # each all-reduce (2 of 4 MB over 4 ranks), plus at most 10% in TCP/IP
         # headers and the ACKs of what it received.
-        sent = {}
-        for l in open(os.path.join(d, "links.csv")).read().splitlines()[1:]:
-            _, link, b, _ = l.split(",")
-            sent[link] = sent.get(link, 0) + int(b)
+        sent = link_totals(d)
         ring_bytes = 2 * 2 * (4 - 1) / 4 * 4000000
         for h in range(4):
             up = [v for k, v in sent.items() if k.startswith("h%d-" % h)]

@@ -1,6 +1,7 @@
 """Trace sets and helpers the CLI tests share: a synthetic one from
 `dltrace synth`, and a real one recorded from the MPI training program under
 mpirun (when MPI and the recorder were built: DLTRACE_MPI_TRAIN names it)."""
+import csv
 import json
 import os
 import subprocess
@@ -40,6 +41,16 @@ def synth_resnet50(out, ranks, per_host, iterations, *extra):
     compute times (RANKS ranks, PER_HOST to a host, ITERATIONS) and EXTRA flags."""
     return synth_with(out, "--model", "resnet50", "--ranks", str(ranks), "--ranks-per-host", str(per_host),
                       "--iterations", str(iterations), *extra)
+
+
+def link_totals(out):
+    """Bytes each link direction carried over a simulation (OUT/links.csv's
+    samples added up)."""
+    totals = {}
+    with open(os.path.join(out, "links.csv")) as f:
+        for row in csv.DictReader(f):
+            totals[row["link"]] = totals.get(row["link"], 0.0) + float(row["bytes"])
+    return totals
 
 
 def sample_trace(out, ranks=4, iterations=1, buckets=2, bucket_bytes=4000000, hosts=None):
