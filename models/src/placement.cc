@@ -157,6 +157,18 @@ bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* er
   return true;
 }
 
+bool TraceHostGroups(const JobPlacement& placement, const Job* loaded, size_t j,
+                     std::vector<int32_t>* group, std::string* error) {
+  group->clear();
+  if (!placement.trace_hosts || !placement.hosts.empty()) return true;
+  if (!loaded) {
+    *error = "job " + std::to_string(j) + ": hosts=trace needs a trace set";
+    return false;
+  }
+  *group = loaded->merged.host_of_rank;
+  return true;
+}
+
 bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
                  std::string* error, const std::function<void(const char* stage)>& on_stage) {
   out->clear();
@@ -165,14 +177,7 @@ bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>
   std::vector<std::vector<int32_t>> groups(placements->size());  // hosts=trace: per endpoint its recorded host
   for (size_t j = 0; j < placements->size(); ++j) {
     if (!PrepareJob((*placements)[j], &(*out)[j], error, on_stage)) return false;
-    const Job* loaded = (*out)[j].loaded.get();
-    if ((*placements)[j].trace_hosts && (*placements)[j].hosts.empty()) {
-      if (!loaded) {
-        *error = "job " + std::to_string(j) + ": hosts=trace needs a trace set";
-        return false;
-      }
-      groups[j] = loaded->merged.host_of_rank;
-    }
+    if (!TraceHostGroups((*placements)[j], (*out)[j].loaded.get(), j, &groups[j], error)) return false;
     // What each job was lowered with, where it took the trace's default.
     if ((*placements)[j].lower.algorithm.empty())
       (*placements)[j].lower.algorithm = (*out)[j].schedule.algorithm;

@@ -437,14 +437,14 @@ DltraceScenario::PlaceJobs(uint32_t* hostsNeeded, std::string* error)
 {
     std::vector<dltrace::models::JobPlacement> placements;
     std::vector<uint32_t> endpoints;
-    std::vector<std::vector<int32_t>> groups;
+    std::vector<std::vector<int32_t>> groups(m_specs.size());
     for (size_t j = 0; j < m_specs.size(); ++j)
     {
         // hosts=trace: the endpoints a trace host recorded share a host.
-        const auto* loaded = m_jobs[j]->GetLoadedJob();
-        groups.push_back(m_specs[j].trace_hosts && m_specs[j].hosts.empty() && loaded
-                             ? loaded->merged.host_of_rank
-                             : std::vector<int32_t>());
+        if (!dltrace::models::TraceHostGroups(m_specs[j], m_jobs[j]->GetLoadedJob(), j, &groups[j], error))
+        {
+            return false;
+        }
         placements.push_back(m_specs[j]);
         endpoints.push_back(m_jobs[j]->GetEndpointCount());
     }

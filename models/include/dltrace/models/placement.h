@@ -46,6 +46,12 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
 bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& endpoints, uint32_t* hosts_needed,
                std::string* error, const std::vector<std::vector<int32_t>>* groups = nullptr);
 
+// Job J's GROUPS entry for PlaceJobs: with hosts=trace and no host list, the
+// recorded host of each rank of LOADED (which must be a trace set, else
+// false with *ERROR); otherwise empty.
+bool TraceHostGroups(const JobPlacement& placement, const Job* loaded, size_t j,
+                     std::vector<int32_t>* group, std::string* error);
+
 // Drops the steps of ops in iterations >= ITERATIONS (earlier steps never
 // depend on later ones, so what is left is a sound schedule); 0: keeps all.
 void KeepIterations(Schedule* schedule, int32_t iterations);
