@@ -33,7 +33,7 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
   // The ops and peers of this endpoint's transfers, each once, ascending.
   for (const Step& s : rank_.steps) {
     if (s.type == StepType::kCompute) continue;
-    if (s.op < schedule.ops.size()) result_.op_ids.push_back(s.op);
+    if (s.op() < schedule.ops.size()) result_.op_ids.push_back(s.op());
     if (s.type == StepType::kRecv) peer_outstanding_.emplace_back(s.peer, 0);
   }
   std::sort(result_.op_ids.begin(), result_.op_ids.end());
@@ -55,7 +55,7 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
     for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
       ++dependents_at_[*d + 1];
     if (s.type != StepType::kCompute) {
-      const size_t slot = result_.OpSlot(s.op);
+      const size_t slot = result_.OpSlot(s.op());
       if (slot != RankResult::kNoSlot) ++op_steps_left_[slot];
     }
     if (s.type == StepType::kSend) result_.bytes_scheduled_send += s.bytes;
@@ -122,11 +122,11 @@ void ScheduleExecutor::Issue(uint32_t id) {
   if (options_.step_times) result_.steps[id].valid = true;
   StartOf(id) = transport_.NowNs() - result_.clock_origin_ns;
   if (on_op_start_ && s.type != StepType::kCompute) {
-    const size_t slot = result_.OpSlot(s.op);
+    const size_t slot = result_.OpSlot(s.op());
     if (op_started_.empty()) op_started_.assign(result_.ops.size(), 0);
     if (slot != RankResult::kNoSlot && !op_started_[slot]) {
       op_started_[slot] = 1;
-      on_op_start_(s.op);
+      on_op_start_(s.op());
     }
   }
   switch (s.type) {
@@ -150,7 +150,7 @@ void ScheduleExecutor::Issue(uint32_t id) {
       transport_.Send(s.peer, s.channel, s.tag, s.bytes, [this, id] {
         const Step& sent = rank_.steps[id];
         result_.bytes_sent += sent.bytes;
-        const size_t slot = result_.OpSlot(sent.op);
+        const size_t slot = result_.OpSlot(sent.op());
         if (slot != RankResult::kNoSlot) result_.op_sent[slot] += sent.bytes;
         Complete(id);
       });
@@ -175,7 +175,7 @@ void ScheduleExecutor::LocalSendPartDone(uint32_t id) {
   const Step& s = rank_.steps[id];
   result_.bytes_sent += s.bytes;
   result_.bytes_local_sent += s.bytes;
-  const size_t slot = result_.OpSlot(s.op);
+  const size_t slot = result_.OpSlot(s.op());
   if (slot != RankResult::kNoSlot) result_.op_sent[slot] += s.bytes;
   Complete(id);
 }
@@ -223,13 +223,13 @@ void ScheduleExecutor::Complete(uint32_t id) {
     r.start_ns = std::min(r.start_ns, t.start_ns);
     r.end_ns = std::max(r.end_ns, t.end_ns);
   };
-  if (s.op < schedule_.ops.size()) {
-    const size_t slot = s.type != StepType::kCompute ? result_.OpSlot(s.op) : RankResult::kNoSlot;
+  if (s.op() < schedule_.ops.size()) {
+    const size_t slot = s.type != StepType::kCompute ? result_.OpSlot(s.op()) : RankResult::kNoSlot;
     if (slot != RankResult::kNoSlot) {
       widen(result_.ops[slot]);
-      if (--op_steps_left_[slot] == 0 && on_op_finish_) on_op_finish_(s.op, result_.ops[slot]);
+      if (--op_steps_left_[slot] == 0 && on_op_finish_) on_op_finish_(s.op(), result_.ops[slot]);
     }
-    int32_t it = schedule_.ops[s.op].iteration;
+    int32_t it = schedule_.ops[s.op()].iteration;
     if (it >= 0 && size_t(it) < result_.iterations.size()) widen(result_.iterations[size_t(it)]);
   }
   for (uint32_t k = dependents_at_[id]; k < dependents_at_[id + 1]; ++k)

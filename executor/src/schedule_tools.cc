@@ -33,10 +33,13 @@ uint64_t ScheduleHash(const models::Schedule& s) {
     for (const auto& st : r.steps) {
       f.Add(uint64_t(st.type) | uint64_t(st.channel) << 8 | uint64_t(st.local) << 24);
       f.Add(uint64_t(int64_t(st.peer)));
-      f.Add(st.op);
-      f.Add(st.bytes);
-      f.Add(st.tag);
-      f.Add(st.duration_ns);
+      // As when bytes, tag and duration were fields of their own (0 where
+      // unused): results files keep the hashes they had.
+      const bool compute = st.type == models::StepType::kCompute;
+      f.Add(st.op());
+      f.Add(compute ? 0 : st.bytes);
+      f.Add(compute ? 0 : st.tag);
+      f.Add(compute ? st.duration_ns : 0);
       f.Add(st.deps_end - st.deps_begin);
     }
     for (uint32_t d : r.deps) f.Add(d);

@@ -12,9 +12,13 @@
 namespace dltrace::formats {
 
 const RankTrace* TraceSet::rank(int32_t global_rank) const {
-  for (const auto& r : ranks)
-    if (r.header.global_rank == global_rank) return &r;
-  return nullptr;
+  // Lowering asks once per call part: a scan made a 16,384-rank job's
+  // lowering quadratic (88% of its CPU). A complete set holds rank R at R.
+  if (global_rank >= 0 && size_t(global_rank) < ranks.size() && ranks[size_t(global_rank)].header.global_rank == global_rank)
+    return &ranks[size_t(global_rank)];
+  auto it = std::lower_bound(ranks.begin(), ranks.end(), global_rank,
+                             [](const RankTrace& r, int32_t g) { return r.header.global_rank < g; });
+  return it != ranks.end() && it->header.global_rank == global_rank ? &*it : nullptr;
 }
 
 std::vector<std::string> ListTraceFiles(const std::string& dir) {

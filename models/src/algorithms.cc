@@ -38,7 +38,7 @@ uint32_t StepBuilder::Add(int32_t endpoint, const Step& step, DepList deps) {
     touched_.push_back(endpoint);
   }
   Step s = step;
-  s.op = op_;
+  if (s.type == StepType::kCompute) s.tag = MakeTag(op_, 0);  // a transfer's tag already names op_
   s.deps_begin = uint32_t(r.deps.size());
   bool any = false;
   for (const uint32_t* d = deps.begin(); d != deps.end(); ++d)

@@ -82,7 +82,7 @@ JobDemand ProfileJob(const Schedule& s, const std::vector<uint32_t>& hosts, uint
   std::map<uint32_t, std::vector<uint32_t>> hops;  // destination host -> HopsTo
   for (size_t e = 0; e < s.ranks.size() && e < hosts.size(); ++e)
     for (const Step& st : s.ranks[e].steps) {
-      if (st.type != StepType::kSend || st.local || st.op >= s.ops.size() || st.peer < 0 ||
+      if (st.type != StepType::kSend || st.local || st.op() >= s.ops.size() || st.peer < 0 ||
           size_t(st.peer) >= hosts.size())
         continue;
       const uint32_t src = hosts[e], dst = hosts[size_t(st.peer)];
@@ -93,7 +93,7 @@ JobDemand ProfileJob(const Schedule& s, const std::vector<uint32_t>& hosts, uint
       for (uint32_t l : graph.Route(src, dst, h->second, FlowHash(src, dst, job, st.channel))) {
         const bool from_b = graph.links[l].a != at;
         at = from_b ? graph.links[l].a : graph.links[l].b;
-        op_bytes[st.op][LinkDirection(l, from_b)] += double(st.bytes);
+        op_bytes[st.op()][LinkDirection(l, from_b)] += double(st.bytes);
       }
     }
   for (size_t o = 0; o < s.ops.size(); ++o) {

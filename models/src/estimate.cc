@@ -42,7 +42,7 @@ Estimate EstimateSchedule(const Schedule& s, const Link& network) {
   std::vector<char> channelled(s.ops.size(), 0);
   for (const RankSchedule& r : s.ranks)
     for (const Step& st : r.steps)
-      if (st.channel > 0 && st.op < s.ops.size()) channelled[st.op] = 1;
+      if (st.channel > 0 && st.op() < s.ops.size()) channelled[st.op()] = 1;
   std::vector<double> host_free(s.hosts.size() + 1, 0.0);
   bool progress = true;
   while (progress) {
@@ -59,7 +59,7 @@ Estimate EstimateSchedule(const Schedule& s, const Link& network) {
         if (st.type == StepType::kCompute) {
           end = start + double(st.duration_ns);
         } else if (st.type == StepType::kSend) {
-          if (!st.local && st.op < s.ops.size() && channelled[st.op] && network.gbps > 0) {
+          if (!st.local && st.op() < s.ops.size() && channelled[st.op()] && network.gbps > 0) {
             const int32_t h = s.endpoints[e].host;
             double& free = host_free[h >= 0 ? size_t(h) : s.hosts.size()];
             free = std::max(start, free) + double(st.bytes) * 8.0 / network.gbps;
@@ -78,13 +78,13 @@ Estimate EstimateSchedule(const Schedule& s, const Link& network) {
         finish[e][c] = end;
         progress = true;
         est.total_ns = std::max(est.total_ns, end);
-        if (st.op < s.ops.size()) {
+        if (st.op() < s.ops.size()) {
           if (st.type != StepType::kCompute) {
-            TimeSpan& o = est.ops[st.op];
+            TimeSpan& o = est.ops[st.op()];
             o.start_ns = std::min(o.start_ns, start);
             o.end_ns = std::max(o.end_ns, end);
           }
-          size_t it = size_t(std::clamp(s.ops[st.op].iteration, 0, std::max(s.iterations, 1) - 1));
+          size_t it = size_t(std::clamp(s.ops[st.op()].iteration, 0, std::max(s.iterations, 1) - 1));
           TimeSpan& i = est.iterations[it];
           i.start_ns = std::min(i.start_ns, start);
           i.end_ns = std::max(i.end_ns, end);

@@ -25,8 +25,8 @@ JobProgress::JobProgress(const Schedule& schedule) : schedule_(&schedule) {
   current_.assign(n, -1);
   for (size_t e = 0; e < n; ++e) {
     for (const Step& s : schedule.ranks[e].steps) {
-      if (s.type != StepType::kSend || s.local || s.op >= schedule.ops.size()) continue;
-      const size_t slot = Index(schedule.ops[s.op].iteration);
+      if (s.type != StepType::kSend || s.local || s.op() >= schedule.ops.size()) continue;
+      const size_t slot = Index(schedule.ops[s.op()].iteration);
       total_[e * iterations_ + slot] += s.bytes;
       job_total_[slot] += s.bytes;
     }

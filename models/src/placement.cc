@@ -123,7 +123,7 @@ void KeepIterations(Schedule* s, int32_t iterations) {
     RankSchedule out;
     for (size_t i = 0; i < r.steps.size(); ++i) {
       const auto& st = r.steps[i];
-      if (st.op < s->ops.size() && s->ops[st.op].iteration >= iterations) continue;
+      if (st.op() < s->ops.size() && s->ops[st.op()].iteration >= iterations) continue;
       Step copy = st;
       copy.deps_begin = uint32_t(out.deps.size());
       for (const uint32_t* d = r.deps_begin(st); d != r.deps_end(st); ++d)

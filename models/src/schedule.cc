@@ -101,7 +101,7 @@ bool ScheduleLooksSound(const Schedule& schedule) {
       if (s.deps_begin > s.deps_end || s.deps_end > r.deps.size()) return false;
       for (const uint32_t* d = r.deps_begin(s); d != r.deps_end(s); ++d)
         if (*d >= i) return false;
-      if (s.op >= schedule.ops.size()) return false;
+      if (s.op() >= schedule.ops.size()) return false;
       if (s.type == StepType::kCompute) continue;
       if (s.peer < 0 || s.peer >= n || s.peer == e) return false;
       const bool send = s.type == StepType::kSend;
@@ -143,9 +143,9 @@ std::vector<std::string> CheckScheduleExact(const Schedule& schedule, size_t lim
         if (*d >= i)
           report("endpoint " + std::to_string(e) + " step " + std::to_string(i) +
                  " depends on step " + std::to_string(*d) + ", which is not before it");
-      if (s.op >= schedule.ops.size())
+      if (s.op() >= schedule.ops.size())
         report("endpoint " + std::to_string(e) + " step " + std::to_string(i) + ": no op " +
-               std::to_string(s.op));
+               std::to_string(s.op()));
       if (s.type == StepType::kCompute) continue;
       if (s.peer < 0 || s.peer >= n || s.peer == e) {
         report("endpoint " + std::to_string(e) + " step " + std::to_string(i) + ": bad peer " +
@@ -225,13 +225,13 @@ std::string FormatGoal(const Schedule& schedule, int32_t endpoint, const DenseTa
   uint32_t last_op = kNoOp;
   for (uint32_t i = 0; i < r.steps.size(); ++i) {
     const Step& s = r.steps[i];
-    if (s.op != last_op && s.op < schedule.ops.size()) {
-      const ScheduleOp& op = schedule.ops[s.op];
-      std::snprintf(line, sizeof line, "// op %u iteration %d %s %s %" PRIu64 "b %s\n", s.op,
+    if (s.op() != last_op && s.op() < schedule.ops.size()) {
+      const ScheduleOp& op = schedule.ops[s.op()];
+      std::snprintf(line, sizeof line, "// op %u iteration %d %s %s %" PRIu64 "b %s\n", s.op(),
                     op.iteration, formats::OpKindName(op.kind),
                     formats::CollectiveName(op.collective), op.bytes, op.algorithm.c_str());
       out += line;
-      last_op = s.op;
+      last_op = s.op();
     }
     switch (s.type) {
       case StepType::kCompute:

@@ -69,7 +69,7 @@ HostReduction::HostReduction(const models::Schedule& schedule, int32_t self) {
   uint64_t largest = 0;
   for (const models::Step& s : schedule.ranks.at(size_t(self)).steps) {
     if (s.type != models::StepType::kRecv || !s.reduce || s.local) continue;
-    const formats::DataType type = s.op < schedule.ops.size() ? schedule.ops[s.op].datatype : DataType::Unknown;
+    const formats::DataType type = s.op() < schedule.ops.size() ? schedule.ops[s.op()].datatype : DataType::Unknown;
     types_[s.tag] = ReduceTypeOf(type);
     largest = std::max(largest, s.bytes);
   }

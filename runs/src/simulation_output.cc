@@ -44,7 +44,7 @@ void AppendFlowsFromResults(uint32_t job, const models::Schedule& schedule,
       const auto& t = results[size_t(s.peer)].steps[it->second];
       const uint64_t send_start = results[e].steps[i].start_ns;
       if (!t.valid || t.end_ns < t.start_ns || t.end_ns == 0 || t.end_ns < send_start) continue;
-      flows->push_back({job, s.op, int32_t(e), s.peer, s.channel, s.bytes, s.local, job_start_ns + send_start,
+      flows->push_back({job, s.op(), int32_t(e), s.peer, s.channel, s.bytes, s.local, job_start_ns + send_start,
                         job_start_ns + t.end_ns});
     }
   }

@@ -188,7 +188,7 @@ TEST_F(SynthSchedule, OpStartAndFinishCallbacksFireOncePerOp) {
     for (size_t e = 0; e < s.ranks.size(); ++e) {
       std::vector<char> has(s.ops.size(), 0);
       for (const auto& st : s.ranks[e].steps)
-        if (st.type != models::StepType::kCompute) has[st.op] = 1;
+        if (st.type != models::StepType::kCompute) has[st.op()] = 1;
       for (size_t op = 0; op < s.ops.size(); ++op) {
         EXPECT_EQ(seen[e][op].starts, has[op]) << algo << " endpoint " << e << " op " << op;
         EXPECT_EQ(seen[e][op].finishes, has[op]) << algo << " endpoint " << e << " op " << op;

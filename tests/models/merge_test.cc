@@ -216,7 +216,7 @@ TEST_F(TraceSetTest, ComputeGapsComeFromTheGpuTimeline) {
   // MPI exchange (1.2 ms) and the forward/backward pass (30 ms) as well.
   std::vector<uint64_t> gaps;
   for (const Step& st : s.ranks[0].steps)
-    if (st.type == StepType::kCompute && s.ops[st.op].source == ScheduleOp::Source::kCollective)
+    if (st.type == StepType::kCompute && s.ops[st.op()].source == ScheduleOp::Source::kCollective)
       gaps.push_back(st.duration_ns);
   ASSERT_EQ(gaps.size(), size_t(kIterations * kBuckets));
   EXPECT_EQ(gaps[1], 1'000'000u);
@@ -282,7 +282,7 @@ TEST_F(TraceSetTest, OpsOfOneNcclGroupRunTogether) {
     uint32_t send = kNoOp, recv = kNoOp, after = kNoOp;
     for (uint32_t i = 0; i < rs.steps.size(); ++i) {
       const Step& st = rs.steps[i];
-      const ScheduleOp& op = s.ops[st.op];
+      const ScheduleOp& op = s.ops[st.op()];
       if (op.iteration != 0 && s.iterations > 1) continue;
       if (st.type == StepType::kSend && op.source == ScheduleOp::Source::kTransfer && send == kNoOp)
         send = i;
@@ -328,16 +328,16 @@ TEST_F(TraceSetTest, DifferentStreamsStayConcurrent) {
   ASSERT_TRUE(CheckSchedule(s).empty());
   // Collect, per op, which ops its steps on rank 0 depend on directly.
   const RankSchedule& r0 = s.ranks[0];
-  uint32_t op_b1 = r0.steps.back().op;
+  uint32_t op_b1 = r0.steps.back().op();
   for (const Step& st : r0.steps)
-    if (s.ops[st.op].source == ScheduleOp::Source::kCollective) {
-      op_b1 = st.op;
-      if (m.calls[s.ops[st.op].recorded].ordinal == 1) break;
+    if (s.ops[st.op()].source == ScheduleOp::Source::kCollective) {
+      op_b1 = st.op();
+      if (m.calls[s.ops[st.op()].recorded].ordinal == 1) break;
     }
   for (const Step& st : r0.steps) {
-    if (st.op != op_b1) continue;
+    if (st.op() != op_b1) continue;
     for (const uint32_t* d = r0.deps_begin(st); d != r0.deps_end(st); ++d) {
-      uint32_t dep_op = r0.steps[*d].op;
+      uint32_t dep_op = r0.steps[*d].op();
       EXPECT_TRUE(dep_op == op_b1 || m.calls[s.ops[dep_op].recorded].ordinal != 0 ||
                   s.ops[dep_op].source != ScheduleOp::Source::kCollective)
           << "bucket 1 waits for bucket 0 on another stream";
@@ -406,7 +406,7 @@ HaloSteps StepsOf(const Schedule& s, int rank, int it) {
   const RankSchedule& rs = s.ranks[size_t(rank)];
   for (uint32_t i = 0; i < rs.steps.size(); ++i) {
     const Step& st = rs.steps[i];
-    const ScheduleOp& op = s.ops[st.op];
+    const ScheduleOp& op = s.ops[st.op()];
     if (op.iteration != it || st.type == StepType::kCompute) continue;
     if (op.source == ScheduleOp::Source::kTransfer) h.transfers.push_back(i);
     else if (h.allreduce == kNoOp) h.allreduce = i;
@@ -704,7 +704,7 @@ TEST_F(TraceSetTest, BroadcastRootFinishesWithoutItsPeers) {
     for (uint32_t i = 0; i < rs.steps.size(); ++i) {
       const Step& st = rs.steps[i];
       if (st.type == StepType::kCompute) continue;
-      auto& first = s.ops[st.op].source == ScheduleOp::Source::kCollective ? bcast : p2p;
+      auto& first = s.ops[st.op()].source == ScheduleOp::Source::kCollective ? bcast : p2p;
       if (first == kNoOp) first = i;
     }
     ASSERT_NE(bcast, kNoOp);

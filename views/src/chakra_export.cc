@@ -131,12 +131,12 @@ bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats*
     };
     for (uint32_t i = 0; i < r.steps.size(); ++i) {
       const models::Step& s = r.steps[i];
-      const models::ScheduleOp& op = schedule.ops[s.op];
+      const models::ScheduleOp& op = schedule.ops[s.op()];
       pb::CollectiveCommType coll = pb::ALL_REDUCE;
       const bool as_collective = s.type != models::StepType::kCompute &&
                                  op.source == models::ScheduleOp::Source::kCollective &&
                                  ChakraCollective(op.collective, &coll);
-      if (as_collective && pending_op == s.op) {
+      if (as_collective && pending_op == s.op()) {
         node_of_step[i] = pending.id();
         for (const uint32_t* d = r.deps_begin(s); d != r.deps_end(s); ++d)
           if (node_of_step[*d] != pending.id()) pending_deps.insert(node_of_step[*d]);
@@ -149,7 +149,7 @@ bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats*
       std::set<uint64_t> deps;
       for (const uint32_t* d = r.deps_begin(s); d != r.deps_end(s); ++d) deps.insert(node_of_step[*d]);
       if (as_collective) {
-        node.set_name(std::string(formats::OpKindName(op.kind)) + " op " + std::to_string(s.op));
+        node.set_name(std::string(formats::OpKindName(op.kind)) + " op " + std::to_string(s.op()));
         node.set_type(pb::COMM_COLL_NODE);
         AddBool(&node, "is_cpu_op", false);
         AddInt64(&node, "comm_type", coll);
@@ -157,21 +157,21 @@ bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats*
         AddString(&node, "pg_name", std::to_string(op.comm));
         AddInt32(&node, "iteration", op.iteration);
         comms_used.insert(op.comm);
-        timing(&node, s.op);
+        timing(&node, s.op());
         pending = std::move(node);
-        pending_op = s.op;
+        pending_op = s.op();
         pending_deps = std::move(deps);
         continue;
       }
       if (s.type == models::StepType::kCompute) {
-        node.set_name("compute before op " + std::to_string(s.op));
+        node.set_name("compute before op " + std::to_string(s.op()));
         node.set_type(pb::COMP_NODE);
         AddBool(&node, "is_cpu_op", false);
         node.set_duration_micros(s.duration_ns / 1000);
       } else {
         const bool send = s.type == models::StepType::kSend;
         node.set_name(std::string(formats::OpKindName(op.kind)) + (send ? " send" : " recv") + " op " +
-                      std::to_string(s.op));
+                      std::to_string(s.op()));
         node.set_type(send ? pb::COMM_SEND_NODE : pb::COMM_RECV_NODE);
         AddBool(&node, "is_cpu_op", false);
         const int32_t peer = schedule.endpoints[size_t(s.peer)].world_rank;
@@ -184,7 +184,7 @@ bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats*
           AddString(&node, "pg_name", std::to_string(op.comm));
           comms_used.insert(op.comm);
         }
-        timing(&node, s.op);
+        timing(&node, s.op());
       }
       for (uint64_t d : deps) node.add_data_deps(d);
       WriteDelimited(node, out.get(), &bytes);

@@ -120,7 +120,7 @@ uint32_t HostThreads::AddCompute(int32_t rank, uint32_t op, int64_t ns,
   RankSchedule& rs = s_.ranks[size_t(rank)];
   Step s;
   s.type = StepType::kCompute;
-  s.op = op;
+  s.tag = MakeTag(op, 0);
   s.duration_ns = uint64_t(std::max<int64_t>(ns, 0));
   s.deps_begin = uint32_t(rs.deps.size());
   rs.deps.insert(rs.deps.end(), deps.begin(), deps.end());

@@ -18,7 +18,7 @@ struct TraceSet {
   // that disagree on the world size. Empty for a complete, consistent set.
   std::vector<std::string> warnings;
 
-  const RankTrace* rank(int32_t global_rank) const;
+  const RankTrace* rank(int32_t global_rank) const;  // null when it has none; ranks must be sorted
 };
 
 // Loads PATH, a .dltrace file or a directory of them. Returns false with a

@@ -16,24 +16,32 @@ const char* StepTypeName(StepType type);  // "calc", "send", "recv" (GOAL's word
 // One step of one endpoint. Its id is its index in RankSchedule::steps; every
 // dependency has a smaller id, so the steps vector is already a topological order.
 struct Step {
+  Step() : local(false), reduce(false) {}
   StepType type = StepType::kCompute;
   // Both ends on one host: executors use the local link (Schedule::local_link),
   // not the network.
-  bool local = false;
+  bool local : 1;
   // A receive the host reduces: the receiver adds the block into its own
   // (ring reduce-scatter, tree and chain reduce, ...), on the CPU; not set
   // where NCCL reduces on the GPU. Socket replay does that arithmetic.
-  bool reduce = false;
+  bool reduce : 1;
   uint16_t channel = 0;  // parallel flow between the same pair (NCCL channel)
   int32_t peer = -1;     // endpoint index (== world rank for workers); -1 for compute
-  uint32_t op = 0;       // index into Schedule::ops
   uint32_t deps_begin = 0, deps_end = 0;  // range in RankSchedule::deps
-  uint64_t bytes = 0;                     // send/recv payload
-  // A send and its receive carry the same tag; (sender, receiver, tag) is
-  // unique in a schedule, so an executor matches receives by (peer, tag).
+  // (op << 32) | k (MakeTag): a transfer's k-th message of its op, or k = 0
+  // for a compute step. A send and its receive carry the same tag; (sender,
+  // receiver, tag) is unique in a schedule, so an executor matches receives
+  // by (peer, tag).
   uint64_t tag = 0;
-  uint64_t duration_ns = 0;  // compute only
+  union {
+    uint64_t bytes = 0;    // send/recv payload
+    uint64_t duration_ns;  // compute
+  };
+  // The index into Schedule::ops of what it was lowered from (kNoOp: none).
+  uint32_t op() const { return uint32_t(tag >> 32); }
 };
+// 32 bytes: a 16,384-rank job has about 260 million steps.
+static_assert(sizeof(Step) == 32, "Step grew: every lowered job holds hundreds of bytes per rank per op of them");
 
 // Tags are (schedule op << 32) | k, the k-th transfer the op lowered to.
 inline uint64_t MakeTag(uint32_t op, uint32_t k) { return (uint64_t(op) << 32) | k; }
