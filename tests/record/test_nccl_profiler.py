@@ -7,12 +7,10 @@ recorded operations, their algorithm, protocol and channels, the
 communicators and the NCCL settings are checked against what the program and
 the double say they did; the nccl lowering says it used the recorded choice."""
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
-from record_fixtures import DLTRACE, dump, expected_lines, record_launched
+from record_fixtures import DLTRACE, ScratchTestCase, dump, expected_lines, rank_files, record_launched
 
 BIN = os.environ["DLTRACE_NCCL_TEST_BIN"]  # build/tests/nccl
 STATIC = os.path.join(BIN, "dltrace-nccl-all-calls-static")
@@ -44,15 +42,9 @@ def record(out, program, mode, extra_env=None):
     return record_launched(out, program, ["--nccl", mode], env=env)
 
 
-class NcclProfilerTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="dltrace-profiler-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
+class NcclProfilerTest(ScratchTestCase):
     def check_plugin_run(self, out, api):
-        files = sorted(f for f in os.listdir(out) if f.endswith(".dltrace"))
+        files = rank_files(out)
         self.assertEqual(files, [f"rank{r}.dltrace" for r in range(4)])
         for rank in range(4):
             rc, recs, err = dump(out, rank)
