@@ -4,6 +4,9 @@
 # `before` runs ahead of the PMPI call and `after` behind it, only while
 # recording; both call ordinary functions of src/mpi_wrappers.cc (OnInit,
 # PointToPoint, Collective, ...) on its MpiCall `c`.
+#   Nonblocking(name, OpKind, of=blocking row above)
+# is the nonblocking form of a collective: the blocking row's parameters and
+# a request, its `before`, and the request left pending (c.Pend).
 
 FUNCTIONS = [
     # ---- setup and communicators
@@ -167,24 +170,16 @@ FUNCTIONS = [
     # ---- collectives
     F('MPI_Barrier', 'MpiBarrier', 'MPI_Comm comm',
       before='Collective(c, comm, 0, nullptr, 1, -1)'),
-    F('MPI_Ibarrier', 'MpiIbarrier', 'MPI_Comm comm, MPI_Request* request',
-      before='Collective(c, comm, 0, nullptr, 1, -1)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Ibarrier', 'MpiIbarrier', of='MPI_Barrier'),
     F('MPI_Bcast', 'MpiBcast', 'void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm',
       before='Collective(c, comm, count, datatype, 1, root)'),
-    F('MPI_Ibcast', 'MpiIbcast', 'void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request',
-      before='Collective(c, comm, count, datatype, 1, root)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Ibcast', 'MpiIbcast', of='MPI_Bcast'),
     F('MPI_Reduce', 'MpiReduce', 'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm',
       before='Collective(c, comm, count, datatype, 1, root); Reduction(c, op)'),
-    F('MPI_Ireduce', 'MpiIreduce', 'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm, MPI_Request* request',
-      before='Collective(c, comm, count, datatype, 1, root); Reduction(c, op)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Ireduce', 'MpiIreduce', of='MPI_Reduce'),
     F('MPI_Allreduce', 'MpiAllreduce', 'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm',
       before='Collective(c, comm, count, datatype, 1, -1); Reduction(c, op)'),
-    F('MPI_Iallreduce', 'MpiIallreduce', 'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request',
-      before='Collective(c, comm, count, datatype, 1, -1); Reduction(c, op)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Iallreduce', 'MpiIallreduce', of='MPI_Allreduce'),
     F('MPI_Scan', 'MpiScan', 'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm',
       before='Collective(c, comm, count, datatype, 1, -1); Reduction(c, op)'),
     F('MPI_Exscan', 'MpiExscan', 'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm',
@@ -199,74 +194,32 @@ FUNCTIONS = [
       before='Scatterv(c, comm, root, sendcounts, sendtype, recvbuf, recvcount, recvtype)'),
     F('MPI_Allgather', 'MpiAllgather', 'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm',
       before='Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype)'),
-    F('MPI_Iallgather', 'MpiIallgather', 'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request',
-      before='Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Iallgather', 'MpiIallgather', of='MPI_Allgather'),
     F('MPI_Allgatherv', 'MpiAllgatherv', 'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* displs, MPI_Datatype recvtype, MPI_Comm comm',
       before='Gatherv(c, comm, -1, sendbuf, sendcount, sendtype, recvcounts, recvtype)'),
     F('MPI_Alltoall', 'MpiAlltoall', 'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm',
       before='Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype)'),
-    F('MPI_Ialltoall', 'MpiIalltoall', 'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request',
-      before='Rooted(c, comm, -1, sendbuf, sendcount, sendtype, recvcount, recvtype)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Ialltoall', 'MpiIalltoall', of='MPI_Alltoall'),
     F('MPI_Alltoallv', 'MpiAlltoallv', 'const void* sendbuf, const int* sendcounts, const int* sdispls, MPI_Datatype sendtype, void* recvbuf, const int* recvcounts, const int* rdispls, MPI_Datatype recvtype, MPI_Comm comm',
       before='Alltoallv(c, comm, sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false)'),
     F('MPI_Alltoallw', 'MpiAlltoallw', 'const void* sendbuf, const int* sendcounts, const int* sdispls, const MPI_Datatype* sendtypes, void* recvbuf, const int* recvcounts, const int* rdispls, const MPI_Datatype* recvtypes, MPI_Comm comm',
       before='Alltoallv(c, comm, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true)'),
     F('MPI_Reduce_scatter', 'MpiReduceScatter', 'const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm',
       before='ReduceScatter(c, comm, recvcounts, 0, datatype); Reduction(c, op)'),
-    F('MPI_Ireduce_scatter', 'MpiIreduceScatter', 'const void* sendbuf, void* recvbuf, const int* recvcounts, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request',
-      before='ReduceScatter(c, comm, recvcounts, 0, datatype); Reduction(c, op)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Ireduce_scatter', 'MpiIreduceScatter', of='MPI_Reduce_scatter'),
     F('MPI_Reduce_scatter_block', 'MpiReduceScatterBlock', 'const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm',
       before='ReduceScatter(c, comm, nullptr, recvcount, datatype); Reduction(c, op)'),
-    F('MPI_Ireduce_scatter_block', 'MpiIreduceScatterBlock', 'const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request',
-      before='ReduceScatter(c, comm, nullptr, recvcount, datatype); Reduction(c, op)',
-      after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Ireduce_scatter_block', 'MpiIreduceScatterBlock', of='MPI_Reduce_scatter_block'),
     # the nonblocking forms of the rest
-    F('MPI_Igather', 'MpiIgather',
-      'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, '
-      'MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request',
-      before='Rooted(c, comm, root, sendbuf, sendcount, sendtype, recvcount, recvtype)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Igatherv', 'MpiIgatherv',
-      'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, '
-      'const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, '
-      'MPI_Request* request',
-      before='Gatherv(c, comm, root, sendbuf, sendcount, sendtype, recvcounts, recvtype)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Iscatter', 'MpiIscatter',
-      'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, '
-      'MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request',
-      before='Rooted(c, comm, root, recvbuf, recvcount, recvtype, sendcount, sendtype)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Iscatterv', 'MpiIscatterv',
-      'const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, '
-      'void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, '
-      'MPI_Request* request',
-      before='Scatterv(c, comm, root, sendcounts, sendtype, recvbuf, recvcount, recvtype)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Iallgatherv', 'MpiIallgatherv',
-      'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, '
-      'const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, '
-      'MPI_Request* request',
-      before='Gatherv(c, comm, -1, sendbuf, sendcount, sendtype, recvcounts, recvtype)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Ialltoallv', 'MpiIalltoallv',
-      'const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, '
-      'void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, '
-      'MPI_Comm comm, MPI_Request* request',
-      before='Alltoallv(c, comm, sendbuf, sendcounts, &sendtype, recvcounts, &recvtype, false)',
-      after='c.Pend(request, nullptr, false)'),
-    F('MPI_Ialltoallw', 'MpiIalltoallw',
-      'const void* sendbuf, const int sendcounts[], const int sdispls[], '
-      'const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[], '
-      'const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request',
-      before='Alltoallv(c, comm, sendbuf, sendcounts, sendtypes, recvcounts, recvtypes, true)',
-      after='c.Pend(request, nullptr, false)'),
-    F('MPI_Iscan', 'MpiIscan',
-      'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, '
-      'MPI_Comm comm, MPI_Request* request',
-      before='Collective(c, comm, count, datatype, 1, -1); Reduction(c, op)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Iexscan', 'MpiIexscan',
-      'const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, '
-      'MPI_Comm comm, MPI_Request* request',
-      before='Collective(c, comm, count, datatype, 1, -1); Reduction(c, op)', after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Igather', 'MpiIgather', of='MPI_Gather'),
+    Nonblocking('MPI_Igatherv', 'MpiIgatherv', of='MPI_Gatherv'),
+    Nonblocking('MPI_Iscatter', 'MpiIscatter', of='MPI_Scatter'),
+    Nonblocking('MPI_Iscatterv', 'MpiIscatterv', of='MPI_Scatterv'),
+    Nonblocking('MPI_Iallgatherv', 'MpiIallgatherv', of='MPI_Allgatherv'),
+    Nonblocking('MPI_Ialltoallv', 'MpiIalltoallv', of='MPI_Alltoallv'),
+    Nonblocking('MPI_Ialltoallw', 'MpiIalltoallw', of='MPI_Alltoallw'),
+    Nonblocking('MPI_Iscan', 'MpiIscan', of='MPI_Scan'),
+    Nonblocking('MPI_Iexscan', 'MpiIexscan', of='MPI_Exscan'),
     # ---- neighbourhood collectives: bytes to and from each neighbour of the
     # communicator's topology (Cartesian, graph, distributed graph)
     F('MPI_Neighbor_allgather', 'MpiNeighborAllgather',
@@ -284,21 +237,11 @@ FUNCTIONS = [
     F('MPI_Neighbor_alltoallw', 'MpiNeighborAlltoallw',
       'const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm',
       before='Neighbor(c, comm, sendcounts, 0, sendtypes, true, recvcounts, 0, recvtypes, true, true)'),
-    F('MPI_Ineighbor_allgather', 'MpiIneighborAllgather',
-      'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request',
-      before='Neighbor(c, comm, nullptr, sendcount, &sendtype, false, nullptr, recvcount, &recvtype, false)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Ineighbor_allgatherv', 'MpiIneighborAllgatherv',
-      'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request',
-      before='Neighbor(c, comm, nullptr, sendcount, &sendtype, false, recvcounts, 0, &recvtype, false)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Ineighbor_alltoall', 'MpiIneighborAlltoall',
-      'const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request',
-      before='Neighbor(c, comm, nullptr, sendcount, &sendtype, true, nullptr, recvcount, &recvtype, true)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Ineighbor_alltoallv', 'MpiIneighborAlltoallv',
-      'const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request',
-      before='Neighbor(c, comm, sendcounts, 0, &sendtype, true, recvcounts, 0, &recvtype, true)', after='c.Pend(request, nullptr, false)'),
-    F('MPI_Ineighbor_alltoallw', 'MpiIneighborAlltoallw',
-      'const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request* request',
-      before='Neighbor(c, comm, sendcounts, 0, sendtypes, true, recvcounts, 0, recvtypes, true, true)', after='c.Pend(request, nullptr, false)'),
+    Nonblocking('MPI_Ineighbor_allgather', 'MpiIneighborAllgather', of='MPI_Neighbor_allgather'),
+    Nonblocking('MPI_Ineighbor_allgatherv', 'MpiIneighborAllgatherv', of='MPI_Neighbor_allgatherv'),
+    Nonblocking('MPI_Ineighbor_alltoall', 'MpiIneighborAlltoall', of='MPI_Neighbor_alltoall'),
+    Nonblocking('MPI_Ineighbor_alltoallv', 'MpiIneighborAlltoallv', of='MPI_Neighbor_alltoallv'),
+    Nonblocking('MPI_Ineighbor_alltoallw', 'MpiIneighborAlltoallw', of='MPI_Neighbor_alltoallw'),
     # ---- one-sided communication. Windows are communicators of their own
     # (named "win"); an op waits on its window until the synchronisation that
     # completes it (fence, unlock, complete, flush), which writes it with that
