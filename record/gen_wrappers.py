@@ -8,7 +8,9 @@ usage: gen_wrappers.py mpi|nccl OUTDIR
 A row is F(name, kind, params, before=..., after=...): the function's C
 parameters as in the API's header, the OpKind it records, and two C++
 clauses run only while the call is followed, `before` ahead of the real call
-and `after` behind it. The clauses call ordinary functions of
+and `after` behind it. Nonblocking(name, kind, of=...) is MPI's nonblocking
+form of an earlier row: its parameters and a request, the same `before`, and
+the request left pending. The clauses call ordinary functions of
 mpi_wrappers.cc / nccl_wrappers.cc on the call object `c` (MpiCall,
 NcclCall); every wrapper has the same shape:
 
@@ -44,6 +46,24 @@ class F:
         self.args = [n for _, n in self.params]
 
 
+class Nonblocking:
+    """MPI's nonblocking form (MPI_Igather) of an earlier row OF (MPI_Gather)."""
+
+    def __init__(self, name, kind, of):
+        self.name, self.kind, self.of = name, kind, of
+
+    def row(self, earlier):
+        blocking = earlier.get(self.of)
+        if blocking is None or blocking.after:
+            raise SystemExit(f"gen_wrappers: {self.name}: no blocking row {self.of} above it "
+                             "without an `after`")
+        row = F(self.name, self.kind, "", before=blocking.before,
+                after="c.Pend(request, nullptr, false)")
+        row.params = blocking.params + [("MPI_Request*", "request")]
+        row.args = [n for _, n in row.params]
+        return row
+
+
 def split_top(text, sep=","):
     """Splits at separators outside parentheses and brackets."""
     parts, depth, cur = [], 0, []
@@ -75,10 +95,15 @@ def parse_param(decl):
 
 def load_table(api):
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tables", api + ".py")
-    scope = {"F": F}
+    scope = {"F": F, "Nonblocking": Nonblocking}
     with open(path) as f:
         exec(compile(f.read(), path, "exec"), scope)
-    rows = scope["FUNCTIONS"]
+    rows, earlier = [], {}
+    for row in scope["FUNCTIONS"]:
+        if isinstance(row, Nonblocking):
+            row = row.row(earlier)
+        rows.append(row)
+        earlier[row.name] = row
     names = [r.name for r in rows]
     if len(set(names)) != len(names):
         raise SystemExit(f"gen_wrappers: {path}: a function is listed twice")

@@ -77,12 +77,6 @@ DltraceApplication::GetJob() const
     return m_job;
 }
 
-bool
-DltraceApplication::IsFinished() const
-{
-    return m_executor && m_executor->finished();
-}
-
 void
 DltraceApplication::StartApplication()
 {

@@ -55,8 +55,6 @@ class DltraceApplication : public Application
     typedef void (*OpFinishCallback)(uint32_t endpoint, uint32_t op, Time start, Time end);
 
     Ptr<DltraceJob> GetJob() const;
-    /// Whether the engine finished every step (or failed).
-    bool IsFinished() const;
     /// Stops an unfinished engine with REASON, so the job gets a partial result.
     void Abandon(const std::string& reason);
 

@@ -2,6 +2,8 @@
 // progress on the sockets the dltrace transport opens.
 #include "dltrace-tcp-mltcp.h"
 
+#include "dltrace-attributes.h"
+
 #include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/log.h"
@@ -98,33 +100,34 @@ DltraceBindMltcp(Ptr<Socket> socket, std::shared_ptr<dltrace::models::JobProgres
     tcp->SetCongestionControlAlgorithm(ops);
 }
 
-// The attributes both variants declare, on the shared DltraceMltcp part.
-#define DLTRACE_MLTCP_ATTRIBUTES(Class)                                                            \
-    AddAttribute("Slope",                                                                          \
-                 "S of F(r) = S * r + I, r the fraction of the iteration's bytes sent.",           \
-                 DoubleValue(1.0),                                                                 \
-                 MakeDoubleAccessor(&Class::SetSlope, &Class::GetSlope),                           \
-                 MakeDoubleChecker<double>(0.0))                                                   \
-        .AddAttribute("Intercept",                                                                 \
-                      "I of F(r) = S * r + I (F = I at an iteration's first byte).",               \
-                      DoubleValue(0.5),                                                            \
-                      MakeDoubleAccessor(&Class::SetIntercept, &Class::GetIntercept),              \
-                      MakeDoubleChecker<double>(0.0))                                              \
-        .AddAttribute("PerEndpoint",                                                               \
-                      "r counts the sending endpoint's bytes (as the paper's per-flow count; "    \
-                      "false: the whole job's).",                                                  \
-                      BooleanValue(true),                                                          \
-                      MakeBooleanAccessor(&Class::SetPerEndpoint, &Class::GetPerEndpoint),         \
-                      MakeBooleanChecker())
+/// The TypeId of variant C of P with the attributes of its shared DltraceMltcp part.
+template <class C, class P>
+TypeId
+MltcpTypeId(const std::string& name)
+{
+    return DltraceTypeId<C, P>(name)
+        .AddAttribute("Slope",
+                      "S of F(r) = S * r + I, r the fraction of the iteration's bytes sent.",
+                      DoubleValue(1.0),
+                      MakeDoubleAccessor(&C::SetSlope, &C::GetSlope),
+                      MakeDoubleChecker<double>(0.0))
+        .AddAttribute("Intercept",
+                      "I of F(r) = S * r + I (F = I at an iteration's first byte).",
+                      DoubleValue(0.5),
+                      MakeDoubleAccessor(&C::SetIntercept, &C::GetIntercept),
+                      MakeDoubleChecker<double>(0.0))
+        .AddAttribute("PerEndpoint",
+                      "r counts the sending endpoint's bytes (as the paper's per-flow count; "
+                      "false: the whole job's).",
+                      BooleanValue(true),
+                      MakeBooleanAccessor(&C::SetPerEndpoint, &C::GetPerEndpoint),
+                      MakeBooleanChecker());
+}
 
 TypeId
 TcpMltcpNewReno::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::TcpMltcpNewReno")
-                            .SetParent<TcpNewReno>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<TcpMltcpNewReno>()
-                            .DLTRACE_MLTCP_ATTRIBUTES(TcpMltcpNewReno);
+    static TypeId tid = MltcpTypeId<TcpMltcpNewReno, TcpNewReno>("ns3::TcpMltcpNewReno");
     return tid;
 }
 
@@ -162,11 +165,7 @@ TcpMltcpNewReno::CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsA
 TypeId
 TcpMltcpDctcp::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::TcpMltcpDctcp")
-                            .SetParent<TcpDctcp>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<TcpMltcpDctcp>()
-                            .DLTRACE_MLTCP_ATTRIBUTES(TcpMltcpDctcp);
+    static TypeId tid = MltcpTypeId<TcpMltcpDctcp, TcpDctcp>("ns3::TcpMltcpDctcp");
     return tid;
 }
 

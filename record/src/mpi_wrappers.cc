@@ -1093,20 +1093,29 @@ void OnFreeWindow(MpiCall& c, const MPI_Win* win) {
   CompleteHeld(e, -1, NowTicks());  // MPI_Win_free completes what is left
 }
 
-void OneSided(MpiCall& c, MPI_Win win, int target, int count, MPI_Datatype type) {
+// Window WIN's entry made C's communicator, the op tagged with the window's
+// epoch (and the epoch advanced after it when CLOSES_EPOCH); null for a
+// window the recorder does not know.
+CommEntry* OnWindow(MpiCall& c, MPI_Win win, bool closes_epoch) {
   CommEntry* e = LookupWindow(win);
+  if (!e) return nullptr;
+  c.SetComm(e);
+  OpRecord& op = c.op();
+  op.comm = e->id;
+  std::lock_guard<std::mutex> lock(e->window_mu);
+  op.tag = int32_t(e->epoch);
+  if (closes_epoch) ++e->epoch;
+  return e;
+}
+
+void OneSided(MpiCall& c, MPI_Win win, int target, int count, MPI_Datatype type) {
+  CommEntry* e = OnWindow(c, win, false);
   if (!e) {
     c.Unrecorded();
     return;
   }
-  c.SetComm(e);
   OpRecord& op = c.op();
-  op.comm = e->id;
   op.seq = e->p2p_seq.fetch_add(1, std::memory_order_relaxed);
-  {
-    std::lock_guard<std::mutex> lock(e->window_mu);
-    op.tag = int32_t(e->epoch);
-  }
   const TypeInfo& t = DescribeType(type);
   op.count = uint64_t(count > 0 ? count : 0);
   op.datatype = t.kind;
@@ -1134,20 +1143,12 @@ void CompleteHeld(CommEntry* e, int peer, int64_t now) {
 enum SyncEffect { kOpens, kCompletes, kCloses };
 
 void WindowSync(MpiCall& c, MPI_Win win, int peer, SyncEffect effect) {
-  CommEntry* e = LookupWindow(win);
+  CommEntry* e = OnWindow(c, win, effect == kCloses);
   if (!e) {
     c.Discard();
     return;
   }
-  c.SetComm(e);
-  OpRecord& op = c.op();
-  op.comm = e->id;
-  op.peer = peer;
-  {
-    std::lock_guard<std::mutex> lock(e->window_mu);
-    op.tag = int32_t(e->epoch);
-    if (effect == kCloses) ++e->epoch;
-  }
+  c.op().peer = peer;
   if (effect != kOpens) CompleteHeld(e, peer, NowTicks());
 }
 

@@ -49,17 +49,28 @@ DLTRACE_MAPS_TO(abi::CUresult, ::CUresult)
 DLTRACE_MAPS_TO(abi::CUstreamCaptureStatus, ::CUstreamCaptureStatus)
 DLTRACE_MAPS_TO(abi::CUstreamCaptureMode, ::CUstreamCaptureMode)
 
+// Our declarations, spelled as the recorder spells them: the type names
+// are the abi ones (nccl.h and cuda.h declare the same names globally).
+namespace ours {
+using abi::ncclComm_t;
+using abi::ncclConfig_t;
+using abi::ncclDataType_t;
+using abi::ncclRedOp_t;
+using abi::ncclUniqueId;
+using abi::cudaStream_t;
+using abi::CUcontext;
+using abi::CUdevice;
+using abi::CUevent;
+using abi::CUstream;
+using abi::CUstreamCaptureMode;
+using abi::CUstreamCaptureStatus;
+}  // namespace ours
+
 // Every intercepted NCCL function: our declaration, mapped, is nccl.h's.
-#define DLTRACE_CHECK_NCCL(name, params, args)                                       \
-  namespace ours {                                                                   \
-  using abi::ncclComm_t;                                                             \
-  using abi::ncclConfig_t;                                                           \
-  using abi::ncclDataType_t;                                                         \
-  using abi::ncclRedOp_t;                                                            \
-  using abi::ncclUniqueId;                                                           \
-  using abi::cudaStream_t;                                                           \
-  using name##_t = abi::ncclResult_t params;                                         \
-  }                                                                                  \
+#define DLTRACE_CHECK_NCCL(name, params, args)                                        \
+  namespace ours {                                                                    \
+  using name##_t = abi::ncclResult_t params;                                          \
+  }                                                                                   \
   static_assert(std::is_same_v<ToHeaderT<ours::name##_t>, decltype(::name)>,          \
                 #name ": the recorder's signature differs from nccl.h");
 #define X DLTRACE_CHECK_NCCL
@@ -68,17 +79,11 @@ DLTRACE_MAPS_TO(abi::CUstreamCaptureMode, ::CUstreamCaptureMode)
 DLTRACE_NCCL_HELPERS(DLTRACE_CHECK_NCCL)
 
 // The CUDA driver functions loaded at run time.
-#define DLTRACE_CHECK_CUDA(member, symbol, ret, params)                            \
-  namespace ours {                                                                 \
-  using abi::CUcontext;                                                            \
-  using abi::CUdevice;                                                             \
-  using abi::CUevent;                                                              \
-  using abi::CUstream;                                                             \
-  using abi::CUstreamCaptureMode;                                                  \
-  using abi::CUstreamCaptureStatus;                                                \
-  using member##_t = abi::ret params;                                              \
-  }                                                                                \
-  static_assert(std::is_same_v<ToHeaderT<ours::member##_t>, decltype(::symbol)>,    \
+#define DLTRACE_CHECK_CUDA(member, symbol, ret, params)                               \
+  namespace ours {                                                                    \
+  using member##_t = abi::ret params;                                                 \
+  }                                                                                   \
+  static_assert(std::is_same_v<ToHeaderT<ours::member##_t>, decltype(::symbol)>,      \
                 #symbol ": the recorder's signature differs from cuda.h");
 DLTRACE_CUDA_FUNCTIONS(DLTRACE_CHECK_CUDA)
 

@@ -57,7 +57,7 @@ OpKind KindOf(const char* func) {
     if (std::strcmp(func, n) == 0) return k;
   return OpKind::Unknown;
 }
-OpKind KindOfV1(uint8_t func) {
+OpKind KindOf(uint8_t func) {
   switch (func) {  // ncclFunc_t
     case 0: return OpKind::NcclBroadcast;
     case 1: return OpKind::NcclReduce;
@@ -210,58 +210,44 @@ profiler::Result InitV5(void** context, uint64_t hash, int* mask, const char*, i
   return 0;
 }
 
+// The event's fields, decoded the same way for every version: v1 gives
+// function, datatype, algorithm and protocol as numbers, v2 on as names.
+int TypeIndexOf(uint8_t datatype) { return datatype < 12 ? int(datatype) : -1; }
+int TypeIndexOf(const char* datatype) { return NcclTypeIndex(datatype); }
+NcclAlgorithm AlgorithmOf(uint8_t algo) { return algo < 7 ? NcclAlgorithm(algo) : NcclAlgorithm::Unknown; }
+NcclAlgorithm AlgorithmOf(const char* algo) { return ParseNcclAlgorithm(algo); }
+NcclProtocol ProtocolOf(uint8_t proto) { return proto < 3 ? NcclProtocol(proto) : NcclProtocol::Unknown; }
+NcclProtocol ProtocolOf(const char* proto) { return ParseNcclProtocol(proto); }
+
+// v1-v3 events name their communicator by hash; from v4 on, init's context is it.
+template <typename Event>
+Context* CommOf(Context* init, const Event& e) { return ContextFor(init, e.commHash); }
+Context* CommOf(Context* init, const profiler::CollV4&) { return init; }
+Context* CommOf(Context* init, const profiler::P2pV4&) { return init; }
+
+// v1-v3 give a collective's most channels and none for point-to-point; v4 on the number used.
+int ChannelsOf(const profiler::CollV1& c) { return c.nMaxChannels; }
+int ChannelsOf(const profiler::CollV2& c) { return c.nMaxChannels; }
+int ChannelsOf(const profiler::CollV3& c) { return c.nMaxChannels; }
+int ChannelsOf(const profiler::CollV4& c) { return c.nChannels; }
+int ChannelsOf(const profiler::P2pV1&) { return 0; }
+int ChannelsOf(const profiler::P2pV2&) { return 0; }
+int ChannelsOf(const profiler::P2pV4& p) { return p.nChannels; }
+
+// startEvent of every table version.
 template <typename Descr>
-profiler::Result StartV1(void* context, void** handle, Descr* d) {
+profiler::Result Start(void* context, void** handle, Descr* d) {
   *handle = nullptr;
   auto* init = static_cast<Context*>(context);
   if (!init) return 0;
   if (d->type == profiler::kColl) {
     const auto& c = d->coll;
-    *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOfV1(c.func), c.count,
-                    c.datatype < 12 ? int(c.datatype) : -1, c.root, c.seqNumber,
-                    c.algo < 7 ? NcclAlgorithm(c.algo) : NcclAlgorithm::Unknown,
-                    c.proto < 3 ? NcclProtocol(c.proto) : NcclProtocol::Unknown, c.nMaxChannels);
+    *handle = Begin(CommOf(init, c), d->rank, KindOf(c.func), c.count, TypeIndexOf(c.datatype),
+                    c.root, c.seqNumber, AlgorithmOf(c.algo), ProtocolOf(c.proto), ChannelsOf(c));
   } else if (d->type == profiler::kP2p) {
     const auto& p = d->p2p;
-    *handle = Begin(ContextFor(init, p.commHash), d->rank, KindOfV1(p.func), p.count,
-                    p.datatype < 12 ? int(p.datatype) : -1, p.peer, 0, NcclAlgorithm::Unknown,
-                    NcclProtocol::Unknown, 0);
-  }
-  return 0;
-}
-
-template <typename Descr>
-profiler::Result StartV2(void* context, void** handle, Descr* d) {
-  *handle = nullptr;
-  auto* init = static_cast<Context*>(context);
-  if (!init) return 0;
-  if (d->type == profiler::kColl) {
-    const auto& c = d->coll;
-    *handle = Begin(ContextFor(init, c.commHash), d->rank, KindOf(c.func), c.count,
-                    NcclTypeIndex(c.datatype), c.root, c.seqNumber, ParseNcclAlgorithm(c.algo),
-                    ParseNcclProtocol(c.proto), c.nMaxChannels);
-  } else if (d->type == profiler::kP2p) {
-    const auto& p = d->p2p;
-    *handle = Begin(ContextFor(init, p.commHash), d->rank, KindOf(p.func), p.count,
-                    NcclTypeIndex(p.datatype), p.peer, 0, NcclAlgorithm::Unknown,
-                    NcclProtocol::Unknown, 0);
-  }
-  return 0;
-}
-
-template <typename Descr>
-profiler::Result StartV4(void* context, void** handle, Descr* d) {
-  *handle = nullptr;
-  auto* c = static_cast<Context*>(context);
-  if (!c) return 0;
-  if (d->type == profiler::kColl) {
-    const auto& k = d->coll;
-    *handle = Begin(c, d->rank, KindOf(k.func), k.count, NcclTypeIndex(k.datatype), k.root,
-                    k.seqNumber, ParseNcclAlgorithm(k.algo), ParseNcclProtocol(k.proto), k.nChannels);
-  } else if (d->type == profiler::kP2p) {
-    const auto& p = d->p2p;
-    *handle = Begin(c, d->rank, KindOf(p.func), p.count, NcclTypeIndex(p.datatype), p.peer, 0,
-                    NcclAlgorithm::Unknown, NcclProtocol::Unknown, p.nChannels);
+    *handle = Begin(CommOf(init, p), d->rank, KindOf(p.func), p.count, TypeIndexOf(p.datatype),
+                    p.peer, 0, NcclAlgorithm::Unknown, NcclProtocol::Unknown, ChannelsOf(p));
   }
   return 0;
 }
@@ -310,13 +296,13 @@ p::Result NoteV5(void** c, uint64_t h, int* m, const char* n, int nn, int nr, in
 
 extern "C" {
 __attribute__((visibility("default"))) p::TableV5 ncclProfiler_v5 = {
-    "dltrace", r::NoteV5, r::StartV4<p::DescrV5>, r::Stop, r::RecordState, r::Finalize};
+    "dltrace", r::NoteV5, r::Start<p::DescrV5>, r::Stop, r::RecordState, r::Finalize};
 __attribute__((visibility("default"))) p::TableV4 ncclProfiler_v4 = {
-    "dltrace", r::NoteV4, r::StartV4<p::DescrV4>, r::Stop, r::RecordState, r::Finalize};
+    "dltrace", r::NoteV4, r::Start<p::DescrV4>, r::Stop, r::RecordState, r::Finalize};
 __attribute__((visibility("default"))) p::TableV3 ncclProfiler_v3 = {
-    "dltrace", r::NoteV3, r::StartV2<p::DescrV3>, r::Stop, r::RecordState, r::Finalize};
+    "dltrace", r::NoteV3, r::Start<p::DescrV3>, r::Stop, r::RecordState, r::Finalize};
 __attribute__((visibility("default"))) p::TableV2 ncclProfiler_v2 = {
-    "dltrace", r::NoteV2, r::StartV2<p::DescrV2>, r::Stop, r::RecordState, r::Finalize};
+    "dltrace", r::NoteV2, r::Start<p::DescrV2>, r::Stop, r::RecordState, r::Finalize};
 __attribute__((visibility("default"))) p::TableV1 ncclProfiler_v1 = {
-    "dltrace", r::NoteV1, r::StartV1<p::DescrV1>, r::Stop, r::RecordState, r::Finalize};
+    "dltrace", r::NoteV1, r::Start<p::DescrV1>, r::Stop, r::RecordState, r::Finalize};
 }

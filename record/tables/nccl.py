@@ -6,8 +6,15 @@
 # while recording. `before` runs ahead of the real call and `after` behind
 # it (with c.rc set); both call ordinary functions of src/nccl_wrappers.cc
 # on its NcclCall `c`. nccl_abi_check.cc proves the parameters equal nccl.h's.
+# Operation(...) is the row of a collective or point-to-point call.
 
-OPERATION = "c.Operation(comm, stream, {count}, datatype)"
+
+def Operation(name, kind, params, count="count", describe=""):
+    """An operation's row: c.Operation describes COUNT elements of datatype on
+    comm and stream, DESCRIBE the rest (clauses of NcclCall), c.Finish records it."""
+    before = f"c.Operation(comm, stream, {count}, datatype)" + (f"; {describe}" if describe else "")
+    return F(name, kind, params, before=before, after="c.Finish()")
+
 
 FUNCTIONS = [
     # ---- communicators
@@ -37,56 +44,52 @@ FUNCTIONS = [
     F("ncclCommFinalize", "Unknown", "ncclComm_t comm"),
     F("ncclCommDestroy", "Unknown", "ncclComm_t comm", before="ForgetComm(comm)"),
     F("ncclCommAbort", "Unknown", "ncclComm_t comm", before="ForgetComm(comm)"),
-    # ---- operations: `before` describes the call, c.Finish records it.
+    # ---- operations (Operation: `before` describes the call, c.Finish records it).
     # Gathered and scattered buffers count whole (count x ranks), as nccl-tests does.
-    F("ncclAllReduce", "NcclAllReduce",
-      "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
-      "ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.Reduction(op)", after="c.Finish()"),
-    F("ncclBroadcast", "NcclBroadcast",
-      "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
-      "ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.Peer(root)", after="c.Finish()"),
-    F("ncclBcast", "NcclBroadcast",
-      "void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, "
-      "cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.Peer(root)", after="c.Finish()"),
-    F("ncclReduce", "NcclReduce",
-      "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
-      "ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.Reduction(op); c.Peer(root)",
-      after="c.Finish()"),
-    F("ncclAllGather", "NcclAllGather",
-      "const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype, "
-      "ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="sendcount") + "; c.WholeBuffer()", after="c.Finish()"),
-    F("ncclReduceScatter", "NcclReduceScatter",
-      "const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype, "
-      "ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="recvcount") + "; c.WholeBuffer(); c.Reduction(op)",
-      after="c.Finish()"),
-    F("ncclAlltoAll", "NcclAllToAll",
-      "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
-      "ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.WholeBuffer()", after="c.Finish()"),
-    F("ncclGather", "NcclGather",
-      "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
-      "ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.WholeBuffer(); c.Peer(root)",
-      after="c.Finish()"),
-    F("ncclScatter", "NcclScatter",
-      "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
-      "ncclComm_t comm, cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.WholeBuffer(); c.Peer(root)",
-      after="c.Finish()"),
-    F("ncclSend", "NcclSend",
-      "const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, "
-      "cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.Peer(peer)", after="c.Finish()"),
-    F("ncclRecv", "NcclRecv",
-      "void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, "
-      "cudaStream_t stream",
-      before=OPERATION.format(count="count") + "; c.Peer(peer)", after="c.Finish()"),
+    Operation("ncclAllReduce", "NcclAllReduce",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
+              "ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream",
+              describe="c.Reduction(op)"),
+    Operation("ncclBroadcast", "NcclBroadcast",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
+              "ncclComm_t comm, cudaStream_t stream",
+              describe="c.Peer(root)"),
+    Operation("ncclBcast", "NcclBroadcast",
+              "void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, "
+              "cudaStream_t stream",
+              describe="c.Peer(root)"),
+    Operation("ncclReduce", "NcclReduce",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
+              "ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream",
+              describe="c.Reduction(op); c.Peer(root)"),
+    Operation("ncclAllGather", "NcclAllGather",
+              "const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype, "
+              "ncclComm_t comm, cudaStream_t stream",
+              count="sendcount", describe="c.WholeBuffer()"),
+    Operation("ncclReduceScatter", "NcclReduceScatter",
+              "const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype, "
+              "ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream",
+              count="recvcount", describe="c.WholeBuffer(); c.Reduction(op)"),
+    Operation("ncclAlltoAll", "NcclAllToAll",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
+              "ncclComm_t comm, cudaStream_t stream",
+              describe="c.WholeBuffer()"),
+    Operation("ncclGather", "NcclGather",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
+              "ncclComm_t comm, cudaStream_t stream",
+              describe="c.WholeBuffer(); c.Peer(root)"),
+    Operation("ncclScatter", "NcclScatter",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
+              "ncclComm_t comm, cudaStream_t stream",
+              describe="c.WholeBuffer(); c.Peer(root)"),
+    Operation("ncclSend", "NcclSend",
+              "const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, "
+              "cudaStream_t stream",
+              describe="c.Peer(peer)"),
+    Operation("ncclRecv", "NcclRecv",
+              "void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, "
+              "cudaStream_t stream",
+              describe="c.Peer(peer)"),
     # ---- groups: nested groups count as one, the outermost pair gives the id
     F("ncclGroupStart", "Unknown", "", before="GroupStart()"),
     F("ncclGroupEnd", "Unknown", "", before="GroupEndBegins(c)", after="GroupEnded(c)"),

@@ -4,15 +4,16 @@ MPI_Isend to both neighbours, MPI_Waitall, per iteration) recorded under
 mpirun: it lowers with no forced order (no "contradicting orders" warning,
 exit 0), one iteration per program iteration, every halo message a transfer
 of its size, and its replay over loopback moves every scheduled byte."""
-import json
-import glob
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import unittest
 
-DLTRACE = os.environ.get("DLTRACE", "dltrace")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "record"))
+from record_fixtures import DLTRACE, MPIRUN, replayed_every_byte  # noqa: E402
+
 HALO = os.environ.get("DLTRACE_MPI_HALO", "dltrace-mpi-halo")
 RANKS, ITERATIONS, ROWS, HALO_COLS = 4, 6, 64, 16
 
@@ -22,11 +23,9 @@ class NonblockingLoweringTest(unittest.TestCase):
     def setUpClass(cls):
         cls.tmp = tempfile.mkdtemp(prefix="dltrace-nonblocking-")
         cls.set = os.path.join(cls.tmp, "halo")
-        mpirun = ["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(RANKS)]
-        if os.geteuid() == 0:
-            mpirun.append("--allow-run-as-root")
-        p = subprocess.run([DLTRACE, "record", "-o", cls.set, "--", *mpirun, HALO, "--iterations", str(ITERATIONS),
-                            "--rows", str(ROWS), "--halo", str(HALO_COLS), "--cells", "256"],
+        p = subprocess.run([DLTRACE, "record", "-o", cls.set, "--", *MPIRUN, "-np", str(RANKS), HALO,
+                            "--iterations", str(ITERATIONS), "--rows", str(ROWS), "--halo", str(HALO_COLS),
+                            "--cells", "256"],
                            capture_output=True, text=True, timeout=300)
         assert p.returncode == 0, p.stdout + p.stderr
 
@@ -52,13 +51,7 @@ class NonblockingLoweringTest(unittest.TestCase):
         p = subprocess.run([DLTRACE, "replay", self.set, "--local", "--no-progress", "-o", out],
                            capture_output=True, text=True, timeout=180)
         self.assertEqual(p.returncode, 0, p.stderr)
-        files = glob.glob(os.path.join(out, "rank*.results.json"))
-        self.assertEqual(len(files), RANKS)
-        for path in files:
-            with open(path) as f:
-                r = json.load(f)
-            self.assertTrue(r["complete"], r["error"])
-            self.assertEqual(r["bytes_received"], r["bytes_scheduled_recv"])
+        for r in replayed_every_byte(self, out, RANKS):
             self.assertEqual(len(r["iterations"]), ITERATIONS)
 
 

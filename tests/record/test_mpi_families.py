@@ -5,7 +5,6 @@ nonblocking collectives, matched probes and the intercommunicator equals the
 closed forms written here (from the program's pattern, not from the
 recorder), and the set lowers without a forced op and replays over loopback
 moving every scheduled byte."""
-import glob
 import json
 import os
 import shutil
@@ -13,7 +12,7 @@ import subprocess
 import tempfile
 import unittest
 
-from record_fixtures import DLTRACE, MPIRUN, dump
+from record_fixtures import DLTRACE, MPIRUN, dump, replayed_every_byte
 
 BIN = os.environ["DLTRACE_TEST_BIN"]
 P, N = 4, 1000
@@ -183,13 +182,7 @@ class MpiFamiliesTest(unittest.TestCase):
         p = subprocess.run([DLTRACE, "replay", self.set, "--local", "--no-progress", "-o", out],
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        files = sorted(glob.glob(os.path.join(out, "rank*.results.json")))
-        self.assertEqual(len(files), P)
-        for path in files:
-            with open(path) as f:
-                res = json.load(f)
-            self.assertTrue(res["complete"], res["error"])
-            self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"])
+        replayed_every_byte(self, out, P)
 
     def test_one_sided_and_neighbour_ops_lower_to_their_point_to_point_bytes(self):
         """Only the neighbourhood and one-sided parts (the program's second
@@ -220,11 +213,7 @@ class MpiFamiliesTest(unittest.TestCase):
                             os.path.join(self.tmp, "rma-replay")],
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
-        for path in glob.glob(os.path.join(self.tmp, "rma-replay", "rank*.results.json")):
-            with open(path) as f:
-                res = json.load(f)
-            self.assertTrue(res["complete"], res["error"])
-            self.assertEqual(res["bytes_received"], res["bytes_scheduled_recv"])
+        replayed_every_byte(self, os.path.join(self.tmp, "rma-replay"), P)
 
     def test_a_receive_the_recorder_cannot_place_is_counted_and_named(self):
         """A message probed through PMPI_Mprobe, which the recorder does not

@@ -9,11 +9,10 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 import time
 import unittest
 
-from record_fixtures import DLTRACE, MPIRUN, dump
+from record_fixtures import DLTRACE, MPIRUN, ScratchTestCase, dump
 
 LIB = os.environ["DLTRACE_RECORD_LIB"]
 BIN = os.environ["DLTRACE_TEST_BIN"]  # directory of the MPI test programs
@@ -51,13 +50,7 @@ def mpirun_preloaded(np, argv, outdir, **extra):
     return MPIRUN + ["-np", str(np)] + fwd + argv
 
 
-class RecorderTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="dltrace-rec-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
+class RecorderTest(ScratchTestCase):
     def test_every_wrapped_call_is_recorded_exactly(self):
         out = os.path.join(self.tmp, "run")
         os.mkdir(out)

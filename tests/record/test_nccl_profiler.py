@@ -1,18 +1,17 @@
 #!/usr/bin/env python3
 """The NCCL profiler plugin end to end against the test double of libnccl
 (tests/nccl/fake_nccl.cc loads NCCL_PROFILER_PLUGIN and makes NCCL 2.28's
-plugin calls): 4 ranks started as torchrun starts them, with NCCL linked in
-statically (no libnccl.so for the interposer to see) and dynamically. The
-recorded operations, their algorithm, protocol and channels, the
-communicators and the NCCL settings are checked against what the program and
-the double say they did; the nccl lowering says it used the recorded choice."""
+plugin calls; tests/nccl/profiler_versions.cc makes NCCL 2.23-2.25's): 4
+ranks started as torchrun starts them, with NCCL linked in statically (no
+libnccl.so for the interposer to see) and dynamically. The recorded
+operations, their algorithm, protocol and channels, the communicators and
+the NCCL settings are checked against what the program and the double say
+they did; the nccl lowering says it used the recorded choice."""
 import os
-import shutil
 import subprocess
-import tempfile
 import unittest
 
-from record_fixtures import DLTRACE, dump, expected_lines, record_launched
+from record_fixtures import DLTRACE, ScratchTestCase, dump, expected_lines, rank_files, record_launched
 
 BIN = os.environ["DLTRACE_NCCL_TEST_BIN"]  # build/tests/nccl
 STATIC = os.path.join(BIN, "dltrace-nccl-all-calls-static")
@@ -44,15 +43,9 @@ def record(out, program, mode, extra_env=None):
     return record_launched(out, program, ["--nccl", mode], env=env)
 
 
-class NcclProfilerTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="dltrace-profiler-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
+class NcclProfilerTest(ScratchTestCase):
     def check_plugin_run(self, out, api):
-        files = sorted(f for f in os.listdir(out) if f.endswith(".dltrace"))
+        files = rank_files(out)
         self.assertEqual(files, [f"rank{r}.dltrace" for r in range(4)])
         for rank in range(4):
             rc, recs, err = dump(out, rank)
@@ -105,6 +98,29 @@ class NcclProfilerTest(unittest.TestCase):
         p = record(out, DYNAMIC, "profiler", {"FAKE_NCCL_PROFILER_API": "4"})
         self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
         self.check_plugin_run(out, "v4")
+
+    def test_older_tables_v1_to_v3_record_the_same_operations(self):
+        """NCCL 2.23-2.25's tables (numbers in v1, names from v2 on), through
+        tests/nccl/profiler_versions.cc: an AllReduce of 1000 float32 (seq 7,
+        Ring, LL128, 3 channels) and a Send of 10 float32 to rank 1."""
+        for api in ("v1", "v2", "v3"):
+            out = os.path.join(self.tmp, api)
+            p = subprocess.run([DLTRACE, "record", "--nccl", "profiler", "-o", out, "--",
+                                os.path.join(BIN, "dltrace-nccl-profiler-versions"), api],
+                               capture_output=True, text=True, timeout=120)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            rc, recs, err = dump(out, 0)
+            self.assertEqual(rc, 0, err)
+            header = [r for r in recs if r["type"] == "header"][0]
+            self.assertEqual(header["attributes"]["nccl.profiler_api"], api)
+            self.assertEqual([c["nccl_unique_id_hash"] for c in recs if c["type"] == "comm"], [0x1234])
+            ops = [r for r in recs if r["type"] == "op"]
+            self.assertEqual([(o["kind"], o["count"], o["datatype"], o["bytes"], o["peer"]) for o in ops],
+                             [("ncclAllReduce", 1000, "float32", 4000, -1), ("ncclSend", 10, "float32", 40, 1)],
+                             api)
+            self.assertEqual((ops[0]["seq"], ops[0]["nccl_algorithm"], ops[0]["nccl_protocol"],
+                              ops[0]["nccl_channels"]), (7, "Ring", "LL128", 3), api)
+            self.assertNotIn("nccl_algorithm", ops[1], api)
 
     def test_auto_leaves_a_shared_libnccl_to_the_interposer(self):
         out = os.path.join(self.tmp, "auto")

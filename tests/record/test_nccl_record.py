@@ -8,13 +8,12 @@ communicator (the launcher, a Python process) leave no trace."""
 import ctypes
 import json
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 import unittest
 
-from record_fixtures import DLTRACE, LAUNCH, dump, expected_lines, record_launched
+from record_fixtures import (DLTRACE, LAUNCH, ScratchTestCase, dump, expected_lines, rank_files,
+                             record_launched)
 
 LIB = os.environ["DLTRACE_RECORD_LIB"]
 BIN = os.environ["DLTRACE_NCCL_TEST_BIN"]  # build/tests/nccl
@@ -48,15 +47,9 @@ def record(out, extra_env=None, timeout=300):
     return record_launched(out, PROGRAM, env=env, timeout=timeout)
 
 
-class NcclRecorderTest(unittest.TestCase):
-    def setUp(self):
-        self.tmp = tempfile.mkdtemp(prefix="dltrace-nccl-")
-
-    def tearDown(self):
-        shutil.rmtree(self.tmp, ignore_errors=True)
-
+class NcclRecorderTest(ScratchTestCase):
     def check_run(self, out, gpu_timing):
-        files = sorted(f for f in os.listdir(out) if f.endswith(".dltrace"))
+        files = rank_files(out)
         # The launcher (torchrun's agent) is preloaded too but leaves no file.
         self.assertEqual(files, [f"rank{r}.dltrace" for r in range(4)])
         hashes = {}  # (communicator label, split color) -> hash on each rank
@@ -223,7 +216,7 @@ class NcclRecorderTest(unittest.TestCase):
                                text=True, timeout=120)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertIn("no traces were written", p.stderr)
-            self.assertEqual([f for f in os.listdir(out) if f.endswith(".dltrace")], [])
+            self.assertEqual(rank_files(out), [])
         self.assertIn("id made", subprocess.run(
             [sys.executable, "-c", script], env=dict(os.environ, LD_PRELOAD=LIB),
             capture_output=True, text=True, timeout=60).stdout)
@@ -235,7 +228,7 @@ class NcclRecorderTest(unittest.TestCase):
         p = subprocess.run(LAUNCH + ["--nproc", "4", "--", PROGRAM, out], env=env,
                            capture_output=True, text=True, timeout=300)
         self.assertEqual(p.returncode, 0, p.stderr)  # the program checked its results
-        self.assertEqual([f for f in os.listdir(out) if f.endswith(".dltrace")], [])
+        self.assertEqual(rank_files(out), [])
 
 
 if __name__ == "__main__":
