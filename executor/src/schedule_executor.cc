@@ -28,7 +28,6 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
   result_.endpoint = endpoint;
   result_.steps_total = n;
   if (options_.step_times) result_.steps.resize(n);
-  else step_start_.resize(n);
   result_.iterations.resize(size_t(std::max(schedule.iterations, 1)));
   // The ops and peers of this endpoint's transfers, each once, ascending.
   for (const Step& s : rank_.steps) {
@@ -142,7 +141,6 @@ void ScheduleExecutor::Issue(uint32_t id) {
     case StepType::kSend:
       if (s.local && options_.model_local_steps) {
         // Done once the notice is out and the model's serialisation time passed.
-        if (local_send_parts_.empty()) local_send_parts_.assign(rank_.steps.size(), 0);
         transport_.SendNotice(s.peer, s.channel, s.tag, s.bytes, [this, id] { LocalSendPartDone(id); });
         transport_.StartTimer(LocalNs(s.bytes, false), [this, id] { LocalSendPartDone(id); });
         break;
@@ -171,7 +169,10 @@ uint64_t ScheduleExecutor::LocalNs(uint64_t bytes, bool with_latency) const {
 }
 
 void ScheduleExecutor::LocalSendPartDone(uint32_t id) {
-  if (finished_ || ++local_send_parts_[id] < 2) return;
+  if (finished_) return;
+  auto part = local_send_parts_.emplace(id, 0).first;
+  if (++part->second < 2) return;
+  local_send_parts_.erase(part);
   const Step& s = rank_.steps[id];
   result_.bytes_sent += s.bytes;
   result_.bytes_local_sent += s.bytes;
@@ -210,7 +211,11 @@ void ScheduleExecutor::Complete(uint32_t id) {
   if (finished_) return;
   const Step& s = rank_.steps[id];
   TimeRange here;  // without step times: this step's, as far as the op and iteration need it
-  here.start_ns = options_.step_times ? 0 : step_start_[id];
+  if (!options_.step_times) {
+    auto at = in_flight_.find(id);
+    here.start_ns = at != in_flight_.end() ? at->second : 0;
+    if (at != in_flight_.end()) in_flight_.erase(at);
+  }
   here.valid = true;
   TimeRange& t = options_.step_times ? result_.steps[id] : here;
   t.end_ns = transport_.NowNs() - result_.clock_origin_ns;

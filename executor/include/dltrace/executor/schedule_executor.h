@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -24,8 +25,8 @@ struct ExecutorOptions {
   bool model_local_steps = true;
   // Keep every step's time range in RankResult::steps (24 B a step, what
   // flows from results need: runs::AppendFlowsFromResults). False: steps
-  // stays empty and only start times are kept (8 B a step), for a simulator
-  // that writes its flows itself (flow/).
+  // stays empty and only the steps in flight have their start times kept,
+  // for a simulator that writes its flows itself (flow/).
   bool step_times = true;
 };
 
@@ -116,7 +117,7 @@ class ScheduleExecutor {
   // Model time of BYTES on the local link: serialisation only, or with latency.
   uint64_t LocalNs(uint64_t bytes, bool with_latency) const;
   void Finish();
-  uint64_t& StartOf(uint32_t step) { return options_.step_times ? result_.steps[step].start_ns : step_start_[step]; }
+  uint64_t& StartOf(uint32_t step) { return options_.step_times ? result_.steps[step].start_ns : in_flight_[step]; }
 
   const models::Schedule& schedule_;
   const models::RankSchedule& rank_;
@@ -134,12 +135,16 @@ class ScheduleExecutor {
   std::vector<uint32_t> dependents_;     // CSR: steps waiting on each step
   std::vector<uint32_t> dependents_at_;  // size steps + 1
   std::vector<uint32_t> ready_;
-  std::vector<uint64_t> step_start_;  // without options_.step_times: per step, when it started
+  // Without options_.step_times: when each step in flight started (a few
+  // dozen entries; a vector of every step's would be 8 B a step, 2 GB at
+  // 16,384 ranks).
+  std::unordered_map<uint32_t, uint64_t> in_flight_;
   // Per peer this endpoint receives from, ascending: bytes + messages still to
   // receive (a sorted list, not one entry per endpoint of the job).
   std::vector<std::pair<int32_t, uint64_t>> peer_outstanding_;
   uint64_t* Outstanding(int32_t peer);
-  std::vector<uint8_t> local_send_parts_;   // per local send step: notice sent, model time passed
+  // Local sends in flight: parts done of two (notice sent, model time passed).
+  std::unordered_map<uint32_t, uint8_t> local_send_parts_;
   bool pumping_ = false;
   bool started_ = false;
   bool finished_ = false;
