@@ -30,10 +30,14 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
   if (options_.step_times) result_.steps.resize(n);
   result_.iterations.resize(size_t(std::max(schedule.iterations, 1)));
   // The ops and peers of this endpoint's transfers, each once, ascending.
+  // (Thousands of steps, a few hundred ops and a few peers: each is added
+  // unless it repeats the one before, then sorted once.)
   for (const Step& s : rank_.steps) {
     if (s.type == StepType::kCompute) continue;
-    if (s.op() < schedule.ops.size()) result_.op_ids.push_back(s.op());
-    if (s.type == StepType::kRecv) peer_outstanding_.emplace_back(s.peer, 0);
+    if (s.op() < schedule.ops.size() && (result_.op_ids.empty() || result_.op_ids.back() != s.op()))
+      result_.op_ids.push_back(s.op());
+    if (s.type == StepType::kRecv && (peer_outstanding_.empty() || peer_outstanding_.back().first != s.peer))
+      peer_outstanding_.emplace_back(s.peer, 0);
   }
   std::sort(result_.op_ids.begin(), result_.op_ids.end());
   result_.op_ids.erase(std::unique(result_.op_ids.begin(), result_.op_ids.end()), result_.op_ids.end());

@@ -94,8 +94,11 @@ bool ScheduleLooksSound(const Schedule& schedule) {
   std::vector<std::pair<int32_t, uint64_t>> out, in;  // this endpoint's (peer, tag) per direction
   for (int32_t e = 0; e < n; ++e) {
     const RankSchedule& r = schedule.ranks[e];
-    out.clear();
-    in.clear();
+    // Lowering gives each endpoint its transfers in tag order, as a rule:
+    // then no (peer, tag) repeats, and the sort below is skipped.
+    bool increasing[2] = {true, true};
+    uint64_t last[2] = {0, 0};
+    bool any[2] = {false, false};
     for (uint32_t i = 0; i < r.steps.size(); ++i) {
       const Step& s = r.steps[i];
       if (s.deps_begin > s.deps_end || s.deps_end > r.deps.size()) return false;
@@ -110,11 +113,19 @@ bool ScheduleLooksSound(const Schedule& schedule) {
       sum[0] += MessageHash(from, to, s.tag, s.bytes, 0x243F6A8885A308D3ull);
       sum[1] += MessageHash(from, to, s.tag, s.bytes, 0x13198A2E03707344ull);
       ++(send ? sends : recvs);
-      (send ? out : in).emplace_back(s.peer, s.tag);
+      const int d = send ? 0 : 1;
+      if (any[d] && s.tag <= last[d]) increasing[d] = false;
+      any[d] = true;
+      last[d] = s.tag;
     }
-    for (auto* v : {&out, &in}) {
-      std::sort(v->begin(), v->end());
-      if (std::adjacent_find(v->begin(), v->end()) != v->end()) return false;
+    for (int d = 0; d < 2; ++d) {
+      if (increasing[d]) continue;
+      std::vector<std::pair<int32_t, uint64_t>>& v = d == 0 ? out : in;
+      v.clear();
+      for (const Step& s : r.steps)
+        if (s.type == (d == 0 ? StepType::kSend : StepType::kRecv)) v.emplace_back(s.peer, s.tag);
+      std::sort(v.begin(), v.end());
+      if (std::adjacent_find(v.begin(), v.end()) != v.end()) return false;
     }
   }
   return sends == recvs && sent[0] == received[0] && sent[1] == received[1];
