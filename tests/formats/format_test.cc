@@ -799,6 +799,12 @@ TEST(TraceSetTest, LoadsRanksInOrderAndReportsAMissingRank) {
   ASSERT_EQ(set.warnings.size(), 1u);
   EXPECT_NE(set.warnings[0].find("missing 1 of 4 ranks (2)"), std::string::npos)
       << set.warnings[0];
+  // rank() finds each by its number, past the gap too, and nothing else.
+  for (int32_t r : {0, 1, 3}) {
+    ASSERT_NE(set.rank(r), nullptr) << r;
+    EXPECT_EQ(set.rank(r)->header.global_rank, r);
+  }
+  for (int32_t r : {-1, 2, 4}) EXPECT_EQ(set.rank(r), nullptr) << r;
 }
 
 TEST(TraceSetTest, TwoFilesClaimingOneRankIsAnError) {
