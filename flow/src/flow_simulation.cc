@@ -110,8 +110,8 @@ struct Connection {
 // order and outputs stay byte-identical. The idle ones are shared by every
 // host: no work here depends on the host its actor runs on (sends name both
 // hosts, sleeps only wait), and a pool per host kept the sum of every host's
-// busiest moment (19,056 actors, 600 MiB, at 4,096 ranks after 1.2 simulated
-// s, and growing). The run ends when no work is left: the worker that
+// busiest moment (19,056 actors, 600 MiB of stacks, at 4,096 ranks after 1.2
+// simulated s, and growing). The run ends when no work is left: the worker that
 // finishes the last piece wakes the idle ones to end them.
 class ActorPool {
  public:
@@ -389,8 +389,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   // 256 KiB and up come straight from mmap, so the unused half of a doubled
   // vector is address space, not memory, and a freed one goes back at once
   // (glibc's adaptive threshold would move such blocks into the heap, where
-  // their spare capacity stays resident: 20 GiB at 16,384 ranks before the
-  // run began).
+  // their spare capacity stays resident).
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage)) return false;
   malloc_trim(0);  // what lowering freed in the heap goes back before the engines are made
