@@ -92,13 +92,18 @@ bool ScheduleLooksSound(const Schedule& schedule) {
   if (schedule.endpoints.size() != schedule.ranks.size()) return false;
   uint64_t sent[2] = {0, 0}, received[2] = {0, 0}, sends = 0, recvs = 0;
   std::vector<std::pair<int32_t, uint64_t>> out, in;  // this endpoint's (peer, tag) per direction
+  std::vector<uint32_t> run_ops[2];
   for (int32_t e = 0; e < n; ++e) {
     const RankSchedule& r = schedule.ranks[e];
-    // Lowering gives each endpoint its transfers in tag order, as a rule:
-    // then no (peer, tag) repeats, and the sort below is skipped.
+    // Lowering gives an endpoint each op's transfers in one run, in tag
+    // order: then no (peer, tag) repeats, and the sort of one entry per
+    // transfer below is skipped for a sort of the ops (per direction: the
+    // op of the current run, its last tag, and every run's op).
     bool increasing[2] = {true, true};
     uint64_t last[2] = {0, 0};
     bool any[2] = {false, false};
+    run_ops[0].clear();
+    run_ops[1].clear();
     for (uint32_t i = 0; i < r.steps.size(); ++i) {
       const Step& s = r.steps[i];
       if (s.deps_begin > s.deps_end || s.deps_end > r.deps.size()) return false;
@@ -114,12 +119,16 @@ bool ScheduleLooksSound(const Schedule& schedule) {
       sum[1] += MessageHash(from, to, s.tag, s.bytes, 0x13198A2E03707344ull);
       ++(send ? sends : recvs);
       const int d = send ? 0 : 1;
-      if (any[d] && s.tag <= last[d]) increasing[d] = false;
+      if (!any[d] || TagOp(s.tag) != TagOp(last[d])) run_ops[d].push_back(s.op());
+      else if (s.tag <= last[d]) increasing[d] = false;
       any[d] = true;
       last[d] = s.tag;
     }
     for (int d = 0; d < 2; ++d) {
-      if (increasing[d]) continue;
+      if (increasing[d]) {
+        std::sort(run_ops[d].begin(), run_ops[d].end());
+        if (std::adjacent_find(run_ops[d].begin(), run_ops[d].end()) == run_ops[d].end()) continue;
+      }
       std::vector<std::pair<int32_t, uint64_t>>& v = d == 0 ? out : in;
       v.clear();
       for (const Step& s : r.steps)
