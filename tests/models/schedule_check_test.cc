@@ -65,6 +65,26 @@ TEST(CheckSchedule, DuplicateSendAndReceiveAreNamed) {
   EXPECT_TRUE(Says(CheckSchedule(s), "endpoint 0 step 2: second recv for one send"));
 }
 
+// Op 0's transfers in two runs on every endpoint, op 1's between them (the
+// check's shortcut takes one run per op in tag order; this is the other case).
+TEST(CheckSchedule, AnOpInTwoRunsIsSoundUnlessATagRepeats) {
+  Schedule s;
+  s.ops.resize(2);
+  s.endpoints.resize(3);
+  s.ranks.resize(3);
+  for (int32_t e = 0; e < 3; ++e) {
+    const int32_t next = (e + 1) % 3, prev = (e + 2) % 3;
+    for (uint64_t tag : {MakeTag(0, 7), MakeTag(1, 7), MakeTag(0, 8)}) {
+      s.ranks[size_t(e)].steps.push_back(Transfer(StepType::kSend, next, tag, 100));
+      s.ranks[size_t(e)].steps.push_back(Transfer(StepType::kRecv, prev, tag, 100));
+    }
+  }
+  EXPECT_TRUE(CheckSchedule(s).empty());
+  for (auto& r : s.ranks)
+    for (size_t i = 4; i < 6; ++i) r.steps[i].tag = MakeTag(0, 7);  // op 0's second run repeats its first
+  EXPECT_TRUE(Says(CheckSchedule(s), "appears 2 times"));
+}
+
 TEST(CheckSchedule, MissingReceiveIsNamed) {
   Schedule s = Ring3();
   s.ranks[0].steps.pop_back();  // endpoint 0 no longer receives from 2
