@@ -215,10 +215,9 @@ void ScheduleExecutor::Complete(uint32_t id) {
   if (finished_) return;
   const Step& s = rank_.steps[id];
   TimeRange here;  // without step times: this step's, as far as the op and iteration need it
-  if (!options_.step_times) {
-    auto at = in_flight_.find(id);
-    here.start_ns = at != in_flight_.end() ? at->second : 0;
-    if (at != in_flight_.end()) in_flight_.erase(at);
+  if (auto at = in_flight_.find(id); at != in_flight_.end()) {  // without step times
+    here.start_ns = at->second;
+    in_flight_.erase(at);
   }
   here.valid = true;
   TimeRange& t = options_.step_times ? result_.steps[id] : here;

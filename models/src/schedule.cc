@@ -91,17 +91,15 @@ bool ScheduleLooksSound(const Schedule& schedule) {
   const int32_t n = int32_t(schedule.ranks.size());
   if (schedule.endpoints.size() != schedule.ranks.size()) return false;
   uint64_t sent[2] = {0, 0}, received[2] = {0, 0}, sends = 0, recvs = 0;
-  std::vector<std::pair<int32_t, uint64_t>> out, in;  // this endpoint's (peer, tag) per direction
-  std::vector<uint32_t> run_ops[2];
+  std::vector<uint32_t> run_ops[2];                 // per direction: the op of each run, in order
+  std::vector<std::pair<int32_t, uint64_t>> pairs;  // one direction's (peer, tag), where that is not enough
   for (int32_t e = 0; e < n; ++e) {
     const RankSchedule& r = schedule.ranks[e];
     // Lowering gives an endpoint each op's transfers in one run, in tag
-    // order: then no (peer, tag) repeats, and the sort of one entry per
-    // transfer below is skipped for a sort of the ops (per direction: the
-    // op of the current run, its last tag, and every run's op).
+    // order: then no (peer, tag) repeats, and a sort of the runs' ops
+    // stands in for the sort of one entry per transfer.
     bool increasing[2] = {true, true};
-    uint64_t last[2] = {0, 0};
-    bool any[2] = {false, false};
+    uint64_t last[2] = {0, 0};  // per direction: the last tag
     run_ops[0].clear();
     run_ops[1].clear();
     for (uint32_t i = 0; i < r.steps.size(); ++i) {
@@ -119,9 +117,8 @@ bool ScheduleLooksSound(const Schedule& schedule) {
       sum[1] += MessageHash(from, to, s.tag, s.bytes, 0x13198A2E03707344ull);
       ++(send ? sends : recvs);
       const int d = send ? 0 : 1;
-      if (!any[d] || TagOp(s.tag) != TagOp(last[d])) run_ops[d].push_back(s.op());
+      if (run_ops[d].empty() || s.op() != TagOp(last[d])) run_ops[d].push_back(s.op());
       else if (s.tag <= last[d]) increasing[d] = false;
-      any[d] = true;
       last[d] = s.tag;
     }
     for (int d = 0; d < 2; ++d) {
@@ -129,12 +126,11 @@ bool ScheduleLooksSound(const Schedule& schedule) {
         std::sort(run_ops[d].begin(), run_ops[d].end());
         if (std::adjacent_find(run_ops[d].begin(), run_ops[d].end()) == run_ops[d].end()) continue;
       }
-      std::vector<std::pair<int32_t, uint64_t>>& v = d == 0 ? out : in;
-      v.clear();
+      pairs.clear();
       for (const Step& s : r.steps)
-        if (s.type == (d == 0 ? StepType::kSend : StepType::kRecv)) v.emplace_back(s.peer, s.tag);
-      std::sort(v.begin(), v.end());
-      if (std::adjacent_find(v.begin(), v.end()) != v.end()) return false;
+        if (s.type == (d == 0 ? StepType::kSend : StepType::kRecv)) pairs.emplace_back(s.peer, s.tag);
+      std::sort(pairs.begin(), pairs.end());
+      if (std::adjacent_find(pairs.begin(), pairs.end()) != pairs.end()) return false;
     }
   }
   return sends == recvs && sent[0] == received[0] && sent[1] == received[1];
