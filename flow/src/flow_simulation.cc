@@ -73,8 +73,8 @@ class FlowTransport;
 
 struct JobState {
   models::JobPlacement placement;
-  std::unique_ptr<models::Job> loaded;  // null for a schedule given in code
   models::Schedule schedule;
+  runs::RunTimes recorded;  // the recorded run, for the summary (the trace set itself is freed once lowered)
   std::vector<std::unique_ptr<FlowTransport>> transports;
   std::vector<std::unique_ptr<executor::ScheduleExecutor>> engines;
   std::unique_ptr<models::JobProgress> progress;  // MLTCP's bytes ratio (null without --cc mltcp)
@@ -392,16 +392,18 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   // their spare capacity stays resident).
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);
   if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage)) return false;
-  malloc_trim(0);  // what lowering freed in the heap goes back before the engines are made
   for (size_t j = 0; j < prepared.size(); ++j) {
     auto job = std::make_unique<JobState>();
     job->placement = placements[j];
-    job->loaded = std::move(prepared[j].loaded);
     job->schedule = std::move(prepared[j].schedule);
+    const std::unique_ptr<models::Job> loaded = std::move(prepared[j].loaded);  // null for a schedule given in code
     // Incomplete input (a truncated or damaged file, a missing rank) is
     // simulated as far as it goes, and said as replay and schedule say it.
-    if (job->loaded)
-      for (const auto& n : job->loaded->notes) std::fprintf(stderr, "dltrace: warning: %s\n", n.c_str());
+    if (loaded)
+      for (const auto& n : loaded->notes) std::fprintf(stderr, "dltrace: warning: %s\n", n.c_str());
+    // The trace set and its merge are not needed past here: at 16,384 ranks
+    // they are 1.7 GiB the run would otherwise hold to its end.
+    job->recorded = runs::RecordedRun(job->schedule, loaded ? &loaded->merged : nullptr);
     if (job->schedule.ranks.empty()) {
       *error = "job " + std::to_string(j) + " has no endpoints to simulate";
       return false;
@@ -409,6 +411,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     if (config.mltcp) job->progress = std::make_unique<models::JobProgress>(job->schedule);
     s.jobs.push_back(std::move(job));
   }
+  malloc_trim(0);  // what lowering and the trace sets freed in the heap goes back before the engines are made
   const double lowered_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
   if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
   s.graph = models::BuildTopology(s.spec);
@@ -418,6 +421,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   std::string program = "dltrace-flow";
   char* argv[] = {program.data(), nullptr};
   int argc = 1;
+  uint64_t deps_total = 0;  // for the progress line
   try {
     s.engine = std::make_unique<s4u::Engine>(&argc, argv);
     xbt_log_control_set("root.thres:critical");
@@ -458,6 +462,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       for (size_t e = 0; e < job.schedule.ranks.size(); ++e) {
         host(job.placement.hosts[e], j, 0);
         s.steps_total += job.schedule.ranks[e].steps.size();
+        deps_total += job.schedule.ranks[e].deps.size();
         for (const auto& st : job.schedule.ranks[e].steps) {
           if (st.type != models::StepType::kSend) continue;
           ++s.messages_total;
@@ -500,8 +505,9 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     for (const auto& job : s.jobs) endpoints += job->schedule.ranks.size();
     std::fprintf(stderr,
                  "dltrace simulate (flow): lowered %" PRIu64 " endpoints (%" PRIu64 " steps, %" PRIu64
-                 " messages) in %.1f s; platform of %zu hosts and %zu link directions in %.1f s; memory %.0f MiB\n",
-                 endpoints, s.steps_total, s.messages_total, lowered_s, s.hosts.size(), s.directed.size(),
+                 " dependencies, %" PRIu64 " messages) in %.1f s; platform of %zu hosts and %zu link directions in "
+                 "%.1f s; memory %.0f MiB\n",
+                 endpoints, s.steps_total, deps_total, s.messages_total, lowered_s, s.hosts.size(), s.directed.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count() - lowered_s,
                  double(CurrentRssKb()) / 1024);
   }
@@ -632,7 +638,7 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
   }
   records.header.push_back(title);
   for (const auto& job : jobs)
-    records.jobs.push_back({&job->schedule, job->loaded.get(), job->placement.trace,
+    records.jobs.push_back({&job->schedule, std::move(job->recorded), job->placement.trace,
                             job->placement.lower.algorithm, job->placement.hosts, job->placement.start_ns,
                             std::move(job->results)});
   records.links_written = links_out != nullptr;

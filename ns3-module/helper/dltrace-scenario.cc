@@ -685,8 +685,9 @@ DltraceScenario::FillRecords()
     {
         const auto& job = m_jobs[j];
         const uint64_t startNs = m_specs[j].start_ns;
+        const dltrace::models::Job* loaded = job->GetLoadedJob();
         r.jobs.push_back({&job->GetSchedule(),
-                          job->GetLoadedJob(),
+                          dltrace::runs::RecordedRun(job->GetSchedule(), loaded ? &loaded->merged : nullptr),
                           job->GetTracePath(),
                           job->GetAlgorithm(),
                           m_specs[j].hosts,

@@ -175,7 +175,7 @@ std::string FormatSimulationSummary(const SimulationRecords& records) {
                   complete, job.results.size());
     out += line;
     if (!first_error.empty()) out += "  first error: " + first_error + "\n";
-    out += FormatAgainstRecorded(*job.schedule, job.recorded, simulated, "simulated_ms");
+    out += FormatAgainstRecorded(CompareRuns({job.recorded, simulated}, nullptr), "simulated_ms");
     std::snprintf(line, sizeof line, "job time %.3f ms; %s\n", double(end_ns) / 1e6, FormatBytes(simulated).c_str());
     out += line;
   }

@@ -15,6 +15,7 @@
 #include "dltrace/models/schedule.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/results_file.h"
+#include "dltrace/runs/run.h"
 
 namespace dltrace::runs {
 
@@ -42,7 +43,9 @@ struct LinkSamples {
 // One job of a simulation. The pointers stay the backend's and must outlive the records.
 struct SimulatedJob {
   const models::Schedule* schedule = nullptr;
-  const models::Job* recorded = nullptr;  // null for a schedule built in code
+  // The recorded run the summary compares with (RecordedRun), taken when the
+  // job was loaded: a backend may free the trace set once it is lowered.
+  RunTimes recorded;
   std::string trace, algorithm;
   std::vector<uint32_t> hosts;            // host per endpoint
   uint64_t start_ns = 0;
