@@ -50,13 +50,14 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
   result_.op_sent.assign(op_count, 0);
   result_.op_received.assign(op_count, 0);
   op_steps_left_.assign(op_count, 0);
-  waiting_deps_.resize(n);
-  dependents_at_.assign(n + 1, 0);
+  waiting_deps_.assign(n);
+  dependents_count_.assign(n);
   for (size_t i = 0; i < n; ++i) {
     const Step& s = rank_.steps[i];
-    waiting_deps_[i] = s.deps_end - s.deps_begin;
-    for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
-      ++dependents_at_[*d + 1];
+    for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d) {
+      waiting_deps_.Increment(uint32_t(i));
+      dependents_count_.Increment(*d);
+    }
     if (s.type != StepType::kCompute) {
       const size_t slot = result_.OpSlot(s.op());
       if (slot != RankResult::kNoSlot) ++op_steps_left_[slot];
@@ -66,7 +67,15 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
     // A zero-byte message counts as one so that its arrival is awaited too.
     if (s.type == StepType::kRecv) *Outstanding(s.peer) += s.bytes ? s.bytes : 1;
   }
-  for (size_t i = 0; i < n; ++i) dependents_at_[i + 1] += dependents_at_[i];
+  // Where each block's dependents start; FILL: where each step's next one goes.
+  std::vector<uint32_t> fill(n);
+  dependents_at_.assign((n + kBlock - 1) / kBlock, 0);
+  uint32_t at = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (i % kBlock == 0) dependents_at_[i / kBlock] = at;
+    fill[i] = at;
+    at += dependents_count_[i];
+  }
   // Data may come before Start (a peer that started first): the matcher keeps it.
   transport_.set_on_data([this](int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes) {
     OnData(peer, channel, tag, bytes);
@@ -75,13 +84,29 @@ ScheduleExecutor::ScheduleExecutor(const models::Schedule& schedule, int32_t end
     OnNotice(peer, channel, tag, bytes);
   });
   transport_.set_on_error([this](const std::string& message) { Fail(message); });
-  dependents_.resize(dependents_at_[n]);
-  std::vector<uint32_t> fill(dependents_at_.begin(), dependents_at_.end() - 1);
+  dependents_.resize(at);
   for (size_t i = 0; i < n; ++i) {
     const Step& s = rank_.steps[i];
     for (const uint32_t* d = rank_.deps_begin(s); d != rank_.deps_end(s); ++d)
       dependents_[fill[*d]++] = uint32_t(i);
   }
+}
+
+void SmallCounts::Increment(uint32_t i) {
+  if (small_[i] < kMany - 1) {
+    ++small_[i];
+  } else if (small_[i] == kMany - 1) {
+    small_[i] = kMany;
+    many_[i] = kMany;
+  } else {
+    ++many_.at(i);
+  }
+}
+
+uint32_t ScheduleExecutor::DependentsBegin(uint32_t step) const {
+  uint32_t at = dependents_at_[step / kBlock];
+  for (uint32_t i = step - step % kBlock; i < step; ++i) at += dependents_count_[i];
+  return at;
 }
 
 size_t RankResult::OpSlot(uint32_t op) const {
@@ -134,7 +159,7 @@ void ScheduleExecutor::Issue(uint32_t id) {
   }
   switch (s.type) {
     case StepType::kCompute: {
-      double ns = double(s.duration_ns) * options_.time_scale;
+      double ns = double(s.duration_ns()) * options_.time_scale;
       if (ns < 1) {
         Complete(id);
       } else {
@@ -240,8 +265,9 @@ void ScheduleExecutor::Complete(uint32_t id) {
     int32_t it = schedule_.ops[s.op()].iteration;
     if (it >= 0 && size_t(it) < result_.iterations.size()) widen(result_.iterations[size_t(it)]);
   }
-  for (uint32_t k = dependents_at_[id]; k < dependents_at_[id + 1]; ++k)
-    if (--waiting_deps_[dependents_[k]] == 0) ready_.push_back(dependents_[k]);
+  const uint32_t begin = DependentsBegin(id), end = begin + dependents_count_[id];
+  for (uint32_t k = begin; k < end; ++k)
+    if (waiting_deps_.Decrement(dependents_[k]) == 0) ready_.push_back(dependents_[k]);
   Pump();
 }
 

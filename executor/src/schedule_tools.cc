@@ -39,8 +39,8 @@ uint64_t ScheduleHash(const models::Schedule& s) {
       f.Add(st.op());
       f.Add(compute ? 0 : st.bytes);
       f.Add(compute ? 0 : st.tag);
-      f.Add(compute ? st.duration_ns : 0);
-      f.Add(st.deps_end - st.deps_begin);
+      f.Add(compute ? st.duration_ns() : 0);
+      f.Add(r.DepCount(st));
     }
     for (uint32_t d : r.deps) f.Add(d);
   }

@@ -39,7 +39,6 @@ uint32_t StepBuilder::Add(int32_t endpoint, const Step& step, DepList deps) {
   }
   Step s = step;
   if (s.type == StepType::kCompute) s.tag = MakeTag(op_, 0);  // a transfer's tag already names op_
-  s.deps_begin = uint32_t(r.deps.size());
   bool any = false;
   for (const uint32_t* d = deps.begin(); d != deps.end(); ++d)
     if (*d != kNoStep) {
@@ -75,7 +74,7 @@ StepBuilder::Pair StepBuilder::Transfer(int32_t from, int32_t to, uint64_t bytes
 uint32_t StepBuilder::Compute(int32_t endpoint, uint64_t duration_ns, DepList deps) {
   Step s;
   s.type = StepType::kCompute;
-  s.duration_ns = duration_ns;
+  s.set_duration_ns(duration_ns);
   return Add(endpoint, s, deps);
 }
 

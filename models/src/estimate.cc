@@ -57,7 +57,7 @@ Estimate EstimateSchedule(const Schedule& s, const Link& network) {
           start = std::max(start, finish[e][*d]);
         double end = start;
         if (st.type == StepType::kCompute) {
-          end = start + double(st.duration_ns);
+          end = start + double(st.duration_ns());
         } else if (st.type == StepType::kSend) {
           if (!st.local && st.op() < s.ops.size() && channelled[st.op()] && network.gbps > 0) {
             const int32_t h = s.endpoints[e].host;

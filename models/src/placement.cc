@@ -125,7 +125,6 @@ void KeepIterations(Schedule* s, int32_t iterations) {
       const auto& st = r.steps[i];
       if (st.op() < s->ops.size() && s->ops[st.op()].iteration >= iterations) continue;
       Step copy = st;
-      copy.deps_begin = uint32_t(out.deps.size());
       for (const uint32_t* d = r.deps_begin(st); d != r.deps_end(st); ++d)
         if (new_id[*d] != UINT32_MAX) out.deps.push_back(new_id[*d]);
       copy.deps_end = uint32_t(out.deps.size());

@@ -33,7 +33,7 @@ std::vector<RankTotals> ComputeTotals(const Schedule& schedule) {
       switch (s.type) {
         case StepType::kCompute:
           ++t.computes;
-          t.compute_ns += s.duration_ns;
+          t.compute_ns += s.duration_ns();
           break;
         case StepType::kSend:
           ++t.sends;
@@ -104,7 +104,7 @@ bool ScheduleLooksSound(const Schedule& schedule) {
     run_ops[1].clear();
     for (uint32_t i = 0; i < r.steps.size(); ++i) {
       const Step& s = r.steps[i];
-      if (s.deps_begin > s.deps_end || s.deps_end > r.deps.size()) return false;
+      if (r.DepsBegin(s) > s.deps_end || s.deps_end > r.deps.size()) return false;
       for (const uint32_t* d = r.deps_begin(s); d != r.deps_end(s); ++d)
         if (*d >= i) return false;
       if (s.op() >= schedule.ops.size()) return false;
@@ -150,7 +150,7 @@ std::vector<std::string> CheckScheduleExact(const Schedule& schedule, size_t lim
     const RankSchedule& r = schedule.ranks[e];
     for (uint32_t i = 0; i < r.steps.size(); ++i) {
       const Step& s = r.steps[i];
-      if (s.deps_begin > s.deps_end || s.deps_end > r.deps.size()) {
+      if (r.DepsBegin(s) > s.deps_end || s.deps_end > r.deps.size()) {
         report("endpoint " + std::to_string(e) + " step " + std::to_string(i) +
                ": dependency range out of bounds");
         continue;
@@ -251,7 +251,7 @@ std::string FormatGoal(const Schedule& schedule, int32_t endpoint, const DenseTa
     }
     switch (s.type) {
       case StepType::kCompute:
-        std::snprintf(line, sizeof line, "l%u: calc %" PRIu64 "\n", i, s.duration_ns);
+        std::snprintf(line, sizeof line, "l%u: calc %" PRIu64 "\n", i, s.duration_ns());
         break;
       case StepType::kSend:
       case StepType::kRecv:

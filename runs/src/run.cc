@@ -51,8 +51,9 @@ double RecordedSetupNs(const models::MergedTrace& merged, const models::Schedule
   for (size_t e = 0; e < schedule.ranks.size(); ++e)
     for (const models::Step& st : schedule.ranks[e].steps) {
       if (st.type == models::StepType::kCompute || st.peer < 0 || st.op() >= schedule.ops.size()) continue;
-      auto pair = std::minmax(int32_t(e), st.peer);
-      if (used.insert({pair.first, pair.second}).second) first_use[st.op()] = true;
+      // By value: std::minmax of two values hands back references to them.
+      const int32_t a = int32_t(e), b = st.peer;
+      if (used.insert({std::min(a, b), std::max(a, b)}).second) first_use[st.op()] = true;
     }
   // Own times of the other ops, by (call, communicator, size).
   using Key = std::tuple<int, int32_t, uint64_t>;

@@ -53,7 +53,7 @@ void AppendFlowsFromResults(uint32_t job, const models::Schedule& schedule,
 bool ForEachJobResultsFile(const SimulationRecords& records, size_t j,
                            const std::function<bool(const ResultsFile&)>& fn) {
   const SimulatedJob& job = records.jobs.at(j);
-  const uint64_t hash = executor::ScheduleHash(*job.schedule);
+  const uint64_t hash = job.schedule_hash ? *job.schedule_hash : executor::ScheduleHash(*job.schedule);
   for (const auto& r : job.results) {
     ResultsFile f = MakeResultsFile(*job.schedule, r);
     f.source = records.source;

@@ -90,7 +90,7 @@ void AddStep(models::RankSchedule* r, models::StepType type, int32_t peer, uint6
   st.peer = peer;
   st.bytes = bytes;
   st.tag = tag;
-  st.deps_begin = st.deps_end = uint32_t(r->deps.size());
+  st.deps_end = uint32_t(r->deps.size());
   if (dep >= 0) {
     r->deps.push_back(uint32_t(dep));
     st.deps_end = uint32_t(r->deps.size());

@@ -217,7 +217,7 @@ TEST_F(TraceSetTest, ComputeGapsComeFromTheGpuTimeline) {
   std::vector<uint64_t> gaps;
   for (const Step& st : s.ranks[0].steps)
     if (st.type == StepType::kCompute && s.ops[st.op()].source == ScheduleOp::Source::kCollective)
-      gaps.push_back(st.duration_ns);
+      gaps.push_back(st.duration_ns());
   ASSERT_EQ(gaps.size(), size_t(kIterations * kBuckets));
   EXPECT_EQ(gaps[1], 1'000'000u);
   EXPECT_EQ(gaps[2], 1'000'000u);

@@ -167,7 +167,7 @@ bool WriteChakra(const models::Job& job, const std::string& prefix, ExportStats*
         node.set_name("compute before op " + std::to_string(s.op()));
         node.set_type(pb::COMP_NODE);
         AddBool(&node, "is_cpu_op", false);
-        node.set_duration_micros(s.duration_ns / 1000);
+        node.set_duration_micros(s.duration_ns() / 1000);
       } else {
         const bool send = s.type == models::StepType::kSend;
         node.set_name(std::string(formats::OpKindName(op.kind)) + (send ? " send" : " recv") + " op " +

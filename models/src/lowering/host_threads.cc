@@ -121,8 +121,7 @@ uint32_t HostThreads::AddCompute(int32_t rank, uint32_t op, int64_t ns,
   Step s;
   s.type = StepType::kCompute;
   s.tag = MakeTag(op, 0);
-  s.duration_ns = uint64_t(std::max<int64_t>(ns, 0));
-  s.deps_begin = uint32_t(rs.deps.size());
+  s.set_duration_ns(uint64_t(std::max<int64_t>(ns, 0)));
   rs.deps.insert(rs.deps.end(), deps.begin(), deps.end());
   s.deps_end = uint32_t(rs.deps.size());
   rs.steps.push_back(s);

@@ -37,14 +37,13 @@ std::vector<uint32_t> LoneOp::CopyTo(Schedule* s, int32_t endpoint,
   std::vector<char> waited(from.steps.size(), 0);
   for (const Step& st : from.steps) {
     Step copy = st;
-    copy.deps_begin = uint32_t(to.deps.size());
     // Deps inside the op are ids of the scratch endpoint; a step with none
     // waited for the builder's entry, which was empty.
-    for (uint32_t k = st.deps_begin; k < st.deps_end; ++k) {
-      to.deps.push_back(base + from.deps[k]);
-      waited[from.deps[k]] = 1;
+    for (const uint32_t* d = from.deps_begin(st); d != from.deps_end(st); ++d) {
+      to.deps.push_back(base + *d);
+      waited[*d] = 1;
     }
-    if (st.deps_begin == st.deps_end) to.deps.insert(to.deps.end(), entry.begin(), entry.end());
+    if (from.DepCount(st) == 0) to.deps.insert(to.deps.end(), entry.begin(), entry.end());
     copy.deps_end = uint32_t(to.deps.size());
     to.steps.push_back(copy);
   }

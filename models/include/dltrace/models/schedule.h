@@ -15,9 +15,18 @@ const char* StepTypeName(StepType type);  // "calc", "send", "recv" (GOAL's word
 
 // One step of one endpoint. Its id is its index in RankSchedule::steps; every
 // dependency has a smaller id, so the steps vector is already a topological order.
+// 24 bytes, bit fields and all: a 16,384-rank job holds 346 million of them.
 struct Step {
-  Step() : local(false), reduce(false) {}
-  StepType type = StepType::kCompute;
+  Step() : bytes(0), channel(0), local(false), reduce(false), peer(-1) {}
+  // (op << 32) | k (MakeTag): a transfer's k-th message of its op, or k = 0
+  // for a compute step. A send and its receive carry the same tag; (sender,
+  // receiver, tag) is unique in a schedule, so an executor matches receives
+  // by (peer, tag).
+  uint64_t tag = 0;
+  // Send/recv payload, up to 256 TiB; a compute step keeps its duration here
+  // (duration_ns(), up to 78 hours).
+  uint64_t bytes : 48;
+  uint16_t channel : 14;  // parallel flow between the same pair (NCCL channel; NCCL has at most 64)
   // Both ends on one host: executors use the local link (Schedule::local_link),
   // not the network.
   bool local : 1;
@@ -25,23 +34,18 @@ struct Step {
   // (ring reduce-scatter, tree and chain reduce, ...), on the CPU; not set
   // where NCCL reduces on the GPU. Socket replay does that arithmetic.
   bool reduce : 1;
-  uint16_t channel = 0;  // parallel flow between the same pair (NCCL channel)
-  int32_t peer = -1;     // endpoint index (== world rank for workers); -1 for compute
-  uint32_t deps_begin = 0, deps_end = 0;  // range in RankSchedule::deps
-  // (op << 32) | k (MakeTag): a transfer's k-th message of its op, or k = 0
-  // for a compute step. A send and its receive carry the same tag; (sender,
-  // receiver, tag) is unique in a schedule, so an executor matches receives
-  // by (peer, tag).
-  uint64_t tag = 0;
-  union {
-    uint64_t bytes = 0;    // send/recv payload
-    uint64_t duration_ns;  // compute
-  };
+  int32_t peer : 24;  // endpoint index (== world rank for workers, up to 8 million); -1 for compute
+  StepType type = StepType::kCompute;
+  // Where this step's dependencies end in RankSchedule::deps; they begin
+  // where the step before's end (RankSchedule::deps_begin).
+  uint32_t deps_end = 0;
+
+  uint64_t duration_ns() const { return bytes; }
+  void set_duration_ns(uint64_t ns) { bytes = ns; }
   // The index into Schedule::ops of what it was lowered from (kNoOp: none).
   uint32_t op() const { return uint32_t(tag >> 32); }
 };
-// 32 bytes: a 16,384-rank job has about 260 million steps.
-static_assert(sizeof(Step) == 32, "Step grew: every lowered job holds hundreds of bytes per rank per op of them");
+static_assert(sizeof(Step) == 24, "Step grew: every lowered job holds hundreds of bytes per rank per op of them");
 
 // Tags are (schedule op << 32) | k, the k-th transfer the op lowered to.
 inline uint64_t MakeTag(uint32_t op, uint32_t k) { return (uint64_t(op) << 32) | k; }
@@ -60,10 +64,13 @@ struct Endpoint {
 
 struct RankSchedule {
   std::vector<Step> steps;
-  std::vector<uint32_t> deps;  // step ids, concatenated; Step::deps_begin/end index it
+  std::vector<uint32_t> deps;  // step ids, concatenated in step order; Step::deps_end indexes it
 
-  const uint32_t* deps_begin(const Step& s) const { return deps.data() + s.deps_begin; }
+  // Step S's dependencies; S must be one of STEPS.
+  const uint32_t* deps_begin(const Step& s) const { return deps.data() + DepsBegin(s); }
   const uint32_t* deps_end(const Step& s) const { return deps.data() + s.deps_end; }
+  uint32_t DepsBegin(const Step& s) const { return &s == steps.data() ? 0 : (&s - 1)->deps_end; }
+  uint32_t DepCount(const Step& s) const { return s.deps_end - DepsBegin(s); }
 };
 
 // What a group of steps was lowered from: one recorded collective call, one

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,6 +51,10 @@ struct SimulatedJob {
   std::vector<uint32_t> hosts;            // host per endpoint
   uint64_t start_ns = 0;
   std::vector<executor::RankResult> results;  // per endpoint
+  // executor::ScheduleHash of the schedule, where the backend took it before
+  // freeing what it reads (the flow simulator frees the schedule's dependency
+  // lists once its executors hold them); empty: taken from the schedule.
+  std::optional<uint64_t> schedule_hash;
 };
 
 // flows.csv row by row, for a backend that writes its messages as they
