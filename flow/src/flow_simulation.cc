@@ -106,10 +106,12 @@ struct Connection {
 
 // SimGrid actors that ran one piece of work and wait for the next.
 // A new actor costs a zeroed 32 KiB stack and a context (a third of the run's
-// CPU at 4,096 ranks: memset, malloc and free); waking an idle one is one
-// semaphore release, and SimGrid makes it runnable at the point of its round
-// where it would have made a new actor runnable, so every event keeps its
-// order and outputs stay byte-identical. The idle ones are shared by every
+// CPU at 4,096 ranks: memset, malloc and free); an idle one suspends itself,
+// and waking it is one Actor::resume, which SimGrid answers by making it
+// runnable at the point of its round where it would have made a new actor
+// runnable, so every event keeps its order and outputs stay byte-identical.
+// (A semaphore per worker woke them the same way, but each acquire made a
+// SimGrid activity: two allocations and their bookkeeping per piece of work.) The idle ones are shared by every
 // host: no work here depends on the host its actor runs on (sends name both
 // hosts, sleeps only wait), and a pool per host kept the sum of every host's
 // busiest moment (19,056 actors, 600 MiB of stacks, at 4,096 ranks after 1.2
@@ -134,7 +136,7 @@ class ActorPool {
 
  private:
   struct Worker {
-    s4u::SemaphorePtr wake = s4u::Semaphore::create(0);
+    s4u::Actor* actor = nullptr;  // set by the actor itself, before it can be idle
     Work work;  // empty: end
     std::function<void()> callback;
   };
@@ -151,7 +153,7 @@ void ActorPool::Run(const char* name, s4u::Host* host, Work work, std::function<
     idle_.pop_back();
     w->work = std::move(work);
     w->callback = std::move(callback);
-    w->wake->release();
+    w->actor->resume();
     return;
   }
   workers_.push_back(std::make_unique<Worker>());
@@ -162,6 +164,7 @@ void ActorPool::Run(const char* name, s4u::Host* host, Work work, std::function<
 }
 
 void ActorPool::Loop(Worker* w) {
+  w->actor = s4u::Actor::self();
   for (;;) {
     if (!w->work) return;
     Work work = std::move(w->work);
@@ -172,12 +175,14 @@ void ActorPool::Loop(Worker* w) {
     work = nullptr;
     callback = nullptr;
     if (--busy_ == 0) {  // nothing runs, so nothing can start more: the run is over
-      for (Worker* other : idle_) other->wake->release();  // with no work: it ends
+      for (Worker* other : idle_) other->actor->resume();  // with no work: it ends
       idle_.clear();
       return;
     }
+    // Idle until Run resumes it: it suspended before any other actor runs
+    // (SimGrid takes simcalls in the order the actors ran), so no resume is lost.
     idle_.push_back(w);
-    w->wake->acquire();
+    s4u::this_actor::suspend();
   }
 }
 
