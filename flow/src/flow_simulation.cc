@@ -101,15 +101,19 @@ struct Message {
 struct Connection {
   std::deque<std::pair<size_t, std::function<void()>>> queue;  // (message, on_sent)
   simgrid::s4u::SemaphorePtr queued;  // released once per message put in the queue
+  s4u::Host* from = nullptr;          // the two ends' SimGrid hosts
+  s4u::Host* to = nullptr;
   bool active = false;                // an actor is sending its messages
 };
 
 // SimGrid actors that ran one piece of work and wait for the next.
 // A new actor costs a zeroed 32 KiB stack and a context (a third of the run's
-// CPU at 4,096 ranks: memset, malloc and free); waking an idle one is one
-// semaphore release, and SimGrid makes it runnable at the point of its round
-// where it would have made a new actor runnable, so every event keeps its
-// order and outputs stay byte-identical. The idle ones are shared by every
+// CPU at 4,096 ranks: memset, malloc and free); an idle one suspends itself,
+// and waking it is one Actor::resume, which SimGrid answers by making it
+// runnable at the point of its round where it would have made a new actor
+// runnable, so every event keeps its order and outputs stay byte-identical.
+// (A semaphore per worker woke them the same way, but each acquire made a
+// SimGrid activity: two allocations and their bookkeeping per piece of work.) The idle ones are shared by every
 // host: no work here depends on the host its actor runs on (sends name both
 // hosts, sleeps only wait), and a pool per host kept the sum of every host's
 // busiest moment (19,056 actors, 600 MiB of stacks, at 4,096 ranks after 1.2
@@ -117,15 +121,26 @@ struct Connection {
 // finishes the last piece wakes the idle ones to end them.
 class ActorPool {
  public:
-  // Runs WORK in an actor, as Actor::create(NAME, HOST, WORK) would; HOST is
-  // where a new actor is made, an idle one runs it where it is.
-  void Run(const char* name, s4u::Host* host, std::function<void()> work);
+  // A piece of work, given the callback it was handed. Callers keep it small
+  // (two pointers at most, no std::function inside) so that std::function
+  // holds it in place, and hand their callback as the argument, which only
+  // moves: a message or a timer then costs no allocation of its own here
+  // (a callback captured in the work was one malloc and free each).
+  using Work = std::function<void(std::function<void()>& callback)>;
+  // Runs WORK(CALLBACK) in an actor, as Actor::create(NAME, HOST, ...) would;
+  // HOST is where a new actor is made, an idle one runs it where it is.
+  void Run(const char* name, s4u::Host* host, Work work, std::function<void()> callback);
+  // Runs WORK in an actor (work run once, where an allocation does not count).
+  void Run(const char* name, s4u::Host* host, std::function<void()> work) {
+    Run(name, host, [](std::function<void()>& w) { w(); }, std::move(work));
+  }
   size_t actors() const { return workers_.size(); }
 
  private:
   struct Worker {
-    s4u::SemaphorePtr wake = s4u::Semaphore::create(0);
-    std::function<void()> work;  // empty: end
+    s4u::Actor* actor = nullptr;  // set by the actor itself, before it can be idle
+    Work work;  // empty: end
+    std::function<void()> callback;
   };
   void Loop(Worker* w);
   std::vector<Worker*> idle_;
@@ -133,35 +148,43 @@ class ActorPool {
   uint64_t busy_ = 0;
 };
 
-void ActorPool::Run(const char* name, s4u::Host* host, std::function<void()> work) {
+void ActorPool::Run(const char* name, s4u::Host* host, Work work, std::function<void()> callback) {
   ++busy_;
   if (!idle_.empty()) {
     Worker* w = idle_.back();
     idle_.pop_back();
     w->work = std::move(work);
-    w->wake->release();
+    w->callback = std::move(callback);
+    w->actor->resume();
     return;
   }
   workers_.push_back(std::make_unique<Worker>());
   Worker* w = workers_.back().get();
   w->work = std::move(work);
+  w->callback = std::move(callback);
   s4u::Actor::create(name, host, [this, w]() { Loop(w); });
 }
 
 void ActorPool::Loop(Worker* w) {
+  w->actor = s4u::Actor::self();
   for (;;) {
     if (!w->work) return;
-    std::function<void()> work = std::move(w->work);
+    Work work = std::move(w->work);
+    std::function<void()> callback = std::move(w->callback);
     w->work = nullptr;
-    work();
+    w->callback = nullptr;
+    work(callback);
     work = nullptr;
+    callback = nullptr;
     if (--busy_ == 0) {  // nothing runs, so nothing can start more: the run is over
-      for (Worker* other : idle_) other->wake->release();  // with no work: it ends
+      for (Worker* other : idle_) other->actor->resume();  // with no work: it ends
       idle_.clear();
       return;
     }
+    // Idle until Run resumes it: it suspended before any other actor runs
+    // (SimGrid takes simcalls in the order the actors ran), so no resume is lost.
     idle_.push_back(w);
-    w->wake->acquire();
+    s4u::this_actor::suspend();
   }
 }
 
@@ -237,10 +260,14 @@ class FlowTransport final : public executor::Transport {
     s_->Transfer(job_, endpoint_, peer, channel, tag, bytes, true, std::move(on_sent));
   }
   void StartTimer(uint64_t duration_ns, std::function<void()> cb) override {
-    s_->actors.Run("timer", s_->HostOf(job_, endpoint_), [duration_ns, cb = std::move(cb)]() {
-      s4u::this_actor::sleep_for(double(duration_ns) * 1e-9);
-      cb();
-    });
+    if (!home_) home_ = s_->HostOf(job_, endpoint_);
+    s_->actors.Run(
+        "timer", home_,
+        [duration_ns](std::function<void()>& done) {
+          s4u::this_actor::sleep_for(double(duration_ns) * 1e-9);
+          done();
+        },
+        std::move(cb));
   }
   uint64_t NowNs() const override { return flow::NowNs(); }
   void Arrive(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice) {
@@ -252,6 +279,7 @@ class FlowTransport final : public executor::Transport {
   FlowSimulation::State* s_;
   uint32_t job_;
   int32_t endpoint_;
+  s4u::Host* home_ = nullptr;  // HostOf(job_, endpoint_), once asked
 };
 
 void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
@@ -260,23 +288,27 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   pending.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice, false});
   // Every callback runs in an actor of its own, never inside another engine's call.
   if (notice || TopologyHost(job, src) == TopologyHost(job, dst)) {
-    actors.Run("notice", HostOf(job, src), [this, m, on_sent = std::move(on_sent)]() { Delivered(m, on_sent); });
+    actors.Run(
+        "notice", HostOf(job, src), [this, m](std::function<void()>& sent) { Delivered(m, sent); },
+        std::move(on_sent));
     return;
   }
-  s4u::Host* from = HostOf(job, src, channel);
-  s4u::Host* to = HostOf(job, dst, channel);
   const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
   Connection& c = connections[key];
-  if (!c.queued) c.queued = s4u::Semaphore::create(0);
+  if (!c.queued) {
+    c.queued = s4u::Semaphore::create(0);
+    c.from = HostOf(job, src, channel);
+    c.to = HostOf(job, dst, channel);
+  }
   c.queue.emplace_back(m, std::move(on_sent));
   c.queued->release();
   if (c.active) return;
   c.active = true;
-  actors.Run("connection", from, [this, &c, from, to]() {
+  actors.Run("connection", c.from, [this, &c]() {
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = std::move(c.queue.front());
       c.queue.pop_front();
-      Send(message, from, to);
+      Send(message, c.from, c.to);
       Delivered(message, sent);
     }
     c.active = false;

@@ -3,8 +3,10 @@
 // first per op kind and per iteration as the formulas in this file say.
 #include <gtest/gtest.h>
 
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <random>
 #include <unistd.h>
 
 #include <filesystem>
@@ -19,6 +21,7 @@
 #include "dltrace/runs/json.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
+#include "dltrace/runs/simulation_output.h"
 #include "small_synth_set.h"
 #include "temp_dir.h"
 
@@ -102,6 +105,41 @@ TEST(AtomicFile, LeavesNothingUnderTheNameUntilCommitted) {
   EXPECT_FALSE(WriteFileAtomically(dir + "/no/such/dir/x", "x", &error));
   EXPECT_NE(error.find("no/such/dir"), std::string::npos) << error;
   std::filesystem::remove_all(dir);
+}
+
+// flows.csv rows are formatted by hand for speed; printf's format is what they must equal.
+TEST(FlowsCsv, RowsAreByteForByteWhatPrintfWrites) {
+  auto printf_row = [](const FlowRecord& f) {
+    char row[512];
+    const int n = std::snprintf(row, sizeof row, "%u,%u,%d,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%" PRIu64 "\n", f.job, f.op,
+                                f.src, f.dst, unsigned(f.channel), f.bytes, f.local ? 1 : 0,
+                                double(f.start_ns) * 1e-9, double(f.end_ns) * 1e-9, f.end_ns - f.start_ns);
+    return std::string(row, size_t(n));
+  };
+  auto our_row = [](const FlowRecord& f) {
+    char row[kFlowsCsvRowMax];
+    return std::string(row, FormatFlowsCsvRow(f, row));
+  };
+  // Edges: zero, a nanosecond either side of whole seconds, the largest
+  // values each field holds, and times past 1e15 ns, where printf's own
+  // rounding of the double is what the row must show.
+  const std::vector<uint64_t> times = {0, 1, 9, 10, 999999999, 1000000000, 1000000001, 1999999999, 123456789012,
+                                       999999999999999, 1000000000000000, 1000000000000001, 9007199254740993,
+                                       UINT64_MAX};
+  for (uint64_t a : times)
+    for (uint64_t b : times) {
+      const FlowRecord f{UINT32_MAX, 7, INT32_MIN, INT32_MAX, 65535, UINT64_MAX, true, a, b};
+      EXPECT_EQ(our_row(f), printf_row(f));
+    }
+  std::mt19937_64 random(31);
+  for (int i = 0; i < 200000; ++i) {
+    const uint64_t scale = uint64_t(1) << (random() % 64);  // every magnitude
+    const uint64_t start = random() % scale;
+    const uint64_t end = start + random() % scale;
+    const FlowRecord f{uint32_t(random() % 3), uint32_t(random()), int32_t(random()), int32_t(random() % 100) - 50,
+                       uint16_t(random()), random() % scale, i % 2 == 0, start, end};
+    ASSERT_EQ(our_row(f), printf_row(f)) << i;
+  }
 }
 
 TEST(RunTimes, AreTheLongestEndpointsAndRefuseAnotherRun) {

@@ -4,6 +4,7 @@
 // Every simulator backend fills SimulationRecords; none writes files itself.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -56,6 +57,14 @@ struct SimulatedJob {
   // lists once its executors hold them); empty: taken from the schedule.
   std::optional<uint64_t> schedule_hash;
 };
+
+// One flows.csv row of F with its newline, as printf's
+// "%u,%u,%d,%d,%u,%" PRIu64 ",%d,%.9f,%.9f,%" PRIu64 "\n" writes (job, op,
+// src, dst, channel, bytes, local, start_ns and end_ns in seconds, their
+// difference) byte for byte, without printf: a large run writes hundreds of
+// millions of rows. ROW holds kFlowsCsvRowMax bytes; returns the row's length.
+constexpr size_t kFlowsCsvRowMax = 160;
+size_t FormatFlowsCsvRow(const FlowRecord& f, char* row);
 
 // flows.csv row by row, for a backend that writes its messages as they
 // complete instead of holding them (SimulationRecords::flows_written): the
