@@ -113,12 +113,13 @@ struct Connection {
 // runnable at the point of its round where it would have made a new actor
 // runnable, so every event keeps its order and outputs stay byte-identical.
 // (A semaphore per worker woke them the same way, but each acquire made a
-// SimGrid activity: two allocations and their bookkeeping per piece of work.) The idle ones are shared by every
-// host: no work here depends on the host its actor runs on (sends name both
-// hosts, sleeps only wait), and a pool per host kept the sum of every host's
-// busiest moment (19,056 actors, 600 MiB of stacks, at 4,096 ranks after 1.2
-// simulated s, and growing). The run ends when no work is left: the worker that
-// finishes the last piece wakes the idle ones to end them.
+// SimGrid activity: two allocations and their bookkeeping per piece of work.)
+// The idle ones are shared by every host: no work here depends on the host
+// its actor runs on (sends name both hosts, sleeps only wait), and a pool per
+// host kept the sum of every host's busiest moment (19,056 actors, 600 MiB of
+// stacks, at 4,096 ranks after 1.2 simulated s, and growing). The run ends
+// when no work is left: the worker that finishes the last piece wakes the
+// idle ones to end them.
 class ActorPool {
  public:
   // A piece of work, given the callback it was handed. Callers keep it small
@@ -436,7 +437,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     if (loaded)
       for (const auto& n : loaded->notes) std::fprintf(stderr, "dltrace: warning: %s\n", n.c_str());
     // The trace set and its merge are not needed past here: at 16,384 ranks
-    // they are 1.7 GiB the run would otherwise hold to its end.
+    // they are 1.9 GiB the run would otherwise hold to its end.
     job->recorded = runs::RecordedRun(job->schedule, loaded ? &loaded->merged : nullptr);
     if (job->schedule.ranks.empty()) {
       *error = "job " + std::to_string(j) + " has no endpoints to simulate";
