@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <set>
 #include <tuple>
 #include <sstream>
@@ -20,9 +21,13 @@
 #include <malloc.h>
 #include <unistd.h>
 
+#include <simgrid/kernel/resource/Action.hpp>
+#include <simgrid/kernel/resource/Model.hpp>
+#include <simgrid/kernel/resource/NetworkModelIntf.hpp>
 #include <simgrid/plugins/load.h>
 #include <simgrid/s4u.hpp>
 #include <simgrid/version.h>
+#include <xbt/config.hpp>
 #include <xbt/log.h>
 
 #include "dltrace/executor/schedule_executor.h"
@@ -189,6 +194,26 @@ void ActorPool::Loop(Worker* w) {
   }
 }
 
+// Messages of one size that started at one simulated instant between the
+// same two SimGrid hosts (one route), sent as one SimGrid communication
+// (FlowConfig::coalesce). The first message's connection actor (the leader)
+// starts it; others join while SimGrid makes its action or the action waits
+// out the route's latency (the solver has not given it a rate yet), and each
+// join raises its bytes and bound by one message's. SimGrid 3.32's CM02 and
+// LV08 models give a flow the sharing penalty of its route (latency plus
+// weight-S over each link's bandwidth, network_cm02.cpp) as the latency is
+// paid; the first to join waits until then and divides it by the members,
+// so the solver gives the bundle what it would have given them. The leader
+// delivers every member when it ends; the others wait on `delivered`.
+struct Bundle {
+  simgrid::kernel::resource::Action* action = nullptr;
+  double clock = 0;             // when it started (s)
+  double bound = 0;             // one message's rate bound
+  uint64_t bytes = 0;           // each message's
+  std::vector<std::pair<size_t, const std::function<void()>*>> members;  // (message, on_sent); the leader first
+  s4u::SemaphorePtr delivered;  // made at the first join
+};
+
 // How long (simulated) a connection's actor waits for the next message before
 // it ends: a collective's next chunk to the same peer comes microseconds later,
 // and reusing the actor saves creating one per message.
@@ -212,6 +237,11 @@ struct FlowSimulation::State {
   std::unique_ptr<runs::LinksCsvWriter> links_out;  // and its links.csv
   std::vector<runs::FlowRecord> flows;              // without stream_dir: the rows, held
   std::unordered_map<uint64_t, Connection> connections;
+  // Bundles that may still be joined, by (from, to, bytes); FlowConfig::coalesce.
+  std::map<std::tuple<s4u::Host*, s4u::Host*, uint64_t>, Bundle*> bundles;
+  simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model (null: no bundles)
+  double weight_s = 0, latency_factor = 1;             // its network/weight-S and network/latency-factor
+  uint64_t messages_coalesced = 0;  // messages that joined a bundle
   ActorPool actors;  // every actor of the run but the sampler
   uint64_t messages_total = 0, messages_done = 0;
   uint64_t steps_total = 0;
@@ -232,8 +262,14 @@ struct FlowSimulation::State {
   }
   void Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice,
                 std::function<void()> on_sent);
-  // Sends message M from FROM to TO: one SimGrid communication, or MLTCP's weighted pieces.
-  void Send(size_t m, s4u::Host* from, s4u::Host* to);
+  // Sends message M from FROM to TO (one SimGrid communication, a share of
+  // one, or MLTCP's weighted pieces), then delivers it.
+  void Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent);
+  // Sends message M in a bundle (FlowConfig::coalesce): joins one that can
+  // still be joined, or starts one; returns once M was delivered.
+  void SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent);
+  // Gives bundle B's action its members' bytes, weight and bound.
+  static void Weigh(Bundle& b);
   // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
@@ -309,18 +345,22 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = std::move(c.queue.front());
       c.queue.pop_front();
-      Send(message, c.from, c.to);
-      Delivered(message, sent);
+      Send(message, c.from, c.to, sent);
     }
     c.active = false;
   });
 }
 
-void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to) {
+void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent) {
   const Message msg = At(m);  // a copy: other actors add messages while this one waits
   models::JobProgress* progress = jobs[msg.job]->progress.get();
+  if (!progress && network && msg.bytes > 0) {
+    SendInBundle(m, msg.bytes, from, to, on_sent);
+    return;
+  }
   if (!progress || msg.bytes == 0) {
     s4u::Comm::sendto(from, to, msg.bytes);
+    Delivered(m, on_sent);
     return;
   }
   const uint32_t op = models::TagOp(msg.tag);
@@ -338,6 +378,74 @@ void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to) {
     progress->Sent(msg.src, op, n);  // delivered: what an ACK tells MLTCP
     left -= n;
   }
+  Delivered(m, on_sent);
+}
+
+void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to,
+                                         const std::function<void()>& on_sent) {
+  using simgrid::kernel::resource::ActionHeap;
+  const double now = s4u::Engine::get_clock();
+  const auto key = std::make_tuple(from, to, bytes);
+  const auto open = bundles.find(key);
+  // Joinable while its action is being made (every actor of a round runs to
+  // its next simcall before SimGrid answers any) or waits out the latency.
+  if (open != bundles.end() && open->second->clock == now &&
+      (!open->second->action || open->second->action->get_type() == ActionHeap::Type::latency)) {
+    Bundle& b = *open->second;
+    b.members.emplace_back(m, &on_sent);
+    if (b.action) Weigh(b);
+    ++messages_coalesced;
+    const bool first = !b.delivered;
+    if (first) b.delivered = s4u::Semaphore::create(0);
+    const s4u::SemaphorePtr delivered = b.delivered;  // the leader's B ends as it releases
+    if (first) {
+      std::vector<s4u::Link*> links;
+      double latency = 0;
+      from->route_to(to, links, &latency);
+      double penalty = latency;
+      if (weight_s > 0)
+        for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
+      s4u::this_actor::sleep_for(latency * latency_factor);  // until SimGrid enabled it with one message's penalty
+      b.action->set_sharing_penalty(penalty / double(b.members.size()));
+    }
+    delivered->acquire();  // the leader delivered M
+    return;
+  }
+  Bundle b;
+  b.clock = now;
+  b.bytes = bytes;
+  b.members.emplace_back(m, &on_sent);
+  bundles[key] = &b;
+  s4u::CommPtr comm = s4u::Comm::sendto_async(from, to, bytes);
+  // SimGrid made the communication's action as it answered the round's
+  // simcalls, each appended to its model's started set: this one is among
+  // the last, those of the round's other actors after it.
+  simgrid::kernel::resource::Action* action = nullptr;
+  auto* started = network->get_started_action_set();
+  for (auto it = started->rbegin(); it != started->rend() && !action; ++it)
+    if (it->get_activity() == comm->get_impl()) action = &*it;
+  if (action && action->get_type() == ActionHeap::Type::latency) {
+    b.action = action;
+    b.bound = action->get_bound();
+    Weigh(b);
+    comm->wait();
+  } else {  // a route without latency: its variable already shares, so the others go alone
+    bundles.erase(key);
+    std::vector<s4u::CommPtr> comms{comm};
+    for (size_t i = 1; i < b.members.size(); ++i) comms.push_back(s4u::Comm::sendto_async(from, to, bytes));
+    s4u::Comm::wait_all(comms);
+  }
+  const auto self = bundles.find(key);
+  if (self != bundles.end() && self->second == &b) bundles.erase(self);
+  for (const auto& [member, sent] : b.members) Delivered(member, *sent);
+  for (size_t i = 1; i < b.members.size(); ++i) b.delivered->release();
+}
+
+void FlowSimulation::State::Weigh(Bundle& b) {
+  const double k = double(b.members.size());
+  if (k == 1) return;
+  b.action->set_remains(k * double(b.bytes));
+  b.action->set_bound(b.bound * k);
 }
 
 void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_sent) {
@@ -374,10 +482,12 @@ void FlowSimulation::State::PrintProgress(double wall_s, uint64_t* last_done, do
   const double dt = wall_s - *last_wall_s;
   std::fprintf(stderr,
                "dltrace simulate (flow): %.3f ms simulated, %" PRIu64 " of %" PRIu64
-               " messages done (%.0f per wall s), %" PRIu64 " of %" PRIu64 " steps, %" PRIu64 " of %" PRIu64
+               " messages done (%.0f per wall s; %" PRIu64 " joined another's flow), %" PRIu64 " of %" PRIu64
+               " steps, %" PRIu64 " of %" PRIu64
                " endpoints finished, %zu flows.csv rows waiting, %zu actors, memory %.0f MiB, %.0f s wall\n",
                s4u::Engine::get_clock() * 1e3, messages_done, messages_total,
-               dt > 0 ? double(messages_done - *last_done) / dt : 0.0, steps_done, steps_total, finished, endpoints,
+               dt > 0 ? double(messages_done - *last_done) / dt : 0.0, messages_coalesced, steps_done, steps_total,
+               finished, endpoints,
                pending.size(), actors.actors(), double(CurrentRssKb()) / 1024, wall_s);
   *last_done = messages_done;
   *last_wall_s = wall_s;
@@ -529,6 +639,16 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
     }
     zone->seal();
+    // SimGrid's network model is a Model (its actions) and a NetworkModelIntf (what a zone hands out).
+    // Bundles follow CM02's and LV08's sharing penalty and latency (Bundle), with the lazy updates that keep a
+    // flow's latency apart.
+    using simgrid::config::get_value;
+    const std::string& model = get_value<std::string>("network/model");
+    if (config.coalesce && (model == "LV08" || model == "CM02") && get_value<std::string>("network/optim") == "Lazy") {
+      s.network = dynamic_cast<simgrid::kernel::resource::Model*>(zone->get_network_model());
+      s.weight_s = get_value<double>("network/weight-S");
+      s.latency_factor = get_value<double>("network/latency-factor");
+    }
   } catch (const std::exception& e) {
     *error = std::string("SimGrid: ") + e.what();
     return false;
@@ -626,6 +746,12 @@ bool FlowSimulation::Run(std::string* error) {
     return false;
   }
   if (interval > 0 && !s.final_sampled) s.Sample();
+  if (s.config.progress && s.network)
+    std::fprintf(stderr,
+                 "dltrace simulate (flow): %" PRIu64 " of %" PRIu64
+                 " messages went in the SimGrid flow of an equal one that started with them between the same hosts "
+                 "(--no-coalesce: one flow each)\n",
+                 s.messages_coalesced, s.messages_total);
   s.FlushFlows(true);
   if (s.flows_out && (!s.flows_out->Commit(error) || !s.links_out->Commit(error))) return false;
   // Each finished endpoint's result, moved out of its engine; then the engines go.
@@ -705,5 +831,7 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
 const runs::SimulationRecords& FlowSimulation::Records() const { return state_->records; }
 
 const std::vector<runs::FlowRecord>& FlowSimulation::flows() const { return state_->records.flows; }
+
+uint64_t FlowSimulation::messages_coalesced() const { return state_->messages_coalesced; }
 
 }  // namespace dltrace::flow

@@ -37,6 +37,7 @@ class FlowSimulator final : public Simulator {
     flow.stream_dir = config.out_dir;  // made before Run
     flow.mltcp = !config.congestion_control.empty();
     flow.mltcp_function = config.mltcp;
+    flow.coalesce = SettingValues(config, "no-coalesce").empty();
     return simulation_.Setup(flow, error);
   }
 
@@ -64,6 +65,13 @@ void RegisterFlow() {
   cfg.repeatable = true;
   cfg.type_name = "KEY:VALUE";
   info.settings.push_back(cfg);
+  SettingSpec no_coalesce;
+  no_coalesce.flag = "--no-coalesce";
+  no_coalesce.kind = SettingSpec::Kind::kFlag;
+  no_coalesce.help =
+      "flow simulator: one SimGrid flow per message (default: equal messages that start together between the same "
+      "two hosts go as one flow carrying their bytes and weight, which ends when each would have; faster at scale)";
+  info.settings.push_back(no_coalesce);
   info.make = [] { return std::make_unique<FlowSimulator>(); };
   RegisterSimulator(std::move(info));
 }

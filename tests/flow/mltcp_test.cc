@@ -1,10 +1,7 @@
 // MLTCP in the flow-level engine (SimGrid): bandwidth shares weighted by
 // F(bytes_ratio), against a case computed by hand and against plain max-min
-// on two jobs that collide. SimGrid's engine is one per process, so every
-// simulation runs in a child process of its own.
-#include <sys/wait.h>
-#include <unistd.h>
-
+// on two jobs that collide. Every simulation runs in a child process of its
+// own (run_in_child.h).
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -15,41 +12,10 @@
 #include "dltrace/flow/flow_simulation.h"
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/cassini.h"
+#include "run_in_child.h"
 
 namespace dltrace::flow {
 namespace {
-
-// Runs CONFIG in a child process; returns what MEASURE computed from the
-// finished simulation there (empty when the child failed).
-std::vector<double> RunInChild(const FlowConfig& config,
-                               std::vector<double> (*measure)(const FlowSimulation&)) {
-  int fds[2];
-  if (pipe(fds) != 0) return {};
-  const pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    FlowSimulation sim;
-    std::string error;
-    std::vector<double> out;
-    if (sim.Setup(config, &error) && sim.Run(&error)) out = measure(sim);
-    else std::fprintf(stderr, "simulation failed: %s\n", error.c_str());
-    const size_t n = out.size();
-    if (write(fds[1], &n, sizeof n) != ssize_t(sizeof n)) _exit(1);
-    if (n && write(fds[1], out.data(), n * sizeof(double)) != ssize_t(n * sizeof(double))) _exit(1);
-    _exit(0);
-  }
-  close(fds[1]);
-  size_t n = 0;
-  std::vector<double> out;
-  if (read(fds[0], &n, sizeof n) == ssize_t(sizeof n) && n < 1000) {
-    out.resize(n);
-    if (n && read(fds[0], out.data(), n * sizeof(double)) != ssize_t(n * sizeof(double))) out.clear();
-  }
-  close(fds[0]);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return out;
-}
 
 // One iteration of 3 endpoints: endpoint 0 sends TRANSFERS[i] = (to, bytes)
 // one after another.
@@ -75,15 +41,6 @@ std::shared_ptr<models::Schedule> Sends(const std::vector<std::pair<int32_t, uin
     b.EndOp();
   }
   return s;
-}
-
-models::JobPlacement Placed(std::shared_ptr<const models::Schedule> schedule, std::vector<uint32_t> hosts,
-                            uint64_t start_ns = 0) {
-  models::JobPlacement p;
-  p.schedule = std::move(schedule);
-  p.hosts = std::move(hosts);
-  p.start_ns = start_ns;
-  return p;
 }
 
 // Completion time in seconds of each job's op 1 message (the one across the bottleneck).

@@ -43,6 +43,15 @@ struct FlowConfig {
   bool mltcp = false;
   models::MltcpFunction mltcp_function;
   uint32_t mltcp_chunks = 16;
+  // Messages of one size that start at the same simulated instant between the
+  // same two SimGrid hosts (so on one route: the 8 ranks of a host in a
+  // data-parallel ring) go as one SimGrid communication that carries their
+  // bytes with their weight: max-min gives k equal flows on one route the
+  // same rate r each, and one flow whose sharing penalty is divided by k (and
+  // its bound multiplied) rate k*r, so each ends when it would have. The
+  // solver sees one flow instead of k (README "Scale"). Off: one
+  // communication per message. Not with MLTCP, which weights its own pieces.
+  bool coalesce = true;
 };
 
 constexpr int kMltcpStreamsPerF = 4;         // weight resolution: F in steps of 1/4
@@ -68,6 +77,8 @@ class FlowSimulation {
   const runs::SimulationRecords& Records() const;
   // Every message, as flows.csv lists it (empty when written to flows_path).
   const std::vector<runs::FlowRecord>& flows() const;
+  // Messages that went in another's SimGrid communication (FlowConfig::coalesce).
+  uint64_t messages_coalesced() const;
 
   struct State;  // the SimGrid side, in the .cc
 

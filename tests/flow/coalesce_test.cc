@@ -1,0 +1,116 @@
+// Coalescing in the flow simulator (FlowConfig::coalesce): equal messages
+// that start together between the same two hosts go as one SimGrid
+// communication carrying their bytes and weight. Checked against max-min
+// shares computed by hand, with a competing flow that only a correctly
+// weighted bundle leaves at its fair share. Every simulation runs in a child
+// process of its own (run_in_child.h).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "dltrace/flow/flow_simulation.h"
+#include "dltrace/models/algorithms.h"
+#include "run_in_child.h"
+
+namespace dltrace::flow {
+namespace {
+
+// One iteration of N endpoints; each of TRANSFERS = (from, to, bytes) is an
+// op of its own with no dependency, so all start at once.
+std::shared_ptr<models::Schedule> AllAtOnce(int32_t n, const std::vector<std::tuple<int32_t, int32_t, uint64_t>>& transfers) {
+  auto s = std::make_shared<models::Schedule>();
+  s->world_size = n;
+  s->iterations = 1;
+  s->ranks.resize(size_t(n));
+  for (int32_t e = 0; e < n; ++e) {
+    s->endpoints.push_back({models::EndpointRole::kWorker, e, e});
+    s->hosts.push_back("h" + std::to_string(e));
+  }
+  models::StepBuilder b(s.get());
+  for (const auto& [from, to, bytes] : transfers) {
+    models::ScheduleOp op;
+    op.source = models::ScheduleOp::Source::kSynthetic;
+    op.iteration = 0;
+    op.bytes = bytes;
+    s->ops.push_back(op);
+    b.BeginOp(uint32_t(s->ops.size() - 1));
+    b.Transfer(from, to, bytes, 0, {}, {});
+    b.EndOp();
+  }
+  return s;
+}
+
+// Each network message's completion time in seconds (job 0's by sender,
+// then job 1's), then how many messages joined another's communication.
+std::vector<double> FctsAndCoalesced(const FlowSimulation& sim) {
+  std::vector<std::tuple<uint32_t, int32_t, double>> fcts;
+  for (const runs::FlowRecord& f : sim.flows())
+    if (!f.local) fcts.emplace_back(f.job, f.src, double(f.end_ns - f.start_ns) * 1e-9);
+  std::sort(fcts.begin(), fcts.end());
+  std::vector<double> out;
+  for (const auto& f : fcts) out.push_back(std::get<2>(f));
+  out.push_back(double(sim.messages_coalesced()));
+  return out;
+}
+
+TEST(FlowCoalesce, ABundleTakesItsMembersShareBesideAnotherFlow) {
+  // Dumbbell of 8 hosts at 10 Gbit/s (0-3 left, 4-7 right), three 1 us
+  // links between any two sides. Job 0: three endpoints on host 0 each send
+  // 1 MB to one of three on host 4, all at once (one bundle of 3). Job 1:
+  // host 1 sends 1 MB to host 5 at the same time. Four flows share the
+  // bottleneck, so max-min gives each C / 4 (host 0's link carries 3 C / 4):
+  // every message takes 4 MB / C + 3 us. A bundle sharing as one flow would
+  // leave job 1 C / 2 (2 MB / C) and itself take 6 MB / C.
+  const uint64_t MB = 1000000;
+  FlowConfig config;
+  config.topology = "dumbbell:hosts=8,rate=10Gbps,delay=1us";
+  config.simgrid_cfg = {"network/bandwidth-factor:1"};
+  config.util_interval_ns = 0;
+  config.progress = false;
+  config.jobs = {Placed(AllAtOnce(6, {{0, 3, MB}, {1, 4, MB}, {2, 5, MB}}), {0, 0, 0, 4, 4, 4}),
+                 Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
+  const double c = 10e9 / 8;     // bytes per second
+  const double latency = 3e-6;  // three 1 us links
+  const double expected = 4 * MB / c + latency;
+
+  for (const bool coalesce : {true, false}) {
+    config.coalesce = coalesce;
+    const std::vector<double> got = RunInChild(config, FctsAndCoalesced);
+    ASSERT_EQ(got.size(), 5u) << "coalesce " << coalesce;
+    std::printf("coalesce %d: fct ms %.4f %.4f %.4f | %.4f (hand: %.4f), %g joined\n", coalesce, got[0] * 1e3,
+                got[1] * 1e3, got[2] * 1e3, got[3] * 1e3, expected * 1e3, got[4]);
+    for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], expected, 0.001 * expected) << "message " << i;
+    EXPECT_EQ(got[4], coalesce ? 2.0 : 0.0);
+  }
+}
+
+TEST(FlowCoalesce, UnequalMessagesGoAlone) {
+  // As above with job 0's messages of 1, 2 and 3 MB: no bundle. Max-min
+  // (four flows on the bottleneck, C / 4 each): the two 1 MB messages end at
+  // 4 MB / C, when the others have 1 and 2 MB left. Those two share C, C / 2
+  // each: the 2 MB one ends 2 MB / C later (6 MB / C), and the 3 MB one has
+  // 1 MB left at C: 7 MB / C.
+  const uint64_t MB = 1000000;
+  FlowConfig config;
+  config.topology = "dumbbell:hosts=8,rate=10Gbps,delay=1us";
+  config.simgrid_cfg = {"network/bandwidth-factor:1"};
+  config.util_interval_ns = 0;
+  config.progress = false;
+  config.jobs = {Placed(AllAtOnce(6, {{0, 3, MB}, {1, 4, 2 * MB}, {2, 5, 3 * MB}}), {0, 0, 0, 4, 4, 4}),
+                 Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
+  const double c = 10e9 / 8;
+  const double latency = 3e-6;
+  const std::vector<double> got = RunInChild(config, FctsAndCoalesced);
+  ASSERT_EQ(got.size(), 5u);
+  const double expected[] = {4 * MB / c + latency, 6 * MB / c + latency, 7 * MB / c + latency, 4 * MB / c + latency};
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], expected[i], 0.001 * expected[i]) << "message " << i;
+  EXPECT_EQ(got[4], 0.0);
+}
+
+}  // namespace
+}  // namespace dltrace::flow
