@@ -23,25 +23,9 @@ namespace {
 // One iteration of N endpoints; each of TRANSFERS = (from, to, bytes) is an
 // op of its own with no dependency, so all start at once.
 std::shared_ptr<models::Schedule> AllAtOnce(int32_t n, const std::vector<std::tuple<int32_t, int32_t, uint64_t>>& transfers) {
-  auto s = std::make_shared<models::Schedule>();
-  s->world_size = n;
-  s->iterations = 1;
-  s->ranks.resize(size_t(n));
-  for (int32_t e = 0; e < n; ++e) {
-    s->endpoints.push_back({models::EndpointRole::kWorker, e, e});
-    s->hosts.push_back("h" + std::to_string(e));
-  }
+  auto s = OneIteration(n);
   models::StepBuilder b(s.get());
-  for (const auto& [from, to, bytes] : transfers) {
-    models::ScheduleOp op;
-    op.source = models::ScheduleOp::Source::kSynthetic;
-    op.iteration = 0;
-    op.bytes = bytes;
-    s->ops.push_back(op);
-    b.BeginOp(uint32_t(s->ops.size() - 1));
-    b.Transfer(from, to, bytes, 0, {}, {});
-    b.EndOp();
-  }
+  for (const auto& [from, to, bytes] : transfers) AddTransferOp(s.get(), &b, from, to, bytes);
   return s;
 }
 
@@ -67,11 +51,7 @@ TEST(FlowCoalesce, ABundleTakesItsMembersShareBesideAnotherFlow) {
   // every message takes 4 MB / C + 3 us. A bundle sharing as one flow would
   // leave job 1 C / 2 (2 MB / C) and itself take 6 MB / C.
   const uint64_t MB = 1000000;
-  FlowConfig config;
-  config.topology = "dumbbell:hosts=8,rate=10Gbps,delay=1us";
-  config.simgrid_cfg = {"network/bandwidth-factor:1"};
-  config.util_interval_ns = 0;
-  config.progress = false;
+  FlowConfig config = HandComputedDumbbell();
   config.jobs = {Placed(AllAtOnce(6, {{0, 3, MB}, {1, 4, MB}, {2, 5, MB}}), {0, 0, 0, 4, 4, 4}),
                  Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
   const double c = 10e9 / 8;     // bytes per second
@@ -96,11 +76,7 @@ TEST(FlowCoalesce, UnequalMessagesGoAlone) {
   // each: the 2 MB one ends 2 MB / C later (6 MB / C), and the 3 MB one has
   // 1 MB left at C: 7 MB / C.
   const uint64_t MB = 1000000;
-  FlowConfig config;
-  config.topology = "dumbbell:hosts=8,rate=10Gbps,delay=1us";
-  config.simgrid_cfg = {"network/bandwidth-factor:1"};
-  config.util_interval_ns = 0;
-  config.progress = false;
+  FlowConfig config = HandComputedDumbbell();
   config.jobs = {Placed(AllAtOnce(6, {{0, 3, MB}, {1, 4, 2 * MB}, {2, 5, 3 * MB}}), {0, 0, 0, 4, 4, 4}),
                  Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
   const double c = 10e9 / 8;

@@ -20,26 +20,10 @@ namespace {
 // One iteration of 3 endpoints: endpoint 0 sends TRANSFERS[i] = (to, bytes)
 // one after another.
 std::shared_ptr<models::Schedule> Sends(const std::vector<std::pair<int32_t, uint64_t>>& transfers) {
-  auto s = std::make_shared<models::Schedule>();
-  s->world_size = 3;
-  s->iterations = 1;
-  s->ranks.resize(3);
-  for (int32_t e = 0; e < 3; ++e) {
-    s->endpoints.push_back({models::EndpointRole::kWorker, e, e});
-    s->hosts.push_back("h" + std::to_string(e));
-  }
+  auto s = OneIteration(3);
   models::StepBuilder b(s.get());
   std::vector<uint32_t> last;
-  for (const auto& [to, bytes] : transfers) {
-    models::ScheduleOp op;
-    op.source = models::ScheduleOp::Source::kSynthetic;
-    op.iteration = 0;
-    op.bytes = bytes;
-    s->ops.push_back(op);
-    b.BeginOp(uint32_t(s->ops.size() - 1));
-    last = {b.Transfer(0, to, bytes, 0, models::DepList(last), {}).send};
-    b.EndOp();
-  }
+  for (const auto& [to, bytes] : transfers) last = {AddTransferOp(s.get(), &b, 0, to, bytes, last)};
   return s;
 }
 
@@ -62,11 +46,7 @@ TEST(FlowMltcp, SharesFollowFOnAHandComputedCase) {
   // 0.5 MB and sends the rest alone: t_B = 1.5 MB / C + 0.5 MB / C = 2 MB / C.
   // Under max-min both take 2 MB / C.
   const uint64_t MB = 1000000;
-  FlowConfig config;
-  config.topology = "dumbbell:hosts=8,rate=10Gbps,delay=1us";
-  config.simgrid_cfg = {"network/bandwidth-factor:1"};
-  config.util_interval_ns = 0;
-  config.progress = false;
+  FlowConfig config = HandComputedDumbbell();
   config.jobs = {Placed(Sends({{2, 3 * MB}, {1, 1 * MB}}), {0, 4, 1}),
                  Placed(Sends({{2, 3 * MB}, {1, 1 * MB}, {2, 8 * MB}}), {2, 6, 3})};
   config.mltcp_function = {2.0, 0.5};
