@@ -36,45 +36,10 @@ DltraceMltcp::GetGain() const
     {
         return 1.0;
     }
-    return m_function(m_progress->Ratio(m_endpoint,
-                                        m_perEndpoint ? dltrace::models::MltcpScope::kEndpoint
-                                                      : dltrace::models::MltcpScope::kJob));
-}
-
-void
-DltraceMltcp::SetSlope(double slope)
-{
-    m_function.slope = slope;
-}
-
-double
-DltraceMltcp::GetSlope() const
-{
-    return m_function.slope;
-}
-
-void
-DltraceMltcp::SetIntercept(double intercept)
-{
-    m_function.intercept = intercept;
-}
-
-double
-DltraceMltcp::GetIntercept() const
-{
-    return m_function.intercept;
-}
-
-void
-DltraceMltcp::SetPerEndpoint(bool perEndpoint)
-{
-    m_perEndpoint = perEndpoint;
-}
-
-bool
-DltraceMltcp::GetPerEndpoint() const
-{
-    return m_perEndpoint;
+    const dltrace::models::MltcpFunction f{m_slope, m_intercept};
+    return f(m_progress->Ratio(m_endpoint,
+                               m_perEndpoint ? dltrace::models::MltcpScope::kEndpoint
+                                             : dltrace::models::MltcpScope::kJob));
 }
 
 void
@@ -100,28 +65,21 @@ DltraceBindMltcp(Ptr<Socket> socket, std::shared_ptr<dltrace::models::JobProgres
     tcp->SetCongestionControlAlgorithm(ops);
 }
 
-/// The TypeId of variant C of P with the attributes of its shared DltraceMltcp part.
 template <class C, class P>
 TypeId
-MltcpTypeId(const std::string& name)
+DltraceMltcp::MltcpTypeId(const std::string& name)
 {
     return DltraceTypeId<C, P>(name)
-        .AddAttribute("Slope",
-                      "S of F(r) = S * r + I, r the fraction of the iteration's bytes sent.",
-                      DoubleValue(1.0),
-                      MakeDoubleAccessor(&C::SetSlope, &C::GetSlope),
-                      MakeDoubleChecker<double>(0.0))
-        .AddAttribute("Intercept",
-                      "I of F(r) = S * r + I (F = I at an iteration's first byte).",
-                      DoubleValue(0.5),
-                      MakeDoubleAccessor(&C::SetIntercept, &C::GetIntercept),
-                      MakeDoubleChecker<double>(0.0))
-        .AddAttribute("PerEndpoint",
-                      "r counts the sending endpoint's bytes (as the paper's per-flow count; "
-                      "false: the whole job's).",
-                      BooleanValue(true),
-                      MakeBooleanAccessor(&C::SetPerEndpoint, &C::GetPerEndpoint),
-                      MakeBooleanChecker());
+        .AddDouble("Slope",
+                   "S of F(r) = S * r + I, r the fraction of the iteration's bytes sent.",
+                   1.0, &DltraceMltcp::m_slope, 0.0)
+        .AddDouble("Intercept",
+                   "I of F(r) = S * r + I (F = I at an iteration's first byte).",
+                   0.5, &DltraceMltcp::m_intercept, 0.0)
+        .AddBoolean("PerEndpoint",
+                    "r counts the sending endpoint's bytes (as the paper's per-flow count; "
+                    "false: the whole job's).",
+                    true, &DltraceMltcp::m_perEndpoint);
 }
 
 TypeId
@@ -131,22 +89,11 @@ TcpMltcpNewReno::GetTypeId()
     return tid;
 }
 
-TcpMltcpNewReno::TcpMltcpNewReno() = default;
-
-TcpMltcpNewReno::TcpMltcpNewReno(const TcpMltcpNewReno& sock) = default;
-
-TcpMltcpNewReno::~TcpMltcpNewReno() = default;
-
-std::string
-TcpMltcpNewReno::GetName() const
+TypeId
+TcpMltcpDctcp::GetTypeId()
 {
-    return "TcpMltcpNewReno";
-}
-
-Ptr<TcpCongestionOps>
-TcpMltcpNewReno::Fork()
-{
-    return CopyObject<TcpMltcpNewReno>(this);
+    static TypeId tid = MltcpTypeId<TcpMltcpDctcp, TcpDctcp>("ns3::TcpMltcpDctcp");
+    return tid;
 }
 
 void
@@ -160,34 +107,6 @@ TcpMltcpNewReno::CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsA
         tcb->m_cWnd += static_cast<uint32_t>(adder);
         NS_LOG_INFO("MLTCP NewReno: cwnd " << tcb->m_cWnd << " (+" << adder << ")");
     }
-}
-
-TypeId
-TcpMltcpDctcp::GetTypeId()
-{
-    static TypeId tid = MltcpTypeId<TcpMltcpDctcp, TcpDctcp>("ns3::TcpMltcpDctcp");
-    return tid;
-}
-
-TcpMltcpDctcp::TcpMltcpDctcp()
-    : m_credit(0)
-{
-}
-
-TcpMltcpDctcp::TcpMltcpDctcp(const TcpMltcpDctcp& sock) = default;
-
-TcpMltcpDctcp::~TcpMltcpDctcp() = default;
-
-std::string
-TcpMltcpDctcp::GetName() const
-{
-    return "TcpMltcpDctcp";
-}
-
-Ptr<TcpCongestionOps>
-TcpMltcpDctcp::Fork()
-{
-    return CopyObject<TcpMltcpDctcp>(this);
 }
 
 void

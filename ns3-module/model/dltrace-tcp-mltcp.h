@@ -7,10 +7,12 @@
 #include "ns3/socket.h"
 #include "ns3/tcp-congestion-ops.h"
 #include "ns3/tcp-dctcp.h"
+#include "ns3/type-id.h"
 
 #include "dltrace/models/mltcp.h"
 
 #include <memory>
+#include <string>
 
 namespace ns3
 {
@@ -31,16 +33,15 @@ class DltraceMltcp
     /// F(bytes_ratio) now; 1 when unbound.
     double GetGain() const;
 
-    void SetSlope(double slope);
-    double GetSlope() const;
-    void SetIntercept(double intercept);
-    double GetIntercept() const;
-    void SetPerEndpoint(bool perEndpoint);
-    bool GetPerEndpoint() const;
+  protected:
+    /// Variant C of P's TypeId, with the attributes of this shared part.
+    template <class C, class P>
+    static TypeId MltcpTypeId(const std::string& name);
 
   private:
-    dltrace::models::MltcpFunction m_function;
-    bool m_perEndpoint = true;
+    double m_slope = 1.0;       //!< S of F(r) = S * r + I
+    double m_intercept = 0.5;   //!< I of F(r) = S * r + I
+    bool m_perEndpoint = true;  //!< r counts the endpoint's bytes (false: the job's)
     std::shared_ptr<dltrace::models::JobProgress> m_progress;
     int32_t m_endpoint = -1;
 };
@@ -56,18 +57,35 @@ void DltraceBindMltcp(Ptr<Socket> socket, std::shared_ptr<dltrace::models::JobPr
 
 /**
  * \ingroup dltrace
+ * \brief Congestion control Base as MLTCP variant Self: Base with the shared
+ * MLTCP part, named and copied (Fork) as Self. Self overrides
+ * CongestionAvoidance, where the variants differ.
+ */
+template <class Self, class Base>
+class DltraceMltcpVariant : public Base, public DltraceMltcp
+{
+  public:
+    /// Self's TypeId name without "ns3::", as ns-3's own algorithms name themselves.
+    std::string GetName() const override
+    {
+        const std::string name = Self::GetTypeId().GetName();
+        return name.substr(name.rfind(':') + 1);
+    }
+
+    Ptr<TcpCongestionOps> Fork() override
+    {
+        return CopyObject<Self>(static_cast<Self*>(this));
+    }
+};
+
+/**
+ * \ingroup dltrace
  * \brief NewReno whose additive increase per ACK is F * MSS^2 / cwnd.
  */
-class TcpMltcpNewReno : public TcpNewReno, public DltraceMltcp
+class TcpMltcpNewReno : public DltraceMltcpVariant<TcpMltcpNewReno, TcpNewReno>
 {
   public:
     static TypeId GetTypeId();
-    TcpMltcpNewReno();
-    TcpMltcpNewReno(const TcpMltcpNewReno& sock);
-    ~TcpMltcpNewReno() override;
-
-    std::string GetName() const override;
-    Ptr<TcpCongestionOps> Fork() override;
 
   protected:
     void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override;
@@ -78,22 +96,16 @@ class TcpMltcpNewReno : public TcpNewReno, public DltraceMltcp
  * \brief DCTCP whose congestion avoidance counts F * segments acked
  * (fractions carried to the next ACK): one MSS per cwnd/F segments.
  */
-class TcpMltcpDctcp : public TcpDctcp, public DltraceMltcp
+class TcpMltcpDctcp : public DltraceMltcpVariant<TcpMltcpDctcp, TcpDctcp>
 {
   public:
     static TypeId GetTypeId();
-    TcpMltcpDctcp();
-    TcpMltcpDctcp(const TcpMltcpDctcp& sock);
-    ~TcpMltcpDctcp() override;
-
-    std::string GetName() const override;
-    Ptr<TcpCongestionOps> Fork() override;
 
   protected:
     void CongestionAvoidance(Ptr<TcpSocketState> tcb, uint32_t segmentsAcked) override;
 
   private:
-    double m_credit; //!< scaled segments not yet counted
+    double m_credit = 0; //!< scaled segments not yet counted
 };
 
 } // namespace ns3

@@ -369,6 +369,7 @@ class MltcpWindowGrowthTestCase : public TestCase
         // A fork (an accepted socket) keeps the binding and the parameters.
         Ptr<TcpCongestionOps> fork = reno->Fork();
         NS_TEST_EXPECT_MSG_EQ_TOL(DynamicCast<TcpMltcpNewReno>(fork)->GetGain(), 2.0, 1e-12, "fork");
+        NS_TEST_EXPECT_MSG_EQ(fork->GetName(), "TcpMltcpNewReno", "the fork's name");
 
         // DCTCP (Linux Reno counting): one MSS once cwnd/MSS = 10 segments are
         // counted; at F = 1.25 that is after 8 ACKs of one segment (8 * 1.25 = 10), not 10.
@@ -383,6 +384,7 @@ class MltcpWindowGrowthTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(tcb->m_cWnd.Get(), 10000u, "7 ACKs: 8.75 segments counted");
         dctcp->IncreaseWindow(tcb, 1);
         NS_TEST_EXPECT_MSG_EQ(tcb->m_cWnd.Get(), 11000u, "8th ACK: 10 counted, one MSS more");
+        NS_TEST_EXPECT_MSG_EQ(dctcp->Fork()->GetName(), "TcpMltcpDctcp", "DCTCP variant's name");
         // The names --cc takes.
         TypeId tid;
         std::string error;
