@@ -6,10 +6,11 @@ weighted SimGrid flow (the default) and with --no-coalesce (one flow each).
 Max-min gives k equal flows on one route the rate that one flow of k times
 their weight gets, so both runs must agree: identical per-rank results,
 the same flows.csv rows (their order among messages that started at one
-instant may differ: the bundle's leader delivers its members), and
-links.csv within a byte of rounding. The default run must have coalesced
-some messages (the tensor-parallel ranks of a host send to the next stage
-together), or the comparison proves nothing."""
+instant may differ: the bundle's leader delivers its members; end times
+within 2 ns of floating-point rounding), and links.csv within a byte. The
+default run must have coalesced some messages (the tensor-parallel ranks
+of a host send to the next stage together), or the comparison proves
+nothing."""
 import csv
 import glob
 import os
@@ -49,10 +50,21 @@ class CoalesceTest(unittest.TestCase):
                 with open(os.path.join(bundled, name)) as a, open(os.path.join(alone, name)) as b:
                     self.assertEqual(a.read(), b.read(), name)
 
-            def lines(run, name):
-                with open(os.path.join(run, name)) as f:
-                    return f.read().splitlines()
-            self.assertEqual(sorted(lines(bundled, "flows.csv")), sorted(lines(alone, "flows.csv")))
+            # Rows keyed by what does not depend on sharing (job, op, src, dst,
+            # channel, bytes, local, start); the end within 2 ns of
+            # floating-point rounding (one weighted flow sums its members'
+            # bytes where the solver had them apart).
+            def flows(run):
+                with open(os.path.join(run, "flows.csv")) as f:
+                    rows = list(csv.reader(f))
+                return rows[0], sorted((r[:8], float(r[8]), int(r[9])) for r in rows[1:])
+            (head_a, a), (head_b, b) = flows(bundled), flows(alone)
+            self.assertEqual(head_a, head_b)
+            self.assertEqual(len(a), len(b))
+            for x, y in zip(a, b):
+                self.assertEqual(x[0], y[0])
+                self.assertLessEqual(abs(x[1] - y[1]), 2e-9, (x, y))
+                self.assertLessEqual(abs(x[2] - y[2]), 2, (x, y))
 
             def rows(run):
                 with open(os.path.join(run, "links.csv")) as f:
