@@ -268,7 +268,7 @@ struct FlowSimulation::State {
   // Sends message M in a bundle (FlowConfig::coalesce): joins one that can
   // still be joined, or starts one; returns once M was delivered.
   void SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent);
-  // Gives bundle B's action its members' bytes, weight and bound.
+  // Gives bundle B's action its members' bytes and rate bound (its penalty: SendInBundle's first to join).
   static void Weigh(Bundle& b);
   // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
   void Delivered(size_t m, const std::function<void()>& on_sent);
@@ -394,7 +394,6 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
     Bundle& b = *open->second;
     b.members.emplace_back(m, &on_sent);
     if (b.action) Weigh(b);
-    ++messages_coalesced;
     const bool first = !b.delivered;
     if (first) b.delivered = s4u::Semaphore::create(0);
     const s4u::SemaphorePtr delivered = b.delivered;  // the leader's B ends as it releases
@@ -406,7 +405,7 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
       if (weight_s > 0)
         for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
       s4u::this_actor::sleep_for(latency * latency_factor);  // until SimGrid enabled it with one message's penalty
-      b.action->set_sharing_penalty(penalty / double(b.members.size()));
+      if (b.action) b.action->set_sharing_penalty(penalty / double(b.members.size()));  // else the leader sent each
     }
     delivered->acquire();  // the leader delivered M
     return;
@@ -429,6 +428,7 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
     b.bound = action->get_bound();
     Weigh(b);
     comm->wait();
+    messages_coalesced += b.members.size() - 1;
   } else {  // a route without latency: its variable already shares, so the others go alone
     bundles.erase(key);
     std::vector<s4u::CommPtr> comms{comm};
