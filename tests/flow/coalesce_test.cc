@@ -29,6 +29,17 @@ std::shared_ptr<models::Schedule> AllAtOnce(int32_t n, const std::vector<std::tu
   return s;
 }
 
+constexpr uint64_t MB = 1000000;
+constexpr double kC = 10e9 / 8;  // HandComputedDumbbell's links, bytes per second
+
+// The cases' two jobs: job 0's endpoints 0, 1 and 2 on host 0 send A, B and
+// C bytes to endpoints 3, 4 and 5 on host 4, all at once; job 1's host 1
+// sends 1 MB to host 5 at the same time.
+std::vector<models::JobPlacement> ThreeSendersAndOneBeside(uint64_t a, uint64_t b, uint64_t c) {
+  return {Placed(AllAtOnce(6, {{0, 3, a}, {1, 4, b}, {2, 5, c}}), {0, 0, 0, 4, 4, 4}),
+          Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
+}
+
 // Each network message's completion time in seconds (job 0's by sender,
 // then job 1's), then how many messages joined another's communication.
 std::vector<double> FctsAndCoalesced(const FlowSimulation& sim) {
@@ -50,13 +61,10 @@ TEST(FlowCoalesce, ABundleTakesItsMembersShareBesideAnotherFlow) {
   // bottleneck, so max-min gives each C / 4 (host 0's link carries 3 C / 4):
   // every message takes 4 MB / C + 3 us. A bundle sharing as one flow would
   // leave job 1 C / 2 (2 MB / C) and itself take 6 MB / C.
-  const uint64_t MB = 1000000;
   FlowConfig config = HandComputedDumbbell();
-  config.jobs = {Placed(AllAtOnce(6, {{0, 3, MB}, {1, 4, MB}, {2, 5, MB}}), {0, 0, 0, 4, 4, 4}),
-                 Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
-  const double c = 10e9 / 8;     // bytes per second
+  config.jobs = ThreeSendersAndOneBeside(MB, MB, MB);
   const double latency = 3e-6;  // three 1 us links
-  const double expected = 4 * MB / c + latency;
+  const double expected = 4 * MB / kC + latency;
 
   std::vector<double> alone;
   for (const bool coalesce : {false, true}) {
@@ -80,15 +88,12 @@ TEST(FlowCoalesce, WithoutLatencyEachGoesAlone) {
   // As the first case on links without delay: SimGrid shares a flow from
   // its start then, so a bundle's weight could not wait for its latency;
   // each message goes as its own flow, at C / 4: 4 MB / C.
-  const uint64_t MB = 1000000;
   FlowConfig config = HandComputedDumbbell();
   config.topology = "dumbbell:hosts=8,rate=10Gbps,delay=0us";
-  config.jobs = {Placed(AllAtOnce(6, {{0, 3, MB}, {1, 4, MB}, {2, 5, MB}}), {0, 0, 0, 4, 4, 4}),
-                 Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
-  const double c = 10e9 / 8;
+  config.jobs = ThreeSendersAndOneBeside(MB, MB, MB);
   const std::vector<double> got = RunInChild(config, FctsAndCoalesced);
   ASSERT_EQ(got.size(), 5u);
-  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], 4 * MB / c, 0.001 * 4 * MB / c) << "message " << i;
+  for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], 4 * MB / kC, 0.001 * 4 * MB / kC) << "message " << i;
   EXPECT_EQ(got[4], 0.0);
 }
 
@@ -98,15 +103,13 @@ TEST(FlowCoalesce, UnequalMessagesGoAlone) {
   // 4 MB / C, when the others have 1 and 2 MB left. Those two share C, C / 2
   // each: the 2 MB one ends 2 MB / C later (6 MB / C), and the 3 MB one has
   // 1 MB left at C: 7 MB / C.
-  const uint64_t MB = 1000000;
   FlowConfig config = HandComputedDumbbell();
-  config.jobs = {Placed(AllAtOnce(6, {{0, 3, MB}, {1, 4, 2 * MB}, {2, 5, 3 * MB}}), {0, 0, 0, 4, 4, 4}),
-                 Placed(AllAtOnce(2, {{0, 1, MB}}), {1, 5})};
-  const double c = 10e9 / 8;
+  config.jobs = ThreeSendersAndOneBeside(MB, 2 * MB, 3 * MB);
   const double latency = 3e-6;
   const std::vector<double> got = RunInChild(config, FctsAndCoalesced);
   ASSERT_EQ(got.size(), 5u);
-  const double expected[] = {4 * MB / c + latency, 6 * MB / c + latency, 7 * MB / c + latency, 4 * MB / c + latency};
+  const double expected[] = {4 * MB / kC + latency, 6 * MB / kC + latency, 7 * MB / kC + latency,
+                             4 * MB / kC + latency};
   for (size_t i = 0; i < 4; ++i) EXPECT_NEAR(got[i], expected[i], 0.001 * expected[i]) << "message " << i;
   EXPECT_EQ(got[4], 0.0);
 }
