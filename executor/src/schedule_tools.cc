@@ -6,45 +6,45 @@
 
 namespace dltrace::executor {
 
-namespace {
-struct Fnv {
-  uint64_t h = 0xcbf29ce484222325ull;
-  void Add(uint64_t v) {
-    for (int i = 0; i < 8; ++i) {
-      h ^= (v >> (8 * i)) & 0xFF;
-      h *= 0x100000001b3ull;
-    }
+void ScheduleHasher::Mix(uint64_t v) {  // FNV-1a, byte by byte
+  for (int i = 0; i < 8; ++i) {
+    h_ ^= (v >> (8 * i)) & 0xFF;
+    h_ *= 0x100000001b3ull;
   }
-};
-}  // namespace
+}
+
+ScheduleHasher::ScheduleHasher(const models::Schedule& s) {
+  Mix(s.ranks.size());
+  Mix(s.ops.size());
+  Mix(uint64_t(s.iterations));
+  for (const auto& op : s.ops) {
+    Mix(uint64_t(op.kind));
+    Mix(uint64_t(int64_t(op.iteration)));
+    Mix(op.bytes);
+  }
+}
+
+void ScheduleHasher::Add(const models::RankSchedule& r) {
+  Mix(r.steps.size());
+  for (const auto& st : r.steps) {
+    Mix(uint64_t(st.type) | uint64_t(st.channel) << 8 | uint64_t(st.local) << 24);
+    Mix(uint64_t(int64_t(st.peer)));
+    // As when bytes, tag and duration were fields of their own (0 where
+    // unused): results files keep the hashes they had.
+    const bool compute = st.type == models::StepType::kCompute;
+    Mix(st.op());
+    Mix(compute ? 0 : st.bytes);
+    Mix(compute ? 0 : st.tag);
+    Mix(compute ? st.duration_ns() : 0);
+    Mix(r.DepCount(st));
+  }
+  for (uint32_t d : r.deps) Mix(d);
+}
 
 uint64_t ScheduleHash(const models::Schedule& s) {
-  Fnv f;
-  f.Add(s.ranks.size());
-  f.Add(s.ops.size());
-  f.Add(uint64_t(s.iterations));
-  for (const auto& op : s.ops) {
-    f.Add(uint64_t(op.kind));
-    f.Add(uint64_t(int64_t(op.iteration)));
-    f.Add(op.bytes);
-  }
-  for (const auto& r : s.ranks) {
-    f.Add(r.steps.size());
-    for (const auto& st : r.steps) {
-      f.Add(uint64_t(st.type) | uint64_t(st.channel) << 8 | uint64_t(st.local) << 24);
-      f.Add(uint64_t(int64_t(st.peer)));
-      // As when bytes, tag and duration were fields of their own (0 where
-      // unused): results files keep the hashes they had.
-      const bool compute = st.type == models::StepType::kCompute;
-      f.Add(st.op());
-      f.Add(compute ? 0 : st.bytes);
-      f.Add(compute ? 0 : st.tag);
-      f.Add(compute ? st.duration_ns() : 0);
-      f.Add(r.DepCount(st));
-    }
-    for (uint32_t d : r.deps) f.Add(d);
-  }
-  return f.h;
+  ScheduleHasher h(s);
+  for (const auto& r : s.ranks) h.Add(r);
+  return h.value();
 }
 
 std::vector<PeerLinks> PeersOf(const models::Schedule& s, int32_t endpoint) {

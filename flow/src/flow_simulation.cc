@@ -5,6 +5,7 @@
 #include "dltrace/flow/flow_simulation.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cerrno>
 #include <cinttypes>
@@ -16,6 +17,7 @@
 #include <set>
 #include <tuple>
 #include <sstream>
+#include <thread>
 #include <unordered_map>
 
 #include <malloc.h>
@@ -81,7 +83,22 @@ struct JobState {
   models::JobPlacement placement;
   models::Schedule schedule;
   runs::RunTimes recorded;  // the recorded run, for the summary (the trace set itself is freed once lowered)
-  uint64_t schedule_hash = 0;  // taken before the dependency lists are freed (executors hold them)
+  // executor::ScheduleHash, taken by `hasher`, a thread of its own, as the
+  // executors are built and the run starts (about 20 s at 16,384 ranks). Each
+  // executor keeps its endpoint's dependencies, turned around (the steps
+  // waiting on each step), so the schedule's own lists are read by nothing
+  // after: the hasher frees each endpoint's once hashed (6 B a step, 1.9 GiB
+  // at 16,384 ranks), and only once its executor was built (`built`).
+  uint64_t schedule_hash = 0;
+  std::thread hasher;
+  std::atomic<size_t> built{0};
+  std::atomic<bool> abandon{false};  // a run that ended before every executor was built
+  ~JobState() { JoinHasher(); }
+  void HashAndFreeDependencies();
+  void JoinHasher() {
+    abandon = true;
+    if (hasher.joinable()) hasher.join();
+  }
   std::vector<std::unique_ptr<FlowTransport>> transports;
   std::vector<std::unique_ptr<executor::ScheduleExecutor>> engines;
   std::unique_ptr<models::JobProgress> progress;  // MLTCP's bytes ratio (null without --cc mltcp)
@@ -89,6 +106,21 @@ struct JobState {
   std::vector<bool> done;
   uint32_t done_count = 0;
 };
+
+void JobState::HashAndFreeDependencies() {
+  executor::ScheduleHasher hash(schedule);
+  for (size_t e = 0; e < schedule.ranks.size(); ++e) {
+    while (built.load(std::memory_order_acquire) <= e) {
+      if (abandon) return;
+      std::this_thread::yield();
+    }
+    models::RankSchedule& rank = schedule.ranks[e];
+    hash.Add(rank);
+    std::vector<uint32_t>().swap(rank.deps);
+    for (models::Step& st : rank.steps) st.deps_end = 0;  // a field no executor reads once built
+  }
+  schedule_hash = hash.value();
+}
 
 // A message from its start until flows.csv has its row: rows go in the order
 // the messages started, each written once every earlier one completed.
@@ -680,16 +712,11 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
       job.results[e].error = "never finished (waiting on a peer that never sent)";
       job.transports.push_back(std::make_unique<FlowTransport>(&s, j, int32_t(e)));
     }
-    // Each executor keeps its endpoint's dependencies, turned around (the
-    // steps waiting on each step); the schedule's own lists are read by
-    // nothing after, so they go (6 B a step, 1.9 GiB at 16,384 ranks).
-    job.schedule_hash = executor::ScheduleHash(job.schedule);
+    job.hasher = std::thread([&job]() { job.HashAndFreeDependencies(); });
     for (size_t e = 0; e < n; ++e) {
       job.engines.push_back(
           std::make_unique<executor::ScheduleExecutor>(job.schedule, int32_t(e), *job.transports[e], executor_options));
-      models::RankSchedule& rank = job.schedule.ranks[e];
-      std::vector<uint32_t>().swap(rank.deps);
-      for (models::Step& st : rank.steps) st.deps_end = 0;
+      job.built.store(e + 1, std::memory_order_release);
     }
     s.endpoints_left += n;
     for (size_t e = 0; e < n; ++e) {
@@ -752,6 +779,7 @@ bool FlowSimulation::Run(std::string* error) {
                  " messages went in the SimGrid flow of an equal one that started with them between the same hosts "
                  "(--no-coalesce: one flow each)\n",
                  s.messages_coalesced, s.messages_total);
+  for (auto& job : s.jobs) job->JoinHasher();  // its hash goes in the results
   s.FlushFlows(true);
   if (s.flows_out && (!s.flows_out->Commit(error) || !s.links_out->Commit(error))) return false;
   // Each finished endpoint's result, moved out of its engine; then the engines go.

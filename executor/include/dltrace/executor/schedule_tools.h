@@ -14,6 +14,20 @@ namespace dltrace::executor {
 // iteration and bytes: equal on two hosts that lowered the same trace the same way.
 uint64_t ScheduleHash(const models::Schedule& schedule);
 
+// ScheduleHash one endpoint at a time, for a caller that frees each
+// endpoint's dependency lists once hashed (the flow simulator, on a thread of
+// its own): construct from the schedule, Add every rank in order, then value().
+class ScheduleHasher {
+ public:
+  explicit ScheduleHasher(const models::Schedule& schedule);  // the header and ops
+  void Add(const models::RankSchedule& rank);
+  uint64_t value() const { return h_; }
+
+ private:
+  void Mix(uint64_t v);
+  uint64_t h_ = 0xcbf29ce484222325ull;
+};
+
 // The endpoints ENDPOINT exchanges messages with, and how many channels each pair uses.
 struct PeerLinks {
   int32_t peer;
