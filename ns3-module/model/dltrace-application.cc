@@ -44,12 +44,10 @@ DltraceApplication::GetTypeId()
                          0, &DltraceApplication::m_endpoint)
             .AddTraceSource("OpStart",
                             "An op's first transfer step on this endpoint was issued.",
-                            MakeTraceSourceAccessor(&DltraceApplication::m_opStart),
-                            "ns3::DltraceApplication::OpStartCallback")
+                            &DltraceApplication::m_opStart, "ns3::DltraceApplication::OpStartCallback")
             .AddTraceSource("OpFinish",
                             "An op's last transfer step on this endpoint finished.",
-                            MakeTraceSourceAccessor(&DltraceApplication::m_opFinish),
-                            "ns3::DltraceApplication::OpFinishCallback");
+                            &DltraceApplication::m_opFinish, "ns3::DltraceApplication::OpFinishCallback");
     return tid;
 }
 

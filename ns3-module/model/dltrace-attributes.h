@@ -7,6 +7,7 @@
 #include "ns3/double.h"
 #include "ns3/nstime.h"
 #include "ns3/string.h"
+#include "ns3/trace-source-accessor.h"
 #include "ns3/type-id.h"
 #include "ns3/uinteger.h"
 
@@ -27,8 +28,10 @@ namespace ns3
  * MakeDoubleAccessor(&C::m_x), MakeDoubleChecker<double>(min, max)), and
  * likewise for Time, Uinteger (the checker of the member's own type),
  * Boolean and String: the value type is named once instead of three times.
- * Attributes with a setter, an enum or a pointer, and trace sources, use
- * AddAttribute and AddTraceSource as on a TypeId. Converts to the TypeId.
+ * Attributes with a setter, an enum or a pointer use AddAttribute as on a
+ * TypeId. AddTraceSource(name, help, &C::m_x, callback) is
+ * TypeId::AddTraceSource with MakeTraceSourceAccessor(&C::m_x). Converts to
+ * the TypeId.
  */
 template <class C>
 class DltraceAttributes
@@ -92,11 +95,12 @@ class DltraceAttributes
         return *this;
     }
 
-    /// TypeId::AddTraceSource.
-    template <class... Args>
-    DltraceAttributes& AddTraceSource(Args&&... args)
+    /// TypeId::AddTraceSource(name, help, MakeTraceSourceAccessor(source), callback).
+    template <class T>
+    DltraceAttributes& AddTraceSource(const std::string& name, const std::string& help,
+                                      T C::*source, const std::string& callback)
     {
-        m_tid.AddTraceSource(std::forward<Args>(args)...);
+        m_tid.AddTraceSource(name, help, MakeTraceSourceAccessor(source), callback);
         return *this;
     }
 

@@ -58,8 +58,7 @@ DltraceJob::GetTypeId()
                          0, &DltraceJob::m_index)
             .AddTraceSource("JobDone",
                             "Every endpoint of the job finished (or failed).",
-                            MakeTraceSourceAccessor(&DltraceJob::m_jobDone),
-                            "ns3::DltraceJob::JobDoneCallback");
+                            &DltraceJob::m_jobDone, "ns3::DltraceJob::JobDoneCallback");
     return tid;
 }
 

@@ -64,16 +64,13 @@ DltraceRdmaNetDevice::GetTypeId()
                           MakeStringChecker())
             .AddTraceSource("PhyTxEnd",
                             "A frame's last bit left the port.",
-                            MakeTraceSourceAccessor(&DltraceRdmaNetDevice::m_phyTxEndTrace),
-                            "ns3::Packet::TracedCallback")
+                            &DltraceRdmaNetDevice::m_phyTxEndTrace, "ns3::Packet::TracedCallback")
             .AddTraceSource("MacTxDrop",
                             "The switch dropped a packet bound for this port.",
-                            MakeTraceSourceAccessor(&DltraceRdmaNetDevice::m_macTxDropTrace),
-                            "ns3::Packet::TracedCallback")
+                            &DltraceRdmaNetDevice::m_macTxDropTrace, "ns3::Packet::TracedCallback")
             .AddTraceSource("PfcTx",
                             "The port sent a PFC frame: priority, true for XOFF.",
-                            MakeTraceSourceAccessor(&DltraceRdmaNetDevice::m_pfcTxTrace),
-                            "ns3::DltraceRdmaNetDevice::PfcTracedCallback");
+                            &DltraceRdmaNetDevice::m_pfcTxTrace, "ns3::DltraceRdmaNetDevice::PfcTracedCallback");
     return tid;
 }
 

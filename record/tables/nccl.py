@@ -10,10 +10,12 @@
 
 
 def Operation(name, kind, params, count="count", describe=""):
-    """An operation's row: c.Operation describes COUNT elements of datatype on
-    comm and stream, DESCRIBE the rest (clauses of NcclCall), c.Finish records it."""
+    """An operation's row. PARAMS are those ahead of the communicator and the
+    stream, which every operation takes last. c.Operation describes COUNT
+    elements of datatype on comm and stream, DESCRIBE the rest (clauses of
+    NcclCall), c.Finish records it."""
     before = f"c.Operation(comm, stream, {count}, datatype)" + (f"; {describe}" if describe else "")
-    return F(name, kind, params, before=before, after="c.Finish()")
+    return F(name, kind, params + ", ncclComm_t comm, cudaStream_t stream", before=before, after="c.Finish()")
 
 
 FUNCTIONS = [
@@ -47,48 +49,37 @@ FUNCTIONS = [
     # ---- operations (Operation: `before` describes the call, c.Finish records it).
     # Gathered and scattered buffers count whole (count x ranks), as nccl-tests does.
     Operation("ncclAllReduce", "NcclAllReduce",
-              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
-              "ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op",
               describe="c.Reduction(op)"),
     Operation("ncclBroadcast", "NcclBroadcast",
-              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
-              "ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root",
               describe="c.Peer(root)"),
     Operation("ncclBcast", "NcclBroadcast",
-              "void* buff, size_t count, ncclDataType_t datatype, int root, ncclComm_t comm, "
-              "cudaStream_t stream",
+              "void* buff, size_t count, ncclDataType_t datatype, int root",
               describe="c.Peer(root)"),
     Operation("ncclReduce", "NcclReduce",
-              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
-              "ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op, int root",
               describe="c.Reduction(op); c.Peer(root)"),
     Operation("ncclAllGather", "NcclAllGather",
-              "const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype, "
-              "ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype",
               count="sendcount", describe="c.WholeBuffer()"),
     Operation("ncclReduceScatter", "NcclReduceScatter",
-              "const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype, "
-              "ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype, ncclRedOp_t op",
               count="recvcount", describe="c.WholeBuffer(); c.Reduction(op)"),
     Operation("ncclAlltoAll", "NcclAllToAll",
-              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, "
-              "ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype",
               describe="c.WholeBuffer()"),
     Operation("ncclGather", "NcclGather",
-              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
-              "ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root",
               describe="c.WholeBuffer(); c.Peer(root)"),
     Operation("ncclScatter", "NcclScatter",
-              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root, "
-              "ncclComm_t comm, cudaStream_t stream",
+              "const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root",
               describe="c.WholeBuffer(); c.Peer(root)"),
     Operation("ncclSend", "NcclSend",
-              "const void* sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, "
-              "cudaStream_t stream",
+              "const void* sendbuff, size_t count, ncclDataType_t datatype, int peer",
               describe="c.Peer(peer)"),
     Operation("ncclRecv", "NcclRecv",
-              "void* recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm, "
-              "cudaStream_t stream",
+              "void* recvbuff, size_t count, ncclDataType_t datatype, int peer",
               describe="c.Peer(peer)"),
     # ---- groups: nested groups count as one, the outermost pair gives the id
     F("ncclGroupStart", "Unknown", "", before="GroupStart()"),

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "nccl.h"
+#include "nccl_profiler_abi.h"
 
 namespace {
 
@@ -94,54 +95,30 @@ void Barrier(ncclComm* c) {
 }
 
 // ---- the profiler plugin, as NCCL 2.28 calls it ------------------------------------
-// The plugin interface written out again from NCCL's ext-profiler/example
-// headers (profiler_v5.h, profiler_v4.h), independently of the plugin's own
-// declarations, so a layout mistake there shows up here.
-
-struct ProfCollV4 {
-  uint64_t seqNumber;
-  const char* func;
-  const void* sendBuff;
-  void* recvBuff;
-  size_t count;
-  int root;
-  const char* datatype;
-  uint8_t nChannels;
-  uint8_t nWarps;
-  const char* algo;
-  const char* proto;
-  void* parentGroup;  // v5 only
-};
-struct ProfP2pV4 {
-  const char* func;
-  void* buff;
-  const char* datatype;
-  size_t count;
-  int peer;
-  uint8_t nChannels;
-  void* parentGroup;  // v5 only
-};
-struct ProfDescrV5 {
-  uint64_t type;  // v4: uint8_t, at the same offset (little-endian: the low byte)
-  void* parentObj;
-  int rank;
-  union {
-    ProfCollV4 coll;
-    ProfP2pV4 p2p;
-    char reserve[256];
-  };
-};
-using ProfInitV5 = int (*)(void**, uint64_t, int*, const char*, int, int, int, void*);
-using ProfInitV4 = int (*)(void**, int*, const char*, uint64_t, int, int, int, void*);
-struct ProfTable {
-  const char* name;
-  void* init;
-  int (*startEvent)(void* context, void** handle, ProfDescrV5* descr);
-  int (*stopEvent)(void* handle);
-  int (*recordEventState)(void* handle, int state, void* args);
-  int (*finalize)(void* context);
-};
-constexpr uint64_t kProfColl = 1u << 1, kProfP2p = 1u << 2;
+// The plugin's own declarations of the interface (record/src/nccl_profiler_abi.h),
+// held here to the offsets of NCCL's ext-profiler/example headers
+// (profiler_v4.h, profiler_v5.h) on x86-64, written out as numbers so that a
+// layout mistake in those declarations fails this build.
+namespace prof = dltrace::record::profiler;
+static_assert(offsetof(prof::CollV4, seqNumber) == 0 && offsetof(prof::CollV4, func) == 8 &&
+                  offsetof(prof::CollV4, sendBuff) == 16 && offsetof(prof::CollV4, recvBuff) == 24 &&
+                  offsetof(prof::CollV4, count) == 32 && offsetof(prof::CollV4, root) == 40 &&
+                  offsetof(prof::CollV4, datatype) == 48 && offsetof(prof::CollV4, nChannels) == 56 &&
+                  offsetof(prof::CollV4, nWarps) == 57 && offsetof(prof::CollV4, algo) == 64 &&
+                  offsetof(prof::CollV4, proto) == 72,
+              "ncclProfilerEventDescr_v4/v5 coll");
+static_assert(offsetof(prof::P2pV4, func) == 0 && offsetof(prof::P2pV4, buff) == 8 &&
+                  offsetof(prof::P2pV4, datatype) == 16 && offsetof(prof::P2pV4, count) == 24 &&
+                  offsetof(prof::P2pV4, peer) == 32 && offsetof(prof::P2pV4, nChannels) == 36,
+              "ncclProfilerEventDescr_v4/v5 p2p");
+// v4's type is a uint8_t at v5's uint64_t offset (little-endian: its low byte),
+// so one v5 descriptor serves both tables.
+static_assert(offsetof(prof::DescrV5, type) == 0 && offsetof(prof::DescrV5, parentObj) == 8 &&
+                  offsetof(prof::DescrV5, rank) == 16 && offsetof(prof::DescrV5, coll) == 24 &&
+                  offsetof(prof::DescrV4, coll) == 24,
+              "ncclProfilerEventDescr_v4/v5 header");
+// The v4 table differs from v5 only in init's parameters (ProfilerInit).
+using ProfTable = prof::TableV5;
 
 int ProfilerApi() {
   const char* v = getenv("FAKE_NCCL_PROFILER_API");
@@ -181,11 +158,10 @@ void ProfilerInit(ncclComm* c) {
   int ppn = per_node ? atoi(per_node) : c->nranks;
   int nodes = ppn > 0 ? (c->nranks + ppn - 1) / ppn : 1;
   if (ProfilerApi() == 4)
-    reinterpret_cast<ProfInitV4>(p->init)(&c->profiler, &mask, c->name.c_str(), CommHash(c->name),
-                                          nodes, c->nranks, c->rank, nullptr);
+    reinterpret_cast<const prof::TableV4*>(p)->init(&c->profiler, &mask, c->name.c_str(), CommHash(c->name),
+                                                    nodes, c->nranks, c->rank, nullptr);
   else
-    reinterpret_cast<ProfInitV5>(p->init)(&c->profiler, CommHash(c->name), &mask, c->name.c_str(),
-                                          nodes, c->nranks, c->rank, nullptr);
+    p->init(&c->profiler, CommHash(c->name), &mask, c->name.c_str(), nodes, c->nranks, c->rank, nullptr);
 }
 
 // What this double says NCCL chose: NCCL_ALGO / NCCL_PROTO when set (a single
@@ -220,16 +196,16 @@ class ProfEvent {
             bool p2p, size_t bytes) {
     const ProfTable* p = Profiler();
     if (!p || !c || !c->profiler) return;
-    ProfDescrV5 d;
+    prof::DescrV5 d;
     memset(&d, 0, sizeof(d));
-    d.type = p2p ? kProfP2p : kProfColl;
+    d.type = p2p ? prof::kP2p : prof::kColl;
     d.rank = c->rank;
     if (p2p) {
-      d.p2p = {func, nullptr, TypeName(t), count, root_or_peer, 1, nullptr};
+      d.p2p = {func, nullptr, TypeName(t), count, root_or_peer, 1};
     } else {
       FakeChoice ch = Choose(func, bytes);
       d.coll = {c->seq++, func, nullptr, nullptr, count, root_or_peer, TypeName(t),
-                ch.channels, 16, ch.algo, ch.proto, nullptr};
+                ch.channels, 16, ch.algo, ch.proto};
     }
     p->startEvent(c->profiler, &handle_, &d);
   }
