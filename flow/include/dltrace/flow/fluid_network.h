@@ -94,7 +94,8 @@ class FluidNetwork {
     // Per solve: capacity left for S, sum over unfrozen S flows of k / p, and
     // the lowest level of an S flow frozen here.
     double residual = 0, weight = 0, min_frozen_level = 0;
-    uint32_t stamp = 0;  // heap entry generation
+    uint32_t unfrozen = 0;  // S flows on it not yet frozen
+    uint32_t stamp = 0;     // generation of its entry in the fill's heap
   };
   struct Route {
     std::vector<uint32_t> links;
@@ -133,7 +134,6 @@ class FluidNetwork {
   void Fill();        // progressive filling of S over the capacity the others leave
   bool Verify();      // adds to S the held flows that lost their bottleneck; true if it added any
   void AddToS(uint32_t f);
-  void TouchLink(uint32_t l);
   void SettleLink(uint32_t l);  // brings its byte count up to now
   void Reschedule(uint32_t f, double old_x);
 
@@ -147,7 +147,7 @@ class FluidNetwork {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   double now_ = 0;
-  // Joinable flows started at now_: (route, bytes) -> flow.
+  // Joinable flows, started at now_: (route, bytes) -> flow.
   struct OpenKey {
     uint32_t route;
     double bytes;
@@ -156,8 +156,7 @@ class FluidNetwork {
   struct OpenHash {
     size_t operator()(const OpenKey& k) const { return std::hash<double>()(k.bytes) * 31 + k.route; }
   };
-  std::vector<std::pair<OpenKey, uint32_t>> open_;  // cleared as the clock moves
-  std::unordered_map<OpenKey, uint32_t, OpenHash> open_index_;
+  std::unordered_map<OpenKey, uint32_t, OpenHash> open_;  // cleared as the clock moves
   // What changed at this instant: flows that started or stopped sharing.
   std::vector<uint32_t> changed_links_;
   std::vector<uint32_t> s_;          // the flows being re-solved

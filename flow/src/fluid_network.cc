@@ -1,0 +1,367 @@
+// FluidNetwork: events in simulated seconds, flows sharing links by weighted
+// max-min, re-solved only where something changed (fluid_network.h).
+#include "dltrace/flow/fluid_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+namespace dltrace::flow {
+
+namespace {
+
+// Events this close to an instant run at it (SimGrid's surf/precision).
+constexpr double kTimeEpsilon = 1e-9;
+// Relative tolerance on levels and on a link's saturation.
+constexpr double kLevelEpsilon = 1e-9;
+
+}  // namespace
+
+FluidNetwork::FluidNetwork(std::vector<double> bandwidth, std::vector<double> latency, FluidParams params)
+    : params_(params) {
+  links_.resize(bandwidth.size());
+  for (size_t l = 0; l < links_.size(); ++l) {
+    links_[l].capacity = bandwidth[l];
+    links_[l].latency = l < latency.size() ? latency[l] : 0;
+  }
+}
+
+uint32_t FluidNetwork::AddRoute(const std::vector<uint32_t>& links) {
+  Route r;
+  r.links = links;
+  double weight_s = 0;
+  r.bound = std::numeric_limits<double>::infinity();
+  for (uint32_t l : links) {
+    r.latency += links_[l].latency;
+    if (params_.weight_s > 0) weight_s += params_.weight_s / links_[l].capacity;
+    r.bound = std::min(r.bound, links_[l].capacity);
+  }
+  // SimGrid gives a flow its penalty as the latency is paid; one without
+  // latency shares from its start with penalty 1.
+  r.penalty = r.latency > 0 ? r.latency + weight_s : 1.0;
+  if (r.latency > 0 && params_.tcp_gamma > 0) r.bound = std::min(r.bound, params_.tcp_gamma / (2 * r.latency));
+  routes_.push_back(std::move(r));
+  return uint32_t(routes_.size() - 1);
+}
+
+void FluidNetwork::Push(double t, EventKind kind, uint32_t id, uint32_t version) {
+  events_.push({std::max(t, now_), seq_++, id, version, kind});
+}
+
+void FluidNetwork::At(double t, Callback cb) {
+  uint32_t id;
+  if (free_callbacks_.empty()) {
+    id = uint32_t(callbacks_.size());
+    callbacks_.push_back(std::move(cb));
+  } else {
+    id = free_callbacks_.back();
+    free_callbacks_.pop_back();
+    callbacks_[id] = std::move(cb);
+  }
+  Push(t, EventKind::kCallback, id);
+}
+
+uint32_t FluidNetwork::NewFlow() {
+  if (!free_flows_.empty()) {
+    const uint32_t f = free_flows_.back();
+    free_flows_.pop_back();
+    return f;
+  }
+  flows_.emplace_back();
+  return uint32_t(flows_.size() - 1);
+}
+
+void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool coalesce) {
+  ++flows_started_;
+  const OpenKey key{route, bytes};
+  if (coalesce) {
+    const auto open = open_.find(key);
+    if (open != open_.end()) {
+      Flow& f = flows_[open->second];
+      if (!f.active && f.start == now_ && f.route == route && f.bytes == bytes && !f.done.empty()) {
+        ++f.count;
+        f.remaining += bytes;
+        f.done.push_back(std::move(done));
+        ++flows_joined_;
+        return;
+      }
+    }
+  }
+  const uint32_t id = NewFlow();
+  Flow& f = flows_[id];
+  f.route = route;
+  f.count = 1;
+  f.bytes = bytes;
+  f.remaining = bytes;
+  f.start = f.at = now_;
+  f.x = f.level = 0;
+  f.bottleneck = kNone;
+  f.active = false;
+  f.done.clear();
+  f.done.push_back(std::move(done));
+  ++f.version;
+  if (coalesce) open_[key] = id;
+  Push(now_ + routes_[route].latency * params_.latency_factor, EventKind::kLatencyPaid, id, f.version);
+}
+
+double FluidNetwork::NextTime() const {
+  return events_.empty() ? std::numeric_limits<double>::infinity() : events_.top().time;
+}
+
+void FluidNetwork::AdvanceTo(double t) {
+  if (t <= now_) return;
+  now_ = t;
+  open_.clear();
+}
+
+bool FluidNetwork::Step() {
+  if (events_.empty()) return false;
+  AdvanceTo(events_.top().time);
+  const double until = now_ + kTimeEpsilon;
+  while (!events_.empty() && events_.top().time <= until) {
+    const Event ev = events_.top();
+    events_.pop();
+    switch (ev.kind) {
+      case EventKind::kCallback: {
+        Callback cb = std::move(callbacks_[ev.id]);
+        callbacks_[ev.id] = nullptr;
+        free_callbacks_.push_back(ev.id);
+        cb();
+        break;
+      }
+      case EventKind::kLatencyPaid:
+        if (flows_[ev.id].version == ev.version) Activate(ev.id);
+        break;
+      case EventKind::kComplete:
+        if (flows_[ev.id].version == ev.version && flows_[ev.id].active) Finish(ev.id);
+        break;
+    }
+  }
+  if (!changed_links_.empty()) Solve();
+  return true;
+}
+
+void FluidNetwork::Activate(uint32_t f) {
+  Flow& fl = flows_[f];
+  if (fl.remaining <= 0) {  // nothing to send: done once the latency is paid
+    Finish(f);
+    return;
+  }
+  fl.active = true;
+  fl.at = now_;
+  fl.x = fl.level = 0;
+  fl.bottleneck = kNone;
+  ++active_count_;
+  for (uint32_t l : routes_[fl.route].links) {
+    links_[l].flows.push_back(f);
+    changed_links_.push_back(l);
+  }
+}
+
+void FluidNetwork::Finish(uint32_t f) {
+  Flow& fl = flows_[f];
+  if (fl.active) {
+    for (uint32_t l : routes_[fl.route].links) {
+      Link& link = links_[l];
+      SettleLink(l);
+      link.used -= double(fl.count) * fl.x;
+      const auto at = std::find(link.flows.begin(), link.flows.end(), f);
+      *at = link.flows.back();
+      link.flows.pop_back();
+      if (link.flows.empty()) link.used = 0;  // no rounding left behind
+      changed_links_.push_back(l);
+    }
+    fl.active = false;
+    --active_count_;
+  }
+  ++fl.version;
+  std::vector<Callback> done = std::move(fl.done);
+  fl.done.clear();
+  free_flows_.push_back(f);  // the callbacks may start flows that reuse it
+  for (Callback& cb : done) cb();
+}
+
+void FluidNetwork::SettleLink(uint32_t l) {
+  Link& link = links_[l];
+  link.bytes += link.used * params_.bandwidth_factor * (now_ - link.at);
+  link.at = now_;
+}
+
+std::vector<double> FluidNetwork::LinkBytes() const {
+  std::vector<double> bytes(links_.size());
+  for (size_t l = 0; l < links_.size(); ++l)
+    bytes[l] = links_[l].bytes + links_[l].used * params_.bandwidth_factor * (now_ - links_[l].at);
+  return bytes;
+}
+
+void FluidNetwork::AddToS(uint32_t f) {
+  Flow& fl = flows_[f];
+  fl.in_s = stamp_;
+  s_.push_back(f);
+  old_x_.push_back(fl.x);
+  for (uint32_t l : routes_[fl.route].links) {
+    Link& link = links_[l];
+    if (link.mark == stamp_) continue;
+    link.mark = stamp_;
+    SettleLink(l);  // before any value on it changes
+    t_.push_back(l);
+  }
+}
+
+void FluidNetwork::Solve() {
+  ++solves_;
+  ++stamp_;
+  s_.clear();
+  t_.clear();
+  old_x_.clear();
+  // Seed: the flows that started sharing, and those whose bottleneck is a
+  // link where a flow started or stopped. Verify adds whatever else moves.
+  for (uint32_t l : changed_links_)
+    for (uint32_t f : links_[l].flows) {
+      const Flow& fl = flows_[f];
+      if (fl.in_s != stamp_ && (fl.bottleneck == kNone || fl.bottleneck == l)) AddToS(f);
+    }
+  // A link that lost its last flow still settles its byte count.
+  for (uint32_t l : changed_links_)
+    if (links_[l].mark != stamp_) {
+      links_[l].mark = stamp_;
+      SettleLink(l);
+      t_.push_back(l);
+    }
+  changed_links_.clear();
+  do Fill();
+  while (Verify());
+  flows_resolved_ += s_.size();
+  for (size_t i = 0; i < s_.size(); ++i) Reschedule(s_[i], old_x_[i]);
+  for (uint32_t l : t_) {
+    Link& link = links_[l];
+    link.used = 0;
+    for (uint32_t f : link.flows) link.used += double(flows_[f].count) * flows_[f].x;
+  }
+}
+
+void FluidNetwork::Fill() {
+  struct Entry {
+    double level;
+    uint32_t id, stamp;
+    bool operator>(const Entry& o) const { return level > o.level || (level == o.level && id > o.id); }
+  };
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> saturate, bounded;
+  for (uint32_t l : t_) {
+    Link& link = links_[l];
+    link.residual = link.capacity;
+    link.weight = 0;
+    link.unfrozen = 0;
+    link.min_frozen_level = std::numeric_limits<double>::infinity();
+    for (uint32_t f : link.flows) {
+      const Flow& fl = flows_[f];
+      if (fl.in_s == stamp_) {
+        link.weight += double(fl.count) / routes_[fl.route].penalty;
+        ++link.unfrozen;
+      } else {
+        link.residual -= double(fl.count) * fl.x;
+      }
+    }
+    link.residual = std::max(0.0, link.residual);
+  }
+  for (uint32_t f : s_) {
+    Flow& fl = flows_[f];
+    fl.frozen = false;
+    const Route& r = routes_[fl.route];
+    bounded.push({r.bound * r.penalty, f, 0});
+  }
+  auto push_link = [&](uint32_t l) {
+    Link& link = links_[l];
+    ++link.stamp;
+    if (link.unfrozen > 0) saturate.push({link.residual / link.weight, l, link.stamp});
+  };
+  for (uint32_t l : t_) push_link(l);
+  auto freeze = [&](uint32_t f, double x, double level, uint32_t bottleneck) {
+    Flow& fl = flows_[f];
+    fl.frozen = true;
+    fl.x = x;
+    fl.level = level;
+    fl.bottleneck = bottleneck;
+    const double k = double(fl.count), w = k / routes_[fl.route].penalty;
+    for (uint32_t m : routes_[fl.route].links) {
+      Link& link = links_[m];
+      link.residual = std::max(0.0, link.residual - k * x);
+      link.weight = --link.unfrozen > 0 ? std::max(0.0, link.weight - w) : 0;
+      if (m != bottleneck) push_link(m);
+    }
+  };
+  size_t left = s_.size();
+  double level = 0;  // rises monotonically
+  while (left > 0) {
+    while (!saturate.empty() && saturate.top().stamp != links_[saturate.top().id].stamp) saturate.pop();
+    while (!bounded.empty() && flows_[bounded.top().id].frozen) bounded.pop();
+    const double link_level = saturate.empty() ? std::numeric_limits<double>::infinity() : saturate.top().level;
+    if (!bounded.empty() && bounded.top().level < link_level) {
+      const uint32_t f = bounded.top().id;
+      bounded.pop();
+      level = std::max(level, routes_[flows_[f].route].bound * routes_[flows_[f].route].penalty);
+      freeze(f, routes_[flows_[f].route].bound, level, kBoundBottleneck);
+      --left;
+      continue;
+    }
+    if (saturate.empty()) break;  // only flows on links without capacity to give (cannot happen: every S flow has links)
+    const uint32_t l = saturate.top().id;
+    saturate.pop();
+    level = std::max(level, link_level);
+    Link& link = links_[l];
+    link.min_frozen_level = level;
+    ++link.stamp;  // its entry is spent
+    for (uint32_t f : link.flows) {
+      Flow& fl = flows_[f];
+      if (fl.in_s != stamp_ || fl.frozen) continue;
+      freeze(f, level / routes_[fl.route].penalty, level, l);
+      --left;
+    }
+  }
+}
+
+bool FluidNetwork::Verify() {
+  bool added = false;
+  const size_t links = t_.size();  // AddToS appends; those are checked after the next fill
+  for (size_t i = 0; i < links; ++i) {
+    const uint32_t l = t_[i];
+    const Link& link = links_[l];
+    double used = 0, max_level = 0;
+    for (uint32_t f : link.flows) {
+      used += double(flows_[f].count) * flows_[f].x;
+      max_level = std::max(max_level, flows_[f].level);
+    }
+    const bool saturated = used >= link.capacity * (1 - kLevelEpsilon);
+    for (size_t j = 0; j < link.flows.size(); ++j) {
+      const uint32_t g = link.flows[j];
+      const Flow& fl = flows_[g];
+      if (fl.in_s == stamp_) continue;
+      // Its bottleneck here no longer holds it (capacity came free, or a
+      // flow now has a higher level here), or a flow re-solved here froze at
+      // a lower level than its own: it moves too.
+      const bool lost = fl.bottleneck == l && (!saturated || fl.level < max_level * (1 - kLevelEpsilon));
+      const bool above = fl.level > link.min_frozen_level * (1 + kLevelEpsilon);
+      if (lost || above) {
+        AddToS(g);
+        added = true;
+      }
+    }
+  }
+  return added;
+}
+
+void FluidNetwork::Reschedule(uint32_t f, double old_x) {
+  Flow& fl = flows_[f];
+  const double rate_factor = double(fl.count) * params_.bandwidth_factor;
+  fl.remaining = std::max(0.0, fl.remaining - rate_factor * old_x * (now_ - fl.at));
+  fl.at = now_;
+  if (old_x > 0 && std::abs(fl.x - old_x) <= kLevelEpsilon * old_x) {
+    fl.x = old_x;  // unchanged: its completion event stands
+    return;
+  }
+  ++rate_changes_;
+  ++fl.version;
+  if (fl.x > 0) Push(now_ + fl.remaining / (rate_factor * fl.x), EventKind::kComplete, f, fl.version);
+}
+
+}  // namespace dltrace::flow
