@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <limits>
 #include <map>
 #include <set>
 #include <tuple>
@@ -60,6 +61,43 @@ std::string SimGridVersion() {
 }
 
 int MltcpStreams(double f) { return std::max(1, int(std::lround(f * kMltcpStreamsPerF))); }
+
+bool FluidParamsFrom(const std::vector<std::string>& cfg, FluidParams* params, std::string* error) {
+  std::vector<std::string> all = DefaultSimGridConfig();
+  all.insert(all.end(), cfg.begin(), cfg.end());
+  *params = FluidParams();
+  bool weight_s_set = false;
+  std::string model = "LV08";
+  for (const std::string& c : all) {
+    const size_t colon = c.find(':');
+    const std::string key = c.substr(0, colon), value = colon == std::string::npos ? "" : c.substr(colon + 1);
+    char* end = nullptr;
+    const double number = std::strtod(value.c_str(), &end);
+    const bool numeric = !value.empty() && end && *end == '\0' && std::isfinite(number) && number >= 0;
+    double* target = key == "network/bandwidth-factor" ? &params->bandwidth_factor
+                     : key == "network/latency-factor" ? &params->latency_factor
+                     : key == "network/weight-S"       ? &params->weight_s
+                     : key == "network/TCP-gamma"      ? &params->tcp_gamma
+                                                       : nullptr;
+    if (target && numeric && !(target == &params->bandwidth_factor && number == 0)) {
+      *target = number;
+      weight_s_set |= target == &params->weight_s;
+    } else if (target) {
+      *error = "--cfg " + c + ": " + key + " takes a number" + (key == "network/bandwidth-factor" ? " above 0" : " of 0 or more");
+      return false;
+    } else if (key == "network/model" && (value == "LV08" || value == "CM02")) {
+      model = value;
+    } else if (key == "network/crosstraffic" && (value == "0" || value == "no" || value == "false")) {
+    } else {
+      *error = "--cfg " + c +
+               ": the incremental solver models network/bandwidth-factor, latency-factor, weight-S, TCP-gamma, "
+               "model (LV08 or CM02) and crosstraffic:0; use --solver simgrid for other SimGrid settings";
+      return false;
+    }
+  }
+  if (!weight_s_set) params->weight_s = model == "CM02" ? 0 : 20537;  // the model's default
+  return true;
+}
 
 namespace {
 
@@ -140,7 +178,8 @@ struct Connection {
   simgrid::s4u::SemaphorePtr queued;  // released once per message put in the queue
   s4u::Host* from = nullptr;          // the two ends' SimGrid hosts
   s4u::Host* to = nullptr;
-  bool active = false;                // an actor is sending its messages
+  uint32_t route = 0;                 // or its FluidNetwork route (--solver incremental)
+  bool active = false;                // a message of it is on its way
 };
 
 // SimGrid actors that ran one piece of work and wait for the next.
@@ -271,6 +310,10 @@ struct FlowSimulation::State {
   std::unordered_map<uint64_t, Connection> connections;
   // Bundles that may still be joined, by (from, to, bytes); FlowConfig::coalesce.
   std::map<std::tuple<s4u::Host*, s4u::Host*, uint64_t>, Bundle*> bundles;
+  // --solver incremental: dltrace's own network instead of SimGrid's engine,
+  // and its route per (receiver host, sender host, job, channel).
+  std::unique_ptr<FluidNetwork> fluid;
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, uint32_t> fluid_routes;
   simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model (null: no bundles)
   double weight_s = 0, latency_factor = 1;             // its network/weight-S and network/latency-factor
   uint64_t messages_coalesced = 0;  // messages that joined a bundle
@@ -306,6 +349,23 @@ struct FlowSimulation::State {
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
   Message& At(size_t m) { return pending[m - pending_base]; }
+  // The simulated clock, whichever network runs.
+  double NowSeconds() const { return fluid ? fluid->now() : s4u::Engine::get_clock(); }
+  uint64_t Now() const { return fluid ? uint64_t(std::llround(fluid->now() * 1e9)) : flow::NowNs(); }
+  // --solver incremental: sends connection C's first queued message; the next goes when it arrived.
+  void FluidSendNext(Connection& c);
+  // The directed links (index into `directed`, 2i or 2i+1 for graph link i)
+  // from host A to host B for (JOB, CHANNEL), by flow-hash ECMP; HOPS caches
+  // the hop counts towards B. Empty when B cannot be reached.
+  std::vector<uint32_t> RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel,
+                                   std::vector<uint32_t>* hops, uint32_t* hops_to) const;
+  // The message count, step count and routes the schedules use (receiver, sender, job, channel).
+  using RouteSet = std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>>;
+  RouteSet CollectRoutes(uint64_t* deps_total);
+  // The network: SimGrid's platform (its engine, links, hosts and ROUTES), or FluidNetwork's.
+  bool BuildSimGrid(const RouteSet& routes, std::string* error);
+  bool BuildFluid(const RouteSet& routes, std::string* error);
+  void RunFluid(double interval, std::chrono::steady_clock::time_point wall_start);
   std::vector<std::string> LinkNames() const;  // per directed link, as links.csv names it
   std::vector<double> LinkRates() const;       // and its rate in bit/s
   // Writes (or holds) the rows of the completed messages at the front; ALL:
@@ -329,6 +389,10 @@ class FlowTransport final : public executor::Transport {
     s_->Transfer(job_, endpoint_, peer, channel, tag, bytes, true, std::move(on_sent));
   }
   void StartTimer(uint64_t duration_ns, std::function<void()> cb) override {
+    if (s_->fluid) {
+      s_->fluid->At(s_->fluid->now() + double(duration_ns) * 1e-9, std::move(cb));
+      return;
+    }
     if (!home_) home_ = s_->HostOf(job_, endpoint_);
     s_->actors.Run(
         "timer", home_,
@@ -338,7 +402,7 @@ class FlowTransport final : public executor::Transport {
         },
         std::move(cb));
   }
-  uint64_t NowNs() const override { return flow::NowNs(); }
+  uint64_t NowNs() const override { return s_->Now(); }
   void Arrive(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice) {
     if (notice) DeliverNotice(peer, channel, tag, bytes);
     else Deliver(peer, channel, tag, bytes);
@@ -354,9 +418,14 @@ class FlowTransport final : public executor::Transport {
 void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                                      uint64_t bytes, bool notice, std::function<void()> on_sent) {
   const size_t m = pending_base + pending.size();
-  pending.push_back({tag, bytes, NowNs(), 0, src, dst, uint16_t(job), channel, notice, false});
+  pending.push_back({tag, bytes, Now(), 0, src, dst, uint16_t(job), channel, notice, false});
   // Every callback runs in an actor of its own, never inside another engine's call.
-  if (notice || TopologyHost(job, src) == TopologyHost(job, dst)) {
+  const bool same_host = notice || TopologyHost(job, src) == TopologyHost(job, dst);
+  if (same_host && fluid) {
+    fluid->At(fluid->now(), [this, m, sent = std::move(on_sent)]() { Delivered(m, sent); });
+    return;
+  }
+  if (same_host) {
     actors.Run(
         "notice", HostOf(job, src), [this, m](std::function<void()>& sent) { Delivered(m, sent); },
         std::move(on_sent));
@@ -364,6 +433,16 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   }
   const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
   Connection& c = connections[key];
+  if (fluid) {
+    if (c.queue.empty() && !c.active)
+      c.route = fluid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, channel});
+    c.queue.emplace_back(m, std::move(on_sent));
+    if (!c.active) {
+      c.active = true;
+      FluidSendNext(c);
+    }
+    return;
+  }
   if (!c.queued) {
     c.queued = s4u::Semaphore::create(0);
     c.from = HostOf(job, src, channel);
@@ -381,6 +460,19 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     }
     c.active = false;
   });
+}
+
+void FlowSimulation::State::FluidSendNext(Connection& c) {
+  fluid->StartFlow(
+      c.route, double(At(c.queue.front().first).bytes),
+      [this, &c]() {
+        auto [message, sent] = std::move(c.queue.front());
+        c.queue.pop_front();
+        Delivered(message, sent);  // may queue more on C
+        if (c.queue.empty()) c.active = false;
+        else FluidSendNext(c);
+      },
+      config.coalesce);
 }
 
 void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent) {
@@ -482,7 +574,7 @@ void FlowSimulation::State::Weigh(Bundle& b) {
 
 void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_sent) {
   Message& at = At(m);
-  at.end_ns = flow::NowNs();
+  at.end_ns = Now();
   at.done = true;
   ++messages_done;
   const Message msg = at;  // a copy: the callbacks add messages, and the row may go
@@ -516,24 +608,152 @@ void FlowSimulation::State::PrintProgress(double wall_s, uint64_t* last_done, do
                "dltrace simulate (flow): %.3f ms simulated, %" PRIu64 " of %" PRIu64
                " messages done (%.0f per wall s; %" PRIu64 " joined another's flow), %" PRIu64 " of %" PRIu64
                " steps, %" PRIu64 " of %" PRIu64
-               " endpoints finished, %zu flows.csv rows waiting, %zu actors, memory %.0f MiB, %.0f s wall\n",
-               s4u::Engine::get_clock() * 1e3, messages_done, messages_total,
-               dt > 0 ? double(messages_done - *last_done) / dt : 0.0, messages_coalesced, steps_done, steps_total,
-               finished, endpoints,
-               pending.size(), actors.actors(), double(CurrentRssKb()) / 1024, wall_s);
+               " endpoints finished, %zu flows.csv rows waiting, %zu %s, memory %.0f MiB, %.0f s wall\n",
+               NowSeconds() * 1e3, messages_done, messages_total,
+               dt > 0 ? double(messages_done - *last_done) / dt : 0.0,
+               fluid ? fluid->flows_joined() : messages_coalesced, steps_done, steps_total, finished, endpoints,
+               pending.size(), fluid ? fluid->flows_active() : actors.actors(), fluid ? "flows sharing" : "actors",
+               double(CurrentRssKb()) / 1024, wall_s);
   *last_done = messages_done;
   *last_wall_s = wall_s;
 }
 
 void FlowSimulation::State::Sample() {
-  std::vector<double> bytes(directed.size(), 0);
-  for (size_t d = 0; d < directed.size(); ++d) {
-    const double cum = sg_link_get_cum_load(directed[d]);
+  const std::vector<double> fluid_bytes = fluid ? fluid->LinkBytes() : std::vector<double>();
+  std::vector<double> bytes(last_cum.size(), 0);
+  for (size_t d = 0; d < last_cum.size(); ++d) {
+    const double cum = fluid ? fluid_bytes[d] : sg_link_get_cum_load(directed[d]);
     bytes[d] = cum - last_cum[d];
     last_cum[d] = cum;
   }
-  if (links_out) links_out->Add(s4u::Engine::get_clock(), bytes);
-  else samples.emplace_back(s4u::Engine::get_clock(), std::move(bytes));
+  if (links_out) links_out->Add(NowSeconds(), bytes);
+  else samples.emplace_back(NowSeconds(), std::move(bytes));
+}
+
+FlowSimulation::State::RouteSet FlowSimulation::State::CollectRoutes(uint64_t* deps_total) {
+  RouteSet routes;
+  for (uint32_t j = 0; j < jobs.size(); ++j) {
+    const JobState& job = *jobs[j];
+    for (size_t e = 0; e < job.schedule.ranks.size(); ++e) {
+      steps_total += job.schedule.ranks[e].steps.size();
+      *deps_total += job.schedule.ranks[e].deps.size();
+      for (const auto& st : job.schedule.ranks[e].steps) {
+        if (st.type != models::StepType::kSend) continue;
+        ++messages_total;
+        const uint32_t a = job.placement.hosts[e], b = job.placement.hosts[size_t(st.peer)];
+        if (!st.local && a != b) routes.insert({b, a, j, st.channel});
+      }
+    }
+  }
+  return routes;
+}
+
+std::vector<uint32_t> FlowSimulation::State::RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel,
+                                                        std::vector<uint32_t>* hops, uint32_t* hops_to) const {
+  if (b != *hops_to) *hops = graph.HopsTo(*hops_to = b);
+  std::vector<uint32_t> directed_links;
+  uint32_t at = a;
+  for (uint32_t li : graph.Route(a, b, *hops, models::FlowHash(a, b, job, channel))) {
+    const auto& l = graph.links[li];
+    const bool forward = l.a == at;
+    directed_links.push_back(2 * li + (forward ? 0 : 1));
+    at = forward ? l.b : l.a;
+  }
+  return directed_links;
+}
+
+bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* error) {
+  FluidParams params;
+  if (!FluidParamsFrom(config.simgrid_cfg, &params, error)) return false;
+  std::vector<double> bandwidth, latency;
+  for (const auto& l : graph.links)
+    for (int d = 0; d < 2; ++d) {
+      bandwidth.push_back(double(l.rate_bps) / 8);
+      latency.push_back(double(l.delay_ns) * 1e-9);
+    }
+  fluid = std::make_unique<FluidNetwork>(std::move(bandwidth), std::move(latency), params);
+  std::vector<uint32_t> hops;
+  uint32_t hops_to = UINT32_MAX;
+  for (const auto& [b, a, j, ch] : routes) {
+    const std::vector<uint32_t> links = RouteLinks(a, b, j, ch, &hops, &hops_to);
+    if (links.empty()) {
+      *error = "topology " + spec.Describe() + ": no path from host " + std::to_string(a) + " to " + std::to_string(b);
+      return false;
+    }
+    fluid_routes[{b, a, j, ch}] = fluid->AddRoute(links);
+  }
+  return true;
+}
+
+bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* error) {
+  // SimGrid's settings through its configuration API: ours, then the user's
+  // (a bad key or value throws, and is reported as one line below).
+  std::string program = "dltrace-flow";
+  char* argv[] = {program.data(), nullptr};
+  int argc = 1;
+  try {
+    engine = std::make_unique<s4u::Engine>(&argc, argv);
+    xbt_log_control_set("root.thres:critical");
+    for (const char* c : {"contexts/stack-size:32", "contexts/guard-size:0"}) s4u::Engine::set_config(c);
+    for (const auto& c : DefaultSimGridConfig()) s4u::Engine::set_config(c);
+    for (const auto& c : config.simgrid_cfg) {
+      try {
+        s4u::Engine::set_config(c);
+      } catch (const std::exception& e) {
+        const std::string what = e.what();
+        *error = "--cfg " + c + ": SimGrid: " + what.substr(0, what.find('\n'));  // it lists every key after
+        return false;
+      }
+    }
+    sg_link_load_plugin_init();
+    auto* zone = s4u::create_full_zone("dltrace");
+    const std::vector<std::string> names = LinkNames();  // per direction of each graph link
+    for (size_t d = 0; d < names.size(); ++d) {
+      const auto& l = graph.links[d / 2];
+      directed.push_back(
+          zone->create_link(names[d], double(l.rate_bps) / 8)->set_latency(double(l.delay_ns) * 1e-9)->seal());
+    }
+    // The SimGrid hosts and the routes between those that exchange data: one
+    // equal-cost path per (sender host, receiver host, job, channel), chosen by
+    // the per-flow ECMP rule the ns-3 module routes by (models::FlowHash).
+    auto host = [&](uint32_t h, uint32_t j, uint16_t ch) {
+      s4u::Host*& at = hosts[State::HostKey(h, j, ch)];
+      if (!at)
+        at = zone->create_host(graph.names[h] + "/job" + std::to_string(j) + "/ch" + std::to_string(ch), 1e9)
+                 ->seal();
+      return at;
+    };
+    for (uint32_t j = 0; j < jobs.size(); ++j)
+      for (uint32_t h : jobs[j]->placement.hosts) host(h, j, 0);
+    std::vector<uint32_t> hops;
+    uint32_t hops_to = UINT32_MAX;
+    for (const auto& [b, a, j, ch] : routes) {
+      std::vector<s4u::LinkInRoute> route;
+      for (uint32_t d : RouteLinks(a, b, j, ch, &hops, &hops_to)) route.emplace_back(directed[d]);
+      if (route.empty()) {
+        *error = "topology " + spec.Describe() + ": no path from host " + std::to_string(a) + " to " +
+                 std::to_string(b);
+        return false;
+      }
+      zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
+    }
+    zone->seal();
+    // SimGrid's network model is a Model (its actions) and a NetworkModelIntf (what a zone hands out).
+    // Bundles follow CM02's and LV08's sharing penalty and latency (Bundle), with the lazy updates that keep a
+    // flow's latency apart.
+    using simgrid::config::get_value;
+    const std::string& model = get_value<std::string>("network/model");
+    if (config.coalesce && (model == "LV08" || model == "CM02") && get_value<std::string>("network/optim") == "Lazy") {
+      network = dynamic_cast<simgrid::kernel::resource::Model*>(zone->get_network_model());
+      weight_s = get_value<double>("network/weight-S");
+      latency_factor = get_value<double>("network/latency-factor");
+    }
+  } catch (const std::exception& e) {
+    *error = std::string("SimGrid: ") + e.what();
+    return false;
+  }
+  for (auto* link : directed) sg_link_load_track(link);
+  return true;
 }
 
 FlowSimulation::FlowSimulation() : state_(std::make_unique<State>()) {}
@@ -593,100 +813,18 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
   s.graph = models::BuildTopology(s.spec);
 
-  // SimGrid's settings through its configuration API: ours, then the user's
-  // (a bad key or value throws, and is reported as one line below).
-  std::string program = "dltrace-flow";
-  char* argv[] = {program.data(), nullptr};
-  int argc = 1;
   uint64_t deps_total = 0;  // for the progress line
-  try {
-    s.engine = std::make_unique<s4u::Engine>(&argc, argv);
-    xbt_log_control_set("root.thres:critical");
-    for (const char* c : {"contexts/stack-size:32", "contexts/guard-size:0"}) s4u::Engine::set_config(c);
-    for (const auto& c : DefaultSimGridConfig()) s4u::Engine::set_config(c);
-    for (const auto& c : config.simgrid_cfg) {
-      try {
-        s4u::Engine::set_config(c);
-      } catch (const std::exception& e) {
-        const std::string what = e.what();
-        *error = "--cfg " + c + ": SimGrid: " + what.substr(0, what.find('\n'));  // it lists every key after
-        return false;
-      }
+  const auto routes = s.CollectRoutes(&deps_total);
+  if (config.solver == FlowConfig::Solver::kIncremental) {
+    if (config.mltcp) {
+      *error = "--cc mltcp: the incremental solver shares max-min only; use --solver simgrid";
+      return false;
     }
-    sg_link_load_plugin_init();
-    auto* zone = s4u::create_full_zone("dltrace");
-    for (const auto& l : s.graph.links) {
-      for (int d = 0; d < 2; ++d) {
-        const std::string name = d == 0 ? s.graph.names[l.a] + "-" + s.graph.names[l.b]
-                                        : s.graph.names[l.b] + "-" + s.graph.names[l.a];
-        s4u::Link* link = zone->create_link(name, double(l.rate_bps) / 8)->set_latency(double(l.delay_ns) * 1e-9);
-        s.directed.push_back(link->seal());
-      }
-    }
-    // The SimGrid hosts and the routes between those that exchange data: one
-    // equal-cost path per (sender host, receiver host, job, channel), chosen by
-    // the per-flow ECMP rule the ns-3 module routes by (models::FlowHash).
-    auto host = [&](uint32_t h, uint32_t j, uint16_t ch) {
-      s4u::Host*& at = s.hosts[State::HostKey(h, j, ch)];
-      if (!at)
-        at = zone->create_host(s.graph.names[h] + "/job" + std::to_string(j) + "/ch" + std::to_string(ch), 1e9)
-                 ->seal();
-      return at;
-    };
-    std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>> routes;  // (receiver, sender, job, channel)
-    for (uint32_t j = 0; j < s.jobs.size(); ++j) {
-      const JobState& job = *s.jobs[j];
-      for (size_t e = 0; e < job.schedule.ranks.size(); ++e) {
-        host(job.placement.hosts[e], j, 0);
-        s.steps_total += job.schedule.ranks[e].steps.size();
-        deps_total += job.schedule.ranks[e].deps.size();
-        for (const auto& st : job.schedule.ranks[e].steps) {
-          if (st.type != models::StepType::kSend) continue;
-          ++s.messages_total;
-          const uint32_t a = job.placement.hosts[e], b = job.placement.hosts[size_t(st.peer)];
-          if (st.local || a == b) continue;
-          host(a, j, st.channel);
-          host(b, j, st.channel);
-          routes.insert({b, a, j, st.channel});
-        }
-      }
-    }
-    std::vector<uint32_t> hops;
-    uint32_t hops_to = UINT32_MAX;
-    for (const auto& [b, a, j, ch] : routes) {
-      if (b != hops_to) hops = s.graph.HopsTo(hops_to = b);
-      std::vector<simgrid::s4u::LinkInRoute> route;
-      uint32_t at = a;
-      for (uint32_t li : s.graph.Route(a, b, hops, models::FlowHash(a, b, j, ch))) {
-        const auto& l = s.graph.links[li];
-        const bool forward = l.a == at;
-        route.emplace_back(s.directed[2 * li + (forward ? 0 : 1)]);
-        at = forward ? l.b : l.a;
-      }
-      if (route.empty()) {
-        *error = "topology " + s.spec.Describe() + ": no path from host " + std::to_string(a) + " to " +
-                 std::to_string(b);
-        return false;
-      }
-      zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
-    }
-    zone->seal();
-    // SimGrid's network model is a Model (its actions) and a NetworkModelIntf (what a zone hands out).
-    // Bundles follow CM02's and LV08's sharing penalty and latency (Bundle), with the lazy updates that keep a
-    // flow's latency apart.
-    using simgrid::config::get_value;
-    const std::string& model = get_value<std::string>("network/model");
-    if (config.coalesce && (model == "LV08" || model == "CM02") && get_value<std::string>("network/optim") == "Lazy") {
-      s.network = dynamic_cast<simgrid::kernel::resource::Model*>(zone->get_network_model());
-      s.weight_s = get_value<double>("network/weight-S");
-      s.latency_factor = get_value<double>("network/latency-factor");
-    }
-  } catch (const std::exception& e) {
-    *error = std::string("SimGrid: ") + e.what();
-    return false;
+    if (!s.BuildFluid(routes, error)) return false;
+  } else {
+    if (!s.BuildSimGrid(routes, error)) return false;
   }
-  for (auto* link : s.directed) sg_link_load_track(link);
-  s.last_cum.assign(s.directed.size(), 0);
+  s.last_cum.assign(2 * s.graph.links.size(), 0);
   if (config.progress) {
     uint64_t endpoints = 0;
     for (const auto& job : s.jobs) endpoints += job->schedule.ranks.size();
@@ -694,7 +832,8 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
                  "dltrace simulate (flow): lowered %" PRIu64 " endpoints (%" PRIu64 " steps, %" PRIu64
                  " dependencies, %" PRIu64 " messages) in %.1f s; platform of %zu hosts and %zu link directions in "
                  "%.1f s; memory %.0f MiB\n",
-                 endpoints, s.steps_total, deps_total, s.messages_total, lowered_s, s.hosts.size(), s.directed.size(),
+                 endpoints, s.steps_total, deps_total, s.messages_total, lowered_s,
+                 s.fluid ? size_t(s.graph.names.size()) : s.hosts.size(), s.last_cum.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count() - lowered_s,
                  double(CurrentRssKb()) / 1024);
   }
@@ -721,16 +860,21 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     s.endpoints_left += n;
     for (size_t e = 0; e < n; ++e) {
       const double start = double(job.placement.start_ns) * 1e-9;
-      s.actors.Run("start", s.HostOf(j, int32_t(e)), [&s, &job, e, start]() {
-        s4u::this_actor::sleep_until(start);
+      auto run = [&s, &job, e]() {
         job.engines[e]->Start([&s, &job, e](const executor::RankResult&) {
           if (!job.done[e]) {
             job.done[e] = true;
             ++job.done_count;
-            if (--s.endpoints_left == 0) s.finish_s = s4u::Engine::get_clock();
+            if (--s.endpoints_left == 0) s.finish_s = s.NowSeconds();
           }
         });
-      });
+      };
+      if (s.fluid) s.fluid->At(start, run);
+      else
+        s.actors.Run("start", s.HostOf(j, int32_t(e)), [start, run]() {
+          s4u::this_actor::sleep_until(start);
+          run();
+        });
     }
   }
   return true;
@@ -745,6 +889,9 @@ bool FlowSimulation::Run(std::string* error) {
     s.links_out = std::make_unique<runs::LinksCsvWriter>(s.config.stream_dir + "/links.csv");
     if (!s.flows_out->Open(error) || !s.links_out->Open(s.LinkNames(), s.LinkRates(), error)) return false;
   }
+  if (s.fluid) {
+    s.RunFluid(interval, wall_start);
+  } else {
   // Link samples and progress: a daemon actor, gone when the jobs are.
   s4u::ActorPtr sampler = s4u::Actor::create("sampler", s.hosts.begin()->second, [&s, interval, wall_start]() {
     const double period = interval > 0 ? interval : 1e-3;
@@ -772,13 +919,21 @@ bool FlowSimulation::Run(std::string* error) {
     *error = std::string("SimGrid: ") + e.what();
     return false;
   }
+  }
   if (interval > 0 && !s.final_sampled) s.Sample();
-  if (s.config.progress && s.network)
+  if (s.config.progress && (s.network || (s.fluid && s.config.coalesce)))
     std::fprintf(stderr,
                  "dltrace simulate (flow): %" PRIu64 " of %" PRIu64
-                 " messages went in the SimGrid flow of an equal one that started with them between the same hosts "
+                 " messages went in the flow of an equal one that started with them between the same hosts "
                  "(--no-coalesce: one flow each)\n",
-                 s.messages_coalesced, s.messages_total);
+                 s.fluid ? s.fluid->flows_joined() : s.messages_coalesced, s.messages_total);
+  if (s.config.progress && s.fluid)
+    std::fprintf(stderr,
+                 "dltrace simulate (flow): incremental solver: %" PRIu64 " flows, %" PRIu64
+                 " instants re-solved, %.1f flows re-solved and %.1f rates changed per instant\n",
+                 s.fluid->flows_started() - s.fluid->flows_joined(), s.fluid->solves(),
+                 s.fluid->solves() ? double(s.fluid->flows_resolved()) / double(s.fluid->solves()) : 0.0,
+                 s.fluid->solves() ? double(s.fluid->rate_changes()) / double(s.fluid->solves()) : 0.0);
   for (auto& job : s.jobs) job->JoinHasher();  // its hash goes in the results
   s.FlushFlows(true);
   if (s.flows_out && (!s.flows_out->Commit(error) || !s.links_out->Commit(error))) return false;
@@ -809,15 +964,50 @@ bool FlowSimulation::Run(std::string* error) {
   return true;
 }
 
+void FlowSimulation::State::RunFluid(double interval, std::chrono::steady_clock::time_point wall_start) {
+  // Samples at every multiple of the interval, the last one after the jobs
+  // finished (as SimGrid's sampler takes them); a progress line every 2 wall s.
+  double next_sample = interval > 0 ? interval : std::numeric_limits<double>::infinity();
+  auto last_print = std::chrono::steady_clock::now();
+  uint64_t last_done = 0, instants = 0;
+  double last_wall_s = 0;
+  for (;;) {
+    const double t = fluid->NextTime();
+    if (t == std::numeric_limits<double>::infinity()) break;
+    while (next_sample <= t && !final_sampled) {
+      fluid->AdvanceTo(next_sample);
+      Sample();
+      next_sample += interval;
+      final_sampled = finish_s >= 0;
+    }
+    fluid->Step();
+    if (config.progress && ++instants % 1024 == 0) {
+      const auto now = std::chrono::steady_clock::now();
+      if (now - last_print > std::chrono::seconds(2)) {
+        last_print = now;
+        PrintProgress(std::chrono::duration<double>(now - wall_start).count(), &last_done, &last_wall_s);
+      }
+    }
+  }
+  if (interval > 0 && !final_sampled) {
+    fluid->AdvanceTo(next_sample);
+    Sample();
+    final_sampled = true;
+  }
+}
+
 std::vector<std::string> FlowSimulation::State::LinkNames() const {
   std::vector<std::string> names;
-  for (const auto* link : directed) names.push_back(link->get_cname());
+  for (const auto& l : graph.links) {
+    names.push_back(graph.names[l.a] + "-" + graph.names[l.b]);
+    names.push_back(graph.names[l.b] + "-" + graph.names[l.a]);
+  }
   return names;
 }
 
 std::vector<double> FlowSimulation::State::LinkRates() const {
   std::vector<double> rates;
-  for (size_t d = 0; d < directed.size(); ++d) rates.push_back(double(graph.links[d / 2].rate_bps));
+  for (size_t d = 0; d < 2 * graph.links.size(); ++d) rates.push_back(double(graph.links[d / 2].rate_bps));
   return rates;
 }
 
@@ -826,8 +1016,10 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
   records.source = "flow";
   records.flows = std::move(flows);
   records.flows_written = flows_out != nullptr;
-  std::string title = "# flow-level simulation (SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
-                      std::to_string(SIMGRID_VERSION_MINOR) + "): " + spec.Describe();
+  std::string title = (fluid ? std::string("# flow-level simulation (dltrace's incremental max-min)")
+                             : "# flow-level simulation (SimGrid " + std::to_string(SIMGRID_VERSION_MAJOR) + "." +
+                                   std::to_string(SIMGRID_VERSION_MINOR) + ")") +
+                      ": " + spec.Describe();
   if (config.mltcp) {
     std::ostringstream f;
     f << "; MLTCP shares, F(r) = " << config.mltcp_function.slope << " r + " << config.mltcp_function.intercept;
@@ -849,7 +1041,7 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
     records.links.bytes.push_back(std::move(bytes));
   }
   samples.clear();
-  records.simulated_s = finish_s >= 0 ? finish_s : s4u::Engine::get_clock();
+  records.simulated_s = finish_s >= 0 ? finish_s : NowSeconds();
   records.wall_s = wall_seconds;
   records.events = messages_done;
   records.event_unit = "messages";

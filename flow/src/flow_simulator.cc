@@ -38,6 +38,13 @@ class FlowSimulator final : public Simulator {
     flow.mltcp = !config.congestion_control.empty();
     flow.mltcp_function = config.mltcp;
     flow.coalesce = SettingValues(config, "no-coalesce").empty();
+    const std::vector<std::string> solver = SettingValues(config, "solver");
+    if (!solver.empty() && solver.back() == "incremental") {
+      flow.solver = flow::FlowConfig::Solver::kIncremental;
+    } else if (!solver.empty() && solver.back() != "simgrid") {
+      *error = "--solver " + solver.back() + ": the flow simulator's solvers are simgrid and incremental";
+      return false;
+    }
     return simulation_.Setup(flow, error);
   }
 
@@ -72,6 +79,14 @@ void RegisterFlow() {
       "flow simulator: one SimGrid flow per message (default: equal messages that start together between the same "
       "two hosts go as one flow carrying their bytes and weight, which ends when each would have; faster at scale)";
   info.settings.push_back(no_coalesce);
+  SettingSpec solver;
+  solver.flag = "--solver";
+  solver.type_name = "simgrid|incremental";
+  solver.default_text = "simgrid";
+  solver.help =
+      "flow simulator: who shares the bandwidth: SimGrid's max-min solver, or dltrace's own incremental one (the "
+      "same sharing, re-solved only where a flow started or ended; much faster at thousands of ranks)";
+  info.settings.push_back(solver);
   info.make = [] { return std::make_unique<FlowSimulator>(); };
   RegisterSimulator(std::move(info));
 }

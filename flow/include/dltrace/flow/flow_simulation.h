@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dltrace/flow/fluid_network.h"
 #include "dltrace/models/mltcp.h"
 #include "dltrace/models/placement.h"
 #include "dltrace/runs/simulation_output.h"
@@ -52,7 +53,22 @@ struct FlowConfig {
   // solver sees one flow instead of k (README "Scale"). Off: one
   // communication per message. Not with MLTCP, which weights its own pieces.
   bool coalesce = true;
+  // Who shares the bandwidth: SimGrid's solver (kSimGrid), or dltrace's own
+  // FluidNetwork (kIncremental: the same max-min sharing, CM02's and LV08's
+  // penalties and bounds, re-solved only where something changed; much
+  // faster at thousands of ranks, README "Scale"). The incremental solver
+  // takes the network/ settings of simgrid_cfg it models (FluidParamsFrom),
+  // and not MLTCP.
+  enum class Solver { kSimGrid, kIncremental };
+  Solver solver = Solver::kSimGrid;
 };
+
+// The incremental solver's parameters from DefaultSimGridConfig and then
+// CFG ("KEY:VALUE", as --cfg takes them): network/bandwidth-factor,
+// latency-factor, weight-S, TCP-gamma, model (LV08 or CM02: weight-S's
+// default) and crosstraffic (0 only). False, with *error naming the
+// setting, for anything else.
+bool FluidParamsFrom(const std::vector<std::string>& cfg, FluidParams* params, std::string* error);
 
 constexpr int kMltcpStreamsPerF = 4;         // weight resolution: F in steps of 1/4
 constexpr uint64_t kMltcpMinChunk = 1 << 16;  // bytes

@@ -17,7 +17,9 @@
 //  - a flow's value x is bounded by the smallest bandwidth on its route and by
 //    TCP-gamma / (2 * route latency); with sharing penalty p (route latency
 //    plus weight-S / bandwidth over its links) max-min raises every flow's
-//    level x * p together, each link's sum of x staying within its bandwidth;
+//    level x * p together, each link's sum of x staying within its bandwidth
+//    (a route without latency shares from its start with penalty 1: SimGrid
+//    sets the penalty as the latency is paid);
 //  - bytes move at x times the bandwidth factor.
 // Equal flows that start at one instant on one route go as one flow of
 // multiplicity k (each member keeps its value x; the links carry k x).
