@@ -924,9 +924,10 @@ bool FlowSimulation::Run(std::string* error) {
   if (s.config.progress && (s.network || (s.fluid && s.config.coalesce)))
     std::fprintf(stderr,
                  "dltrace simulate (flow): %" PRIu64 " of %" PRIu64
-                 " messages went in the flow of an equal one that started with them between the same hosts "
+                 " messages went in the %s flow of an equal one that started with them between the same hosts "
                  "(--no-coalesce: one flow each)\n",
-                 s.fluid ? s.fluid->flows_joined() : s.messages_coalesced, s.messages_total);
+                 s.fluid ? s.fluid->flows_joined() : s.messages_coalesced, s.messages_total,
+                 s.fluid ? "incremental solver's" : "SimGrid");
   if (s.config.progress && s.fluid)
     std::fprintf(stderr,
                  "dltrace simulate (flow): incremental solver: %" PRIu64 " flows, %" PRIu64
