@@ -316,6 +316,9 @@ struct FlowSimulation::State {
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, uint32_t> fluid_routes;
   simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model (null: no bundles)
   double weight_s = 0, latency_factor = 1;             // its network/weight-S and network/latency-factor
+  // network/bandwidth-factor: SimGrid's link-load plugin sums its flows'
+  // solver values, and bytes move at that times the factor.
+  double bandwidth_factor = 1;
   uint64_t messages_coalesced = 0;  // messages that joined a bundle
   ActorPool actors;  // every actor of the run but the sampler
   uint64_t messages_total = 0, messages_done = 0;
@@ -622,7 +625,7 @@ void FlowSimulation::State::Sample() {
   const std::vector<double> fluid_bytes = fluid ? fluid->LinkBytes() : std::vector<double>();
   std::vector<double> bytes(last_cum.size(), 0);
   for (size_t d = 0; d < last_cum.size(); ++d) {
-    const double cum = fluid ? fluid_bytes[d] : sg_link_get_cum_load(directed[d]);
+    const double cum = fluid ? fluid_bytes[d] : sg_link_get_cum_load(directed[d]) * bandwidth_factor;
     bytes[d] = cum - last_cum[d];
     last_cum[d] = cum;
   }
@@ -738,6 +741,7 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
     }
     zone->seal();
+    bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
     // SimGrid's network model is a Model (its actions) and a NetworkModelIntf (what a zone hands out).
     // Bundles follow CM02's and LV08's sharing penalty and latency (Bundle), with the lazy updates that keep a
     // flow's latency apart.
@@ -833,7 +837,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
                  " dependencies, %" PRIu64 " messages) in %.1f s; platform of %zu hosts and %zu link directions in "
                  "%.1f s; memory %.0f MiB\n",
                  endpoints, s.steps_total, deps_total, s.messages_total, lowered_s,
-                 s.fluid ? size_t(s.graph.names.size()) : s.hosts.size(), s.last_cum.size(),
+                 s.fluid ? size_t(s.graph.hosts) : s.hosts.size(), s.last_cum.size(),
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count() - lowered_s,
                  double(CurrentRssKb()) / 1024);
   }
