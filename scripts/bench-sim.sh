@@ -28,6 +28,8 @@
 #        DLTRACE_BENCH_SCALE_HOSTS  trace: a synth host's 8 ranks on one topology host (--job TRACE:hosts=trace,
 #                              the default); endpoint: one topology host per rank
 #        DLTRACE_BENCH_SCALE_GIB  a run whose resident memory passes this is stopped (default 18)
+#        DLTRACE_BENCH_SCALE_SOLVER  the flow simulator's --solver for the scale table: simgrid or incremental
+#                              (default simgrid)
 #        DLTRACE_BENCH_KEEP    a directory to keep each run's log and progress lines in (default none)
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
 set -euo pipefail
@@ -74,7 +76,7 @@ if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
   limit_kb=$(( ${DLTRACE_BENCH_SCALE_GIB:-18} * 1048576 ))
   place=${DLTRACE_BENCH_SCALE_HOSTS:-trace}
   [[ $place == trace || $place == endpoint ]] || { echo "bench-sim: DLTRACE_BENCH_SCALE_HOSTS is trace or endpoint" >&2; exit 1; }
-  echo "Flow simulator at scale: one iteration, 8 ranks per host ($place placement), fat-tree sized to the job (load average before: $(load))"
+  echo "Flow simulator at scale: one iteration, 8 ranks per host ($place placement), fat-tree sized to the job, --solver ${DLTRACE_BENCH_SCALE_SOLVER:-simgrid} (load average before: $(load))"
   printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9s %12s %12s %10s\n" ranks model algo synth_s lower_s wall_s cpu_s \
     peak_MiB sim_s_per_s messages messages_per_s
   for n in $DLTRACE_BENCH_SCALE; do
@@ -95,7 +97,7 @@ if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
       job=$work/$name.trace
       [[ $place == endpoint ]] || job+=":hosts=trace"
       capped "$name" "$limit_kb" "$dltrace" simulate --job "$job" --engine flow --topo fat-tree --algo "$algo" \
-        --util-ms 10 -o "$work/$name" || status=$?
+        --solver "${DLTRACE_BENCH_SCALE_SOLVER:-simgrid}" --util-ms 10 -o "$work/$name" || status=$?
       wall=$(field "$name" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
       cpu=$(python3 -c "print('%.1f' % ($(field "$name" "User time \\(seconds\\)") + $(field "$name" "System time \\(seconds\\)")))")
       rss=$(field "$name" "Maximum resident set size \\(kbytes\\)")
