@@ -199,9 +199,8 @@ uint64_t ScheduleExecutor::LocalNs(uint64_t bytes, bool with_latency) const {
 
 void ScheduleExecutor::LocalSendPartDone(uint32_t id) {
   if (finished_) return;
-  auto part = local_send_parts_.emplace(id, 0).first;
-  if (++part->second < 2) return;
-  local_send_parts_.erase(part);
+  if (++local_send_parts_[id] < 2) return;
+  local_send_parts_.erase(id);
   const Step& s = rank_.steps[id];
   result_.bytes_sent += s.bytes;
   result_.bytes_local_sent += s.bytes;
@@ -240,9 +239,9 @@ void ScheduleExecutor::Complete(uint32_t id) {
   if (finished_) return;
   const Step& s = rank_.steps[id];
   TimeRange here;  // without step times: this step's, as far as the op and iteration need it
-  if (auto at = in_flight_.find(id); at != in_flight_.end()) {  // without step times
-    here.start_ns = at->second;
-    in_flight_.erase(at);
+  if (const uint64_t* at = in_flight_.find(id)) {  // without step times
+    here.start_ns = *at;
+    in_flight_.erase(id);
   }
   here.valid = true;
   TimeRange& t = options_.step_times ? result_.steps[id] : here;

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <random>
+#include <unordered_map>
 
 #include "dltrace/formats/trace_set.h"
 #include "dltrace/models/algorithms.h"
@@ -360,3 +362,42 @@ TEST(PipelineJob, IterationTimesAddUpToTheJobAndRepeat) {
 
 }  // namespace
 }  // namespace dltrace::executor
+
+// StepMap (the executor's per-step values for the steps in flight) against
+// std::unordered_map on random inserts, lookups and erases, dense and sparse
+// keys, through several growths and back to empty.
+TEST(StepMap, AgreesWithUnorderedMap) {
+  std::mt19937 rng(7);
+  for (uint32_t spread : {64u, 1u << 20}) {
+    dltrace::executor::StepMap<uint64_t> map;
+    std::unordered_map<uint32_t, uint64_t> ref;
+    for (int i = 0; i < 200000; ++i) {
+      const uint32_t key = rng() % spread;
+      switch (rng() % 3) {
+        case 0:
+          map[key] += i;
+          ref[key] += i;
+          break;
+        case 1: {
+          const uint64_t* at = map.find(key);
+          const auto it = ref.find(key);
+          ASSERT_EQ(at != nullptr, it != ref.end()) << key;
+          if (at) {
+            ASSERT_EQ(*at, it->second);
+          }
+          break;
+        }
+        default:
+          map.erase(key);
+          ref.erase(key);
+      }
+      ASSERT_EQ(map.size(), ref.size());
+    }
+    for (const auto& [key, value] : ref) {
+      ASSERT_NE(map.find(key), nullptr);
+      EXPECT_EQ(*map.find(key), value);
+      map.erase(key);
+    }
+    EXPECT_EQ(map.size(), 0u);
+  }
+}
