@@ -83,7 +83,8 @@ bool FluidParamsFrom(const std::vector<std::string>& cfg, FluidParams* params, s
       *target = number;
       weight_s_set |= target == &params->weight_s;
     } else if (target) {
-      *error = "--cfg " + c + ": " + key + " takes a number" + (key == "network/bandwidth-factor" ? " above 0" : " of 0 or more");
+      *error = "--cfg " + c + ": " + key + " takes a number" +
+               (key == "network/bandwidth-factor" ? " above 0" : " of 0 or more");
       return false;
     } else if (key == "network/model" && (value == "LV08" || value == "CM02")) {
       model = value;
@@ -372,6 +373,9 @@ struct FlowSimulation::State {
   // The network: SimGrid's platform (its engine, links, hosts and ROUTES), or FluidNetwork's.
   bool BuildSimGrid(const RouteSet& routes, std::string* error);
   bool BuildFluid(const RouteSet& routes, std::string* error);
+  // Runs the jobs to their end: samples links.csv every INTERVAL s of simulated time (0: never) and prints
+  // progress every 2 wall s.
+  bool RunSimGrid(double interval, std::chrono::steady_clock::time_point wall_start, std::string* error);
   void RunFluid(double interval, std::chrono::steady_clock::time_point wall_start);
   std::vector<std::string> LinkNames() const;  // per directed link, as links.csv names it
   std::vector<double> LinkRates() const;       // and its rate in bit/s
@@ -745,11 +749,11 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
     }
     zone->seal();
-    bandwidth_factor = simgrid::config::get_value<double>("network/bandwidth-factor");
+    using simgrid::config::get_value;
+    bandwidth_factor = get_value<double>("network/bandwidth-factor");
     // SimGrid's network model is a Model (its actions) and a NetworkModelIntf (what a zone hands out).
     // Bundles follow CM02's and LV08's sharing penalty and latency (Bundle), with the lazy updates that keep a
     // flow's latency apart.
-    using simgrid::config::get_value;
     const std::string& model = get_value<std::string>("network/model");
     if (config.coalesce && (model == "LV08" || model == "CM02") && get_value<std::string>("network/optim") == "Lazy") {
       network = dynamic_cast<simgrid::kernel::resource::Model*>(zone->get_network_model());
@@ -881,12 +885,14 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
           }
         });
       };
-      if (s.fluid) s.fluid->At(start, run);
-      else
+      if (s.fluid) {
+        s.fluid->At(start, run);
+      } else {
         s.actors.Run("start", s.HostOf(j, int32_t(e)), [start, run]() {
           s4u::this_actor::sleep_until(start);
           run();
         });
+      }
     }
   }
   return true;
@@ -901,37 +907,8 @@ bool FlowSimulation::Run(std::string* error) {
     s.links_out = std::make_unique<runs::LinksCsvWriter>(s.config.stream_dir + "/links.csv");
     if (!s.flows_out->Open(error) || !s.links_out->Open(s.LinkNames(), s.LinkRates(), error)) return false;
   }
-  if (s.fluid) {
-    s.RunFluid(interval, wall_start);
-  } else {
-  // Link samples and progress: a daemon actor, gone when the jobs are.
-  s4u::ActorPtr sampler = s4u::Actor::create("sampler", s.hosts.begin()->second, [&s, interval, wall_start]() {
-    const double period = interval > 0 ? interval : 1e-3;
-    auto last_print = std::chrono::steady_clock::now();
-    uint64_t last_done = 0;
-    double last_wall_s = 0;
-    for (;;) {
-      s4u::this_actor::sleep_for(period);
-      if (interval > 0) s.Sample();
-      if (s.finish_s >= 0) {
-        s.final_sampled = true;
-        return;
-      }
-      const auto now = std::chrono::steady_clock::now();
-      if (s.config.progress && now - last_print > std::chrono::seconds(2)) {
-        last_print = now;
-        s.PrintProgress(std::chrono::duration<double>(now - wall_start).count(), &last_done, &last_wall_s);
-      }
-    }
-  });
-  sampler->daemonize();
-  try {
-    s.engine->run();
-  } catch (const std::exception& e) {
-    *error = std::string("SimGrid: ") + e.what();
-    return false;
-  }
-  }
+  if (s.fluid) s.RunFluid(interval, wall_start);
+  else if (!s.RunSimGrid(interval, wall_start, error)) return false;
   if (interval > 0 && !s.final_sampled) s.Sample();
   if (s.config.progress && (s.network || (s.fluid && s.config.coalesce)))
     std::fprintf(stderr,
@@ -974,6 +951,38 @@ bool FlowSimulation::Run(std::string* error) {
         *error = "endpoint " + std::to_string(r.endpoint) + ": " + r.error;
         return false;
       }
+  return true;
+}
+
+bool FlowSimulation::State::RunSimGrid(double interval, std::chrono::steady_clock::time_point wall_start,
+                                       std::string* error) {
+  // Link samples and progress: a daemon actor, gone when the jobs are.
+  s4u::ActorPtr sampler = s4u::Actor::create("sampler", hosts.begin()->second, [this, interval, wall_start]() {
+    const double period = interval > 0 ? interval : 1e-3;
+    auto last_print = std::chrono::steady_clock::now();
+    uint64_t last_done = 0;
+    double last_wall_s = 0;
+    for (;;) {
+      s4u::this_actor::sleep_for(period);
+      if (interval > 0) Sample();
+      if (finish_s >= 0) {
+        final_sampled = true;
+        return;
+      }
+      const auto now = std::chrono::steady_clock::now();
+      if (config.progress && now - last_print > std::chrono::seconds(2)) {
+        last_print = now;
+        PrintProgress(std::chrono::duration<double>(now - wall_start).count(), &last_done, &last_wall_s);
+      }
+    }
+  });
+  sampler->daemonize();
+  try {
+    engine->run();
+  } catch (const std::exception& e) {
+    *error = std::string("SimGrid: ") + e.what();
+    return false;
+  }
   return true;
 }
 
