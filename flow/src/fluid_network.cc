@@ -304,7 +304,7 @@ void FluidNetwork::Fill() {
       --left;
       continue;
     }
-    if (saturate.empty()) break;  // only flows on links without capacity to give (cannot happen: every S flow has links)
+    if (saturate.empty()) break;  // cannot happen: every flow left crosses a link with unfrozen flows
     const uint32_t l = saturate.top().id;
     saturate.pop();
     level = std::max(level, link_level);
