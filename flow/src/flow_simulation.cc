@@ -179,7 +179,7 @@ struct Connection {
   simgrid::s4u::SemaphorePtr queued;  // released once per message put in the queue
   s4u::Host* from = nullptr;          // the two ends' SimGrid hosts
   s4u::Host* to = nullptr;
-  uint32_t route = 0;                 // or its FluidNetwork route (--solver incremental)
+  uint32_t route = FluidNetwork::kNone;  // or its FluidNetwork route (--solver incremental), once known
   bool active = false;                // a message of it is on its way
 };
 
@@ -362,11 +362,11 @@ struct FlowSimulation::State {
   uint64_t Now() const { return fluid ? uint64_t(std::llround(fluid->now() * 1e9)) : flow::NowNs(); }
   // --solver incremental: sends connection C's first queued message; the next goes when it arrived.
   void FluidSendNext(Connection& c);
-  // The directed links (index into `directed`, 2i or 2i+1 for graph link i)
-  // from host A to host B for (JOB, CHANNEL), by flow-hash ECMP; HOPS caches
-  // the hop counts towards B. Empty when B cannot be reached.
-  std::vector<uint32_t> RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel,
-                                   std::vector<uint32_t>* hops, uint32_t* hops_to) const;
+  // *LINKS: the directed links (2i or 2i+1 for graph link i) from host A to
+  // host B for (JOB, CHANNEL), by flow-hash ECMP; HOPS caches the hop counts
+  // towards B. False, with *ERROR, when B cannot be reached.
+  bool RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel, std::vector<uint32_t>* hops,
+                  uint32_t* hops_to, std::vector<uint32_t>* links, std::string* error) const;
   // The message count, step count and routes the schedules use (receiver, sender, job, channel).
   using RouteSet = std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>>;
   RouteSet CollectRoutes(uint64_t* deps_total);
@@ -445,7 +445,7 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
   Connection& c = connections[key];
   if (fluid) {
-    if (c.queue.empty() && !c.active)
+    if (c.route == FluidNetwork::kNone)
       c.route = fluid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, channel});
     c.queue.emplace_back(m, std::move(on_sent));
     if (!c.active) {
@@ -659,18 +659,21 @@ FlowSimulation::State::RouteSet FlowSimulation::State::CollectRoutes(uint64_t* d
   return routes;
 }
 
-std::vector<uint32_t> FlowSimulation::State::RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel,
-                                                        std::vector<uint32_t>* hops, uint32_t* hops_to) const {
+bool FlowSimulation::State::RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel,
+                                       std::vector<uint32_t>* hops, uint32_t* hops_to, std::vector<uint32_t>* links,
+                                       std::string* error) const {
   if (b != *hops_to) *hops = graph.HopsTo(*hops_to = b);
-  std::vector<uint32_t> directed_links;
+  links->clear();
   uint32_t at = a;
   for (uint32_t li : graph.Route(a, b, *hops, models::FlowHash(a, b, job, channel))) {
     const auto& l = graph.links[li];
     const bool forward = l.a == at;
-    directed_links.push_back(2 * li + (forward ? 0 : 1));
+    links->push_back(2 * li + (forward ? 0 : 1));
     at = forward ? l.b : l.a;
   }
-  return directed_links;
+  if (links->empty())
+    *error = "topology " + spec.Describe() + ": no path from host " + std::to_string(a) + " to " + std::to_string(b);
+  return !links->empty();
 }
 
 bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* error) {
@@ -683,14 +686,10 @@ bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* erro
       latency.push_back(double(l.delay_ns) * 1e-9);
     }
   fluid = std::make_unique<FluidNetwork>(std::move(bandwidth), std::move(latency), params);
-  std::vector<uint32_t> hops;
+  std::vector<uint32_t> hops, links;
   uint32_t hops_to = UINT32_MAX;
   for (const auto& [b, a, j, ch] : routes) {
-    const std::vector<uint32_t> links = RouteLinks(a, b, j, ch, &hops, &hops_to);
-    if (links.empty()) {
-      *error = "topology " + spec.Describe() + ": no path from host " + std::to_string(a) + " to " + std::to_string(b);
-      return false;
-    }
+    if (!RouteLinks(a, b, j, ch, &hops, &hops_to, &links, error)) return false;
     fluid_routes[{b, a, j, ch}] = fluid->AddRoute(links);
   }
   return true;
@@ -736,16 +735,12 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
     };
     for (uint32_t j = 0; j < jobs.size(); ++j)
       for (uint32_t h : jobs[j]->placement.hosts) host(h, j, 0);
-    std::vector<uint32_t> hops;
+    std::vector<uint32_t> hops, links;
     uint32_t hops_to = UINT32_MAX;
     for (const auto& [b, a, j, ch] : routes) {
+      if (!RouteLinks(a, b, j, ch, &hops, &hops_to, &links, error)) return false;
       std::vector<s4u::LinkInRoute> route;
-      for (uint32_t d : RouteLinks(a, b, j, ch, &hops, &hops_to)) route.emplace_back(directed[d]);
-      if (route.empty()) {
-        *error = "topology " + spec.Describe() + ": no path from host " + std::to_string(a) + " to " +
-                 std::to_string(b);
-        return false;
-      }
+      for (uint32_t d : links) route.emplace_back(directed[d]);
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
     }
     zone->seal();

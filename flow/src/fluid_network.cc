@@ -181,16 +181,19 @@ void FluidNetwork::Finish(uint32_t f) {
   for (Callback& cb : done) cb();
 }
 
+double FluidNetwork::BytesNow(const Link& link) const {
+  return link.bytes + link.used * params_.bandwidth_factor * (now_ - link.at);
+}
+
 void FluidNetwork::SettleLink(uint32_t l) {
   Link& link = links_[l];
-  link.bytes += link.used * params_.bandwidth_factor * (now_ - link.at);
+  link.bytes = BytesNow(link);
   link.at = now_;
 }
 
 std::vector<double> FluidNetwork::LinkBytes() const {
   std::vector<double> bytes(links_.size());
-  for (size_t l = 0; l < links_.size(); ++l)
-    bytes[l] = links_[l].bytes + links_[l].used * params_.bandwidth_factor * (now_ - links_[l].at);
+  for (size_t l = 0; l < links_.size(); ++l) bytes[l] = BytesNow(links_[l]);
   return bytes;
 }
 

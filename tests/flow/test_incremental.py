@@ -59,9 +59,9 @@ class IncrementalSolverTest(unittest.TestCase):
         return out
 
     def assert_agree(self, a, b, ranks, tolerance=0.0, slack_s=2e-9):
-        """Runs A and B: the same bytes per rank; iteration times and each
-        flow's start and duration within TOLERANCE of the first run's
-        (relative) plus SLACK_S."""
+        """Runs A and B: the same bytes per rank and the same flows.csv rows;
+        iteration times within TOLERANCE of A's (relative) plus SLACK_S, and,
+        with TOLERANCE 0, each flow's start and end within SLACK_S."""
         names = sorted(os.path.basename(p) for p in glob.glob(os.path.join(a, "rank*.results.json")))
         self.assertEqual(len(names), ranks)
         for name in names:

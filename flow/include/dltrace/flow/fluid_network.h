@@ -136,6 +136,7 @@ class FluidNetwork {
   void Fill();        // progressive filling of S over the capacity the others leave
   bool Verify();      // adds to S the held flows that lost their bottleneck; true if it added any
   void AddToS(uint32_t f);
+  double BytesNow(const Link& link) const;  // what it carried until now
   void SettleLink(uint32_t l);  // brings its byte count up to now
   void Reschedule(uint32_t f, double old_x);
 
