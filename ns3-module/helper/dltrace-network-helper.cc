@@ -140,13 +140,7 @@ DltraceNetworkHelper::GetTypeId()
 }
 
 DltraceNetworkHelper::DltraceNetworkHelper()
-    : m_segmentSize(1448),
-      m_sndBufBytes(0),
-      m_rcvBufBytes(0),
-      m_queuePackets(1000),
-      m_ecnThresholdPackets(0),
-      m_priorities(false),
-      m_ecnK(0)
+    : m_ecnK(0)
 {
 }
 

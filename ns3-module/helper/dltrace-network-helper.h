@@ -75,15 +75,15 @@ class DltraceNetworkHelper : public Object
     bool InstallQueues(const DltraceTopologyHelper& topology, std::string* error);
 
     std::string m_congestionControl;
-    uint32_t m_segmentSize;
-    uint32_t m_sndBufBytes;
-    uint32_t m_rcvBufBytes;
+    uint32_t m_segmentSize{0};
+    uint32_t m_sndBufBytes{0};
+    uint32_t m_rcvBufBytes{0};
     Time m_minRto;
     std::string m_recovery;
     std::string m_queueDisc;
-    uint32_t m_queuePackets;
-    uint32_t m_ecnThresholdPackets;
-    bool m_priorities;
+    uint32_t m_queuePackets{0};
+    uint32_t m_ecnThresholdPackets{0};
+    bool m_priorities{false};
 
     TypeId m_cc;
     std::string m_queueKind;

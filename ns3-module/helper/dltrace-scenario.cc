@@ -398,11 +398,17 @@ DltraceScenario::BuildRdma()
 bool
 DltraceScenario::CreateJobs(std::string* error)
 {
-    uint32_t basePort = 5000;
+    uint32_t basePort = 0; // the first job's BasePort default; each next range follows
     for (size_t j = 0; j < m_specs.size(); ++j)
     {
         const DltraceJobSpec& spec = m_specs[j];
         Ptr<DltraceJob> job = CreateObject<DltraceJob>();
+        if (j == 0)
+        {
+            UintegerValue first;
+            job->GetAttribute("BasePort", first);
+            basePort = uint32_t(first.Get());
+        }
         job->SetAttribute("TraceSet", StringValue(spec.trace));
         job->SetAttribute("Index", UintegerValue(uint32_t(j)));
         job->SetAttribute("Priority", UintegerValue(spec.priority));

@@ -51,10 +51,7 @@ DltraceApplication::GetTypeId()
     return tid;
 }
 
-DltraceApplication::DltraceApplication()
-    : m_endpoint(0)
-{
-}
+DltraceApplication::DltraceApplication() = default;
 
 DltraceApplication::~DltraceApplication() = default;
 

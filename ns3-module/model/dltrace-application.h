@@ -66,7 +66,7 @@ class DltraceApplication : public Application
     void StopApplication() override;
 
     Ptr<DltraceJob> m_job;
-    uint32_t m_endpoint;
+    uint32_t m_endpoint{0};
     Ptr<DltraceRdmaNetwork> m_rdma; ///< set: the RDMA transport instead of TCP sockets
     std::unique_ptr<dltrace::executor::Transport> m_transport;
     DltraceSocketTransport* m_socket = nullptr; ///< m_transport when it is the TCP one

@@ -32,6 +32,11 @@ namespace ns3
  * TypeId. AddTraceSource(name, help, &C::m_x, callback) is
  * TypeId::AddTraceSource with MakeTraceSourceAccessor(&C::m_x). Converts to
  * the TypeId.
+ *
+ * An attribute's initial value here is its only default: CreateObject and
+ * ObjectFactory::Create set every attribute (Config::SetDefault included)
+ * after the C++ constructor (ObjectBase::ConstructSelf), so the member
+ * itself gets only a neutral in-class initialiser ({0}, {false}, {}).
  */
 template <class C>
 class DltraceAttributes

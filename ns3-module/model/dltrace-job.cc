@@ -63,13 +63,7 @@ DltraceJob::GetTypeId()
 }
 
 DltraceJob::DltraceJob()
-    : m_channels(1),
-      m_iterations(0),
-      m_timeScale(1.0),
-      m_basePort(5000),
-      m_index(0),
-      m_priority(0),
-      m_lowerSet(false),
+    : m_lowerSet(false),
       m_doneCount(0)
 {
 }

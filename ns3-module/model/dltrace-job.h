@@ -94,12 +94,12 @@ class DltraceJob : public Object
 
     std::string m_tracePath;
     std::string m_algorithm;
-    uint32_t m_channels;
-    uint32_t m_iterations;
-    double m_timeScale;
-    uint16_t m_basePort;
-    uint32_t m_index;
-    uint32_t m_priority;
+    uint32_t m_channels{0};
+    uint32_t m_iterations{0};
+    double m_timeScale{0};
+    uint16_t m_basePort{0};
+    uint32_t m_index{0};
+    uint32_t m_priority{0};
     dltrace::models::LowerOptions m_lower;
     bool m_lowerSet;
 

@@ -32,7 +32,6 @@ DltraceRdmaCongestionControl::DltraceRdmaCongestionControl()
       m_frameBytes(0),
       m_active(false),
       m_cnps(0),
-      m_minRate(100e6),
       m_rate(0),
       m_window(0)
 {

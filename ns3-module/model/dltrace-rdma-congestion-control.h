@@ -67,7 +67,7 @@ class DltraceRdmaCongestionControl : public Object
     uint32_t m_frameBytes;
     bool m_active;
     uint64_t m_cnps;
-    double m_minRate;
+    double m_minRate{0};
 
   private:
     double m_rate;

@@ -56,13 +56,7 @@ DltraceRdmaDcqcn::GetTypeId()
 }
 
 DltraceRdmaDcqcn::DltraceRdmaDcqcn()
-    : m_g(1.0 / 256),
-      m_byteCounter(10000000),
-      m_f(5),
-      m_rai(40e6),
-      m_rhai(400e6),
-      m_initialAlpha(1.0),
-      m_alpha(1.0),
+    : m_alpha(1.0),
       m_targetRate(0),
       m_timerEvents(0),
       m_byteEvents(0),

@@ -45,15 +45,15 @@ class DltraceRdmaDcqcn : public DltraceRdmaCongestionControl
     void RateTimer();
     void Increase();
 
-    // Attributes
-    double m_g;
+    // Attributes (their defaults are in GetTypeId())
+    double m_g{0};
     Time m_alphaTimer;
     Time m_rateTimer;
-    uint64_t m_byteCounter;
-    uint32_t m_f;
-    double m_rai;
-    double m_rhai;
-    double m_initialAlpha;
+    uint64_t m_byteCounter{0};
+    uint32_t m_f{0};
+    double m_rai{0};
+    double m_rhai{0};
+    double m_initialAlpha{0};
 
     double m_alpha;
     double m_targetRate;

@@ -36,10 +36,7 @@ DltraceRdmaHpcc::GetTypeId()
 }
 
 DltraceRdmaHpcc::DltraceRdmaHpcc()
-    : m_eta(0.95),
-      m_maxStage(0),
-      m_rateAi(0),
-      m_u(1),
+    : m_u(1),
       m_wc(0),
       m_wAi(0),
       m_incStage(0),

@@ -36,10 +36,10 @@ class DltraceRdmaHpcc : public DltraceRdmaCongestionControl
     double MeasureInflight(const DltraceRdmaHeader& ack);
     double ComputeWindow(double u, bool updateReference);
 
-    // Attributes
-    double m_eta;
-    uint32_t m_maxStage;
-    double m_rateAi;
+    // Attributes (their defaults are in GetTypeId())
+    double m_eta{0};
+    uint32_t m_maxStage{0};
+    double m_rateAi{0};
 
     double m_u;
     double m_wc;

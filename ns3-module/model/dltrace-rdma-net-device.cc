@@ -75,10 +75,7 @@ DltraceRdmaNetDevice::GetTypeId()
 }
 
 DltraceRdmaNetDevice::DltraceRdmaNetDevice()
-    : m_mtu(1500),
-      m_pauseQuanta(65535),
-      m_scheduler(STRICT_PRIORITY),
-      m_ifIndex(0),
+    : m_ifIndex(0),
       m_address(Mac48Address::Allocate()),
       m_txBusy(false),
       m_totalQueueBytes(0),
@@ -88,7 +85,6 @@ DltraceRdmaNetDevice::DltraceRdmaNetDevice()
       m_controlTxBytes(0),
       m_drops(0)
 {
-    m_weights.fill(1);
     m_classTxBytes.fill(0);
     m_queueBytes.fill(0);
     m_deficit.fill(0);

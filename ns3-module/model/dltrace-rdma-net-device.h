@@ -168,13 +168,13 @@ class DltraceRdmaNetDevice : public NetDevice
     void PauseExpired(uint32_t priority);
     Time QuantaTime(uint16_t quanta) const;
 
-    // Attributes
+    // Attributes (their defaults are in GetTypeId())
     DataRate m_rate;
-    uint16_t m_mtu;
+    uint16_t m_mtu{0};
     Time m_pfcResponseTime;
-    uint16_t m_pauseQuanta;
-    Scheduler m_scheduler;
-    std::array<uint32_t, kClasses> m_weights;
+    uint16_t m_pauseQuanta{0};
+    Scheduler m_scheduler{};
+    std::array<uint32_t, kClasses> m_weights{}; ///< WrrWeights, through its setter
 
     Ptr<Node> m_node;
     Ptr<DltraceRdmaChannel> m_channel;

@@ -38,9 +38,7 @@ DltraceRdmaNic::GetTypeId()
 }
 
 DltraceRdmaNic::DltraceRdmaNic()
-    : m_mtu(1024),
-      m_ackInterval(1),
-      m_host(0),
+    : m_host(0),
       m_haveCc(false),
       m_rr(0),
       m_cnpsSent(0),

@@ -77,9 +77,9 @@ class DltraceRdmaNic : public Object
     void ReceiveData(Ptr<Packet> packet, const DltraceRdmaHeader& h);
     void SendControl(uint8_t type, const DltraceRdmaHeader& data, uint32_t psn, bool withInt);
 
-    // Attributes
-    uint32_t m_mtu;
-    uint32_t m_ackInterval;
+    // Attributes (their defaults are in GetTypeId())
+    uint32_t m_mtu{0};
+    uint32_t m_ackInterval{0};
     Time m_cnpInterval;
 
     uint32_t m_host;

@@ -29,8 +29,7 @@ DltraceRdmaQueuePair::GetTypeId()
 }
 
 DltraceRdmaQueuePair::DltraceRdmaQueuePair()
-    : m_rto(MilliSeconds(1)),
-      m_qpn(0),
+    : m_qpn(0),
       m_src(0),
       m_dst(0),
       m_priority(0),

@@ -95,7 +95,7 @@ class DltraceRdmaQueuePair : public Object
     void RestartTimer();
     void Timeout();
 
-    // Attributes
+    // Attributes (their defaults are in GetTypeId())
     Time m_rto;
 
     uint32_t m_qpn;

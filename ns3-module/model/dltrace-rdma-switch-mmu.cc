@@ -77,18 +77,7 @@ DltraceRdmaSwitchMmu::GetTypeId()
 }
 
 DltraceRdmaSwitchMmu::DltraceRdmaSwitchMmu()
-    : m_bufferSize(12000000),
-      m_alpha(0.125),
-      m_pfcEnabled(true),
-      m_headroomBytes(0),
-      m_xonOffset(3072),
-      m_losslessClasses(1),
-      m_ecnEnabled(true),
-      m_kMin(100000),
-      m_kMax(400000),
-      m_pMax(0.2),
-      m_ecnReferenceRate(25000000000ull),
-      m_poolSize(0),
+    : m_poolSize(0),
       m_poolUsed(0),
       m_drops(0),
       m_marks(0),

@@ -80,19 +80,19 @@ class DltraceRdmaSwitchMmu : public Object
     uint64_t Threshold() const;
     void RecomputePool();
 
-    // Attributes
-    uint64_t m_bufferSize;
-    double m_alpha;
-    bool m_pfcEnabled;
-    uint64_t m_headroomBytes;
-    uint32_t m_xonOffset;
-    uint32_t m_losslessClasses;
+    // Attributes (their defaults are in GetTypeId())
+    uint64_t m_bufferSize{0};
+    double m_alpha{0};
+    bool m_pfcEnabled{false};
+    uint64_t m_headroomBytes{0};
+    uint32_t m_xonOffset{0};
+    uint32_t m_losslessClasses{0};
     Time m_responseTime;
-    bool m_ecnEnabled;
-    uint64_t m_kMin;
-    uint64_t m_kMax;
-    double m_pMax;
-    uint64_t m_ecnReferenceRate;
+    bool m_ecnEnabled{false};
+    uint64_t m_kMin{0};
+    uint64_t m_kMax{0};
+    double m_pMax{0};
+    uint64_t m_ecnReferenceRate{0};
 
     std::vector<Port> m_ports;
     uint64_t m_poolSize;

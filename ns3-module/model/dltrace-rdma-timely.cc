@@ -49,12 +49,7 @@ DltraceRdmaTimely::GetTypeId()
 }
 
 DltraceRdmaTimely::DltraceRdmaTimely()
-    : m_alpha(0.875),
-      m_beta(0.8),
-      m_delta(10e6),
-      m_haiThreshold(5),
-      m_segmentBytes(16384),
-      m_prevRtt(0),
+    : m_prevRtt(0),
       m_rttDiff(0),
       m_negativeRun(0),
       m_bytesSinceUpdate(0)

@@ -32,15 +32,15 @@ class DltraceRdmaTimely : public DltraceRdmaCongestionControl
     Time GetLastRtt() const;
 
   private:
-    // Attributes
-    double m_alpha;
-    double m_beta;
+    // Attributes (their defaults are in GetTypeId())
+    double m_alpha{0};
+    double m_beta{0};
     Time m_tLow;
     Time m_tHigh;
-    double m_delta;
+    double m_delta{0};
     Time m_minRtt;
-    uint32_t m_haiThreshold;
-    uint64_t m_segmentBytes;
+    uint32_t m_haiThreshold{0};
+    uint64_t m_segmentBytes{0};
 
     double m_prevRtt;
     double m_rttDiff;

@@ -72,10 +72,10 @@ DltraceMltcp::MltcpTypeId(const std::string& name)
     return DltraceTypeId<C, P>(name)
         .AddDouble("Slope",
                    "S of F(r) = S * r + I, r the fraction of the iteration's bytes sent.",
-                   1.0, &DltraceMltcp::m_slope, 0.0)
+                   dltrace::models::MltcpFunction{}.slope, &DltraceMltcp::m_slope, 0.0)
         .AddDouble("Intercept",
                    "I of F(r) = S * r + I (F = I at an iteration's first byte).",
-                   0.5, &DltraceMltcp::m_intercept, 0.0)
+                   dltrace::models::MltcpFunction{}.intercept, &DltraceMltcp::m_intercept, 0.0)
         .AddBoolean("PerEndpoint",
                     "r counts the sending endpoint's bytes (as the paper's per-flow count; "
                     "false: the whole job's).",

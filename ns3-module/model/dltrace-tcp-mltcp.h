@@ -39,9 +39,9 @@ class DltraceMltcp
     static TypeId MltcpTypeId(const std::string& name);
 
   private:
-    double m_slope = 1.0;       //!< S of F(r) = S * r + I
-    double m_intercept = 0.5;   //!< I of F(r) = S * r + I
-    bool m_perEndpoint = true;  //!< r counts the endpoint's bytes (false: the job's)
+    double m_slope{0};         //!< S of F(r) = S * r + I
+    double m_intercept{0};     //!< I of F(r) = S * r + I
+    bool m_perEndpoint{false}; //!< r counts the endpoint's bytes (false: the job's)
     std::shared_ptr<dltrace::models::JobProgress> m_progress;
     int32_t m_endpoint = -1;
 };
