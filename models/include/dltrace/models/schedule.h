@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "dltrace/formats/op_kind.h"
+#include "dltrace/models/realloc_vector.h"
 
 namespace dltrace::models {
 
@@ -62,9 +63,11 @@ struct Endpoint {
   int32_t host = -1;        // index into Schedule::hosts
 };
 
+// Steps and dependencies grow with realloc (realloc_vector.h): lowering
+// appends them one at a time, and a large job's are gigabytes.
 struct RankSchedule {
-  std::vector<Step> steps;
-  std::vector<uint32_t> deps;  // step ids, concatenated in step order; Step::deps_end indexes it
+  ReallocVector<Step> steps;
+  ReallocVector<uint32_t> deps;  // step ids, concatenated in step order; Step::deps_end indexes it
 
   // Step S's dependencies; S must be one of STEPS.
   const uint32_t* deps_begin(const Step& s) const { return deps.data() + DepsBegin(s); }
