@@ -795,8 +795,9 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   // the kernel must zero, the unused half of a doubled vector is address
   // space, not memory, and a freed one goes back at once (glibc's adaptive
   // threshold would move such blocks into the heap, where their spare
-  // capacity stays resident). 16,384-rank GPT-3: 131.9 s to lowered and
-  // 14,177 MiB peak with std::vector and 256 KiB, 102.4 s and 13,511 MiB so.
+  // capacity stays resident). 16,384-rank GPT-3 (README "Scale"): a median
+  // 86.4 s to lowered and a 13,200 MiB peak, against 102.3 s and 14,177 MiB
+  // with std::vector and 256 KiB.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage)) return false;
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // the simulation's own blocks: as they were measured at scale
