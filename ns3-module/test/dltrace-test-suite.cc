@@ -1,6 +1,8 @@
 // The dltrace module's tests: a ring all-reduce against the alpha-beta
 // estimate, two jobs sharing a bottleneck, DCTCP's ECN marks at the switches,
 // ECMP on a fat-tree, and the name/spec checks users hit first.
+#include "ns3/dltrace-rdma-net-device.h"
+#include "ns3/dltrace-rdma-switch-mmu.h"
 #include "ns3/dltrace-scenario.h"
 #include "ns3/dltrace-tcp-mltcp.h"
 #include "ns3/config.h"
@@ -271,8 +273,8 @@ class ConfigDefaultsMatchAttributesTestCase : public TestCase
 {
   public:
     ConfigDefaultsMatchAttributesTestCase()
-        : TestCase("the scenario config's defaults are the network helper's and link monitor's "
-                   "attribute defaults")
+        : TestCase("the scenario config's defaults are the network helper's, link monitor's, "
+                   "RDMA net device's and switch MMU's attribute defaults")
     {
     }
 
@@ -315,6 +317,13 @@ class ConfigDefaultsMatchAttributesTestCase : public TestCase
         NS_TEST_EXPECT_MSG_EQ(Serialize(TimeValue(c.utilInterval), links, "Interval"),
                               Default(links, "Interval"),
                               "Interval");
+        // --rdma-egress and --no-pfc set these two; their defaults must agree.
+        const TypeId device = DltraceRdmaNetDevice::GetTypeId();
+        NS_TEST_EXPECT_MSG_EQ(c.rdmaEgress, Default(device, "Scheduler"), "Scheduler");
+        const TypeId mmu = DltraceRdmaSwitchMmu::GetTypeId();
+        NS_TEST_EXPECT_MSG_EQ(Serialize(BooleanValue(c.pfc), mmu, "PfcEnabled"),
+                              Default(mmu, "PfcEnabled"),
+                              "PfcEnabled");
     }
 };
 
