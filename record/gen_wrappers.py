@@ -176,7 +176,7 @@ def mpi_c(rows):
                    f"  if (__builtin_expect(&P{row.name} != nullptr, 1)) {{\n"
                    f"    FastMpiCall c;\n"
                    f"    if (c.Begin(OpKind::{row.kind}) && {fast}) {{\n"
-                   f"      c.Enter();\n"
+                   f"      if (!c.Enter()) return c.CallOnMonotonic(&P{row.name}, {args});\n"
                    f"      int rc = P{row.name}({args});\n"
                    f"      c.Exit();\n"
                    f"      return rc;\n"

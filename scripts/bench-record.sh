@@ -4,38 +4,51 @@
 # per call and % added, for an 8 B and a 1 MB MPI_Allreduce loop, each size
 # in a run of its own (so that neither pays for the other's flushes), ranks
 # under `mpirun --bind-to none`, the recorder writing a trace directory with
-# its default settings (flusher and sampler on). It also prints rank 0's
-# CPU time per call in threads other than the calling one (the recorder's
-# flusher and sampler): what recording takes from cores the ranks spin on.
+# its default settings (flusher on, samples at its flushes), once on each
+# host clock (DLTRACE_CLOCK=tsc and monotonic), with 1 rank and with one
+# rank per core (the ranks then leave no core free for the recorder). It
+# also prints rank 0's CPU time per call in threads other than the calling
+# one (the recorder's flusher): what recording takes from cores the ranks
+# spin on, and the clock each recorded run used (its trace header: tsc,
+# or monotonic where the TSC failed its check).
 # The load average is
 # printed before and after: on a shared machine it says how far to trust
 # the figures.
 #
 # usage: scripts/bench-record.sh [build_dir]      (default build/, or $DLTRACE_BUILD_DIR)
-# env:   DLTRACE_BENCH_RANKS        rank counts to run        (default 2)
+# env:   DLTRACE_BENCH_RANKS        rank counts to run        (default "1 <cores>")
 #        DLTRACE_BENCH_BIND         mpirun --bind-to          (default none; core pins)
 #        DLTRACE_BENCH_REPS         repetitions of each side  (default 5)
 #        DLTRACE_BENCH_SMALL_ITERS  8-byte allreduce calls    (default 200000)
 #        DLTRACE_BENCH_LARGE_ITERS  1 MB allreduce calls      (default 200)
+#        DLTRACE_BENCH_CLOCKS       the recorder's clocks     (default "tsc monotonic")
 #        DLTRACE_BENCH_BASELINE     another libdltrace-record.so (an older build)
-#                                   run as a third side, alternating with the
-#                                   others: before/after in the same conditions
+#                                   run as a further side (default clock),
+#                                   alternating with the others: before/after
+#                                   in the same conditions
 #        DLTRACE_MPI_OVERHEAD       the benchmark program     (default <build>/tests/mpi/dltrace-mpi-overhead)
 #        DLTRACE_BENCH_INSTRUCTIONS 1: instead of times, count the instructions
 #                                   per 8 B call under valgrind's callgrind, one
 #                                   rank without mpirun (a figure machine load
 #                                   does not move; needs valgrind), split into
 #                                   those in the call and those of the flusher,
-#                                   and those of the wrapper alone (exact)
-# Both modes first name the machine: CPU model (/proc/cpuinfo), cores and
-# the kernel's clocksource (tsc: the recorder reads the TSC itself).
+#                                   and those of the wrapper alone (exact), on
+#                                   each clock, and which path the calls took:
+#                                   fast (FastMpiCall) or ordinary (MpiCall,
+#                                   where the instructions of the wrapper's
+#                                   OrdinaryMPI_Allreduce are counted)
+# Both modes first name the machine: CPU model (/proc/cpuinfo), cores, the
+# kernel's clocksource and the CPU's TSC flags (DLTRACE_CLOCK=auto reads the
+# TSC where the clocksource is tsc or the CPU says constant_tsc, nonstop_tsc
+# and tsc_known_freq).
 # Prints figures; it asserts nothing beyond every run succeeding and every
 # recorded run leaving one trace file per rank.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${1:-${DLTRACE_BUILD_DIR:-build}}
-ranks_list=${DLTRACE_BENCH_RANKS:-2}
+ranks_list=${DLTRACE_BENCH_RANKS:-1 $(nproc)}
+clocks=${DLTRACE_BENCH_CLOCKS:-tsc monotonic}
 bind=${DLTRACE_BENCH_BIND:-none}
 reps=${DLTRACE_BENCH_REPS:-5}
 baseline=${DLTRACE_BENCH_BASELINE:-}
@@ -65,7 +78,10 @@ trap 'rm -rf "$work"' EXIT
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
 clocksource=$(cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null)
-echo "machine: ${cpu_model:-unknown CPU}, $(nproc) cores, clocksource ${clocksource:-unknown}"
+# The CPU's word on its TSC: DLTRACE_CLOCK=auto takes it where all three are set.
+tsc_flags=$(awk '/^flags/ { for (i = 1; i <= NF; ++i) if ($i ~ /^(constant_tsc|nonstop_tsc|tsc_known_freq)$/) printf " %s", $i; exit }' /proc/cpuinfo 2>/dev/null)
+echo "machine: ${cpu_model:-unknown CPU}, $(nproc) cores, clocksource ${clocksource:-unknown}," \
+  "TSC flags:${tsc_flags:- none}"
 
 if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   if ! command -v valgrind >/dev/null; then
@@ -73,18 +89,20 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
     exit 1
   fi
   if [[ $(id -u) -eq 0 ]]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
-  # instructions <preload or ""> <calls>: "<all> <drain> <wrapper>": all the
+  # instructions <preload or ""> <calls> [clock]: "<all> <drain> <wrapper> <ordinary>": all the
   # process executed, every thread; of that what Recorder::DrainBuffers did
   # (the flusher's share: events turned into chunks and written); and what
   # the recorder's MPI_Allreduce executed itself (its own instructions, not
   # PMPI_Allreduce's: unlike the whole process's count, which MPI's polling
-  # moves by a few instructions a call between runs, exact). No resource
+  # moves by a few instructions a call between runs, exact); and of those
+  # what OrdinaryMPI_Allreduce ran (inclusive: 0 where every call took the
+  # fast path, which hands anything unusual to it). No resource
   # samples and one flush, at exit (the calls stay well below half the
   # recorder's buffer), so that timers do not change the count.
   instructions() {
-    local out=$work/callgrind.out n drain wrapper
+    local out=$work/callgrind.out n drain wrapper ordinary
     n=$(env ${1:+LD_PRELOAD="$1"} DLTRACE_OUTPUT="$work/trace" DLTRACE_SAMPLE_MS=0 DLTRACE_QUIET=1 \
-          DLTRACE_FLUSH_MS=3600000 \
+          DLTRACE_FLUSH_MS=3600000 ${3:+DLTRACE_CLOCK="$3"} \
           valgrind --tool=callgrind --callgrind-out-file="$out" "$prog" "$2" 0 0 2>&1 |
         awk '/Collected :/ { print $4 }')
     rm -rf "$work/trace"
@@ -98,44 +116,54 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
     # sources it lists a function once per file its inlined code came from.
     wrapper=$(callgrind_annotate --auto=no --inclusive=no "$out" 2>/dev/null |
       awk '$0 ~ /:MPI_Allreduce( |$)/ { gsub(",", "", $1); w += $1 } END { print w + 0 }')
+    ordinary=$(callgrind_annotate --auto=no --inclusive=yes "$out" 2>/dev/null |
+      awk '/OrdinaryMPI_Allreduce/ { gsub(",", "", $1); print $1; exit }')
     rm -f "$out"
-    echo "$n ${drain:-0} ${wrapper:-0}"
+    echo "$n ${drain:-0} ${wrapper:-0} ${ordinary:-0}"
   }
   # Per call: the difference between two call counts, so start-up cancels out.
   lo=20000 hi=60000
   echo "dltrace-mpi-overhead under callgrind, 1 rank: instructions per 8 B MPI_Allreduce ($lo and $hi calls)"
   read -r a _ <<<"$(instructions "" $lo)"
   read -r b _ <<<"$(instructions "" $hi)"
-  report() {  # report <label> <preload>
-    local c d dc dd wc wd
-    read -r c dc wc <<<"$(instructions "$2" $lo)"
-    read -r d dd wd <<<"$(instructions "$2" $hi)"
-    awk -v l="$1" -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v dc="$dc" -v dd="$dd" \
-        -v wc="$wc" -v wd="$wd" -v n=$((hi - lo)) 'BEGIN {
+  report() {  # report <label> <preload> <clock>
+    local c d dc dd wc wd oc od
+    read -r c dc wc oc <<<"$(instructions "$2" $lo "$3")"
+    read -r d dd wd od <<<"$(instructions "$2" $hi "$3")"
+    awk -v l="$1" -v k="$3" -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v dc="$dc" -v dd="$dd" \
+        -v wc="$wc" -v wd="$wd" -v oc="$oc" -v od="$od" -v n=$((hi - lo)) 'BEGIN {
       without = (b - a) / n; with = (d - c) / n; flusher = (dd - dc) / n
-      printf "%-10s %10.1f %10.1f %10.1f %12.1f %10.1f %10.1f\n", l, without, with, with - without,
-             with - without - flusher, flusher, (wd - wc) / n }'
+      # Every call through the ordinary wrapper runs it: tens of
+      # instructions a call at least; a stray one (MPI_Init) is 0 a call.
+      path = ((od - oc) / n > 1) ? "ordinary" : "fast"
+      printf "%-10s %-10s %10.1f %10.1f %10.1f %12.1f %10.1f %10.1f  %s\n", l, k, without, with,
+             with - without, with - without - flusher, flusher, (wd - wc) / n, path }'
   }
   echo "load average: $(loadavg) (callgrind counts do not depend on it)"
-  printf "%-10s %10s %10s %10s %12s %10s %10s\n" recorder without with added "in the call" flusher wrapper
-  report this "$recorder"
-  if [[ -n $baseline ]]; then report baseline "$baseline"; fi
+  printf "%-10s %-10s %10s %10s %10s %12s %10s %10s  %s\n" recorder clock without with added \
+    "in the call" flusher wrapper path
+  for clock in $clocks; do
+    report this "$recorder" "$clock"
+    if [[ -n $baseline ]]; then report baseline "$baseline" "$clock"; fi
+  done
   exit 0
 fi
 
-# run_once <ranks> <without|with|baseline> <8B|1MB>: prints "NS CPU": ns per
-# call, and rank 0's CPU time per call in threads other than the calling one
+# run_once <ranks> <without|tsc|monotonic|baseline> <8B|1MB>: prints "NS CPU
+# CLOCK": ns per call, rank 0's CPU time per call in threads other than the calling one
 # (process CPU time less the calling thread's, over the timed loop): with the
 # recorder, mostly its flusher, i.e. what it takes from the cores the ranks
-# spin on.
+# spin on, and the clock its trace header names (- without the recorder or
+# without the dltrace program).
 # Each size runs alone: the 1 MB loop would otherwise pay for the flush of
 # the 8 B loop's last events, and the 8 B one for nothing of the 1 MB's.
 run_once() {
-  local np=$1 side=$2 size=$3 out=$work/out.txt err=$work/err.txt
+  local np=$1 side=$2 size=$3 out=$work/out.txt err=$work/err.txt clock=
   local -a env_flags=() args=()
   case $side in
-    with) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace") ;;
+    without) ;;
     baseline) env_flags=(-x LD_PRELOAD="$baseline" -x DLTRACE_OUTPUT="$work/trace") ;;
+    *) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace" -x DLTRACE_CLOCK="$side") ;;
   esac
   if [[ $size == 8B ]]; then args=("$small_iters" 0); else args=(0 "$large_iters" 100); fi
   rm -rf "$work/trace"
@@ -153,12 +181,22 @@ run_once() {
       cat "$err" >&2
       exit 1
     fi
+    # The clock the run used (tsc, or monotonic where the TSC failed its
+    # check): its trace header says.
+    if [[ -x $dltrace ]]; then
+      clock=$("$dltrace" dump "$work/trace/rank0.dltrace" 2>/dev/null | python3 -c '
+import json, sys
+for line in sys.stdin:
+    r = json.loads(line)
+    if r.get("type") == "header":
+        print(r.get("attributes", {}).get("dltrace.clock", "?")); break' 2>/dev/null || true)
+    fi
     rm -rf "$work/trace"
   fi
-  awk -v size="$size" '$1 == "allreduce_" size "_ns" { v = $2 }
+  awk -v size="$size" -v clock="${clock:--}" '$1 == "allreduce_" size "_ns" { v = $2 }
       $1 == "allreduce_" size "_thread_cpu_ns" { t = $2 }
       $1 == "allreduce_" size "_process_cpu_ns" { p = $2 }
-      END { if (v == "" || t == "" || p == "") exit 1; print v, p - t }' "$out" || {
+      END { if (v == "" || t == "" || p == "") exit 1; print v, p - t, clock }' "$out" || {
     echo "bench-record: no figures in the output of $prog:" >&2
     cat "$out" >&2
     exit 1
@@ -171,14 +209,18 @@ median() {
     END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
-sides=(without with)
+dltrace=$build/cli/dltrace
+# shellcheck disable=SC2206
+sides=(without $clocks)
 if [[ -n $baseline ]]; then sides+=(baseline); fi
 echo "dltrace-mpi-overhead: $small_iters x 8 B, $large_iters x 1 MB (each in its own run);" \
   "mpirun --bind-to $bind; median of $reps runs each side; $(nproc) cores"
 echo "recorder: $recorder${baseline:+ (baseline: $baseline)}"
+echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set)"
 echo "load average before: $(loadavg)"
 rows=()
 cpu_rows=()
+declare -A clock_seen=()
 for np in $ranks_list; do
   for size in 8B 1MB; do
     declare -A got=() cpu=()
@@ -188,9 +230,10 @@ for np in $ranks_list; do
       for side in "${sides[@]}"; do
         # A plain assignment, so that a failed run stops the script (set -e).
         r=$(run_once "$np" "$side" "$size")
-        read -r v c <<<"$r"
+        read -r v c k <<<"$r"
         got[$side]+="$v "
         cpu[$side]+="$c "
+        if [[ $k != - ]]; then clock_seen[$side]+="$k "; fi
         line+=" $side $v ns ($c ns other threads' CPU)"
       done
       echo "$line"
@@ -211,29 +254,32 @@ done
 echo "load average after: $(loadavg)"
 
 echo
-header=$(printf '%-6s %-5s %12s %12s %10s %9s' ranks size "without ns" "with ns" "added ns" added)
-if [[ -n $baseline ]]; then
-  header+=$(printf ' %13s %10s %9s' "baseline ns" "added ns" added)
-fi
-echo "$header"
-for row in "${rows[@]}"; do
-  read -r np size without with base <<<"$row"
-  awk -v np="$np" -v size="$size" -v a="$without" -v b="$with" -v c="${base:-}" 'BEGIN {
-    printf "%-6s %-5s %12.1f %12.1f %10.1f %8.1f%%", np, size, a, b, b - a, (a > 0) ? (b - a) / a * 100 : 0
-    if (c != "") printf " %13.1f %10.1f %8.1f%%", c, c - a, (a > 0) ? (c - a) / a * 100 : 0
-    printf "\n" }'
+for side in "${sides[@]:1}"; do
+  # shellcheck disable=SC2086
+  echo "clock the recorded runs used, side $side: $(printf '%s\n' ${clock_seen[$side]:-unknown} |
+    sort | uniq -c | awk '{ printf "%s%s x %s", sep, $1, $2; sep = ", " }')"
 done
+echo "(the path the calls took: DLTRACE_BENCH_INSTRUCTIONS=1 says, per clock)"
 
+# table <rows...>: ranks, size, then per side the median, and for each side
+# after the first (without) its ns and % added.
+table() {
+  local header
+  header=$(printf '%-6s %-5s %12s' ranks size "without ns")
+  for side in "${sides[@]:1}"; do header+=$(printf ' %14s %10s %8s' "$side ns" added "%"); done
+  echo "$header"
+  for row in "$@"; do
+    awk -v row="$row" 'BEGIN {
+      n = split(row, f, " ")
+      printf "%-6s %-5s %12.1f", f[1], f[2], f[3]
+      for (i = 4; i <= n; ++i)
+        printf " %14.1f %10.1f %7.1f%%", f[i], f[i] - f[3], (f[3] > 0) ? (f[i] - f[3]) / f[3] * 100 : 0
+      printf "\n" }'
+  done
+}
+echo "wall ns per call, medians:"
+table "${rows[@]}"
 echo
 echo "CPU time per call of rank 0's other threads (process less calling thread; the"
-echo "recorder's flusher and sampler, and MPI's own), medians:"
-header=$(printf '%-6s %-5s %12s %12s %10s' ranks size "without ns" "with ns" "added ns")
-if [[ -n $baseline ]]; then header+=$(printf ' %13s %10s' "baseline ns" "added ns"); fi
-echo "$header"
-for row in "${cpu_rows[@]}"; do
-  read -r np size without with base <<<"$row"
-  awk -v np="$np" -v size="$size" -v a="$without" -v b="$with" -v c="${base:-}" 'BEGIN {
-    printf "%-6s %-5s %12.1f %12.1f %10.1f", np, size, a, b, b - a
-    if (c != "") printf " %13.1f %10.1f", c, c - a
-    printf "\n" }'
-done
+echo "recorder's flusher, and MPI's own), medians:"
+table "${cpu_rows[@]}"

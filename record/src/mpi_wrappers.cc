@@ -383,7 +383,7 @@ class MpiCall {
       // stores; value-initialising in place took a `rep stos`). Every
       // field is written: the slot holds an older call's record.
       static_assert(sizeof(OpRecord) == 96, "a field added to OpRecord is set here too");
-      const bool tsc = g_tsc_clock;
+      const bool tsc = g_tsc_clock.load(std::memory_order_relaxed);
       rec->kind = kind;
       rec->datatype = DataType::Unknown;
       rec->red_op = RedOp::None;
@@ -427,7 +427,7 @@ class MpiCall {
   // A nonblocking call: its op waits in the request table for completion.
   void Pend(MPI_Request* request, MPI_Datatype type, bool is_recv) {
     if (!request || *request == MPI_REQUEST_NULL || !record_) return;
-    rec_->exit_ns = NowTicks();
+    rec_->exit_ns = NowFor(*rec_);
     RequestShard& shard = ShardOf(*request);
     std::lock_guard<std::mutex> lock(shard.mu);
     shard.Push(*request, {TakeOp(), type, is_recv, comm_});
@@ -446,7 +446,7 @@ class MpiCall {
       std::lock_guard<std::mutex> lock(shard.mu);
       if (!shard.Pop(r, &p)) return;  // unrecorded, or an inactive persistent request
     }
-    p.op.completion_ns = NowTicks();
+    p.op.completion_ns = NowFor(p.op);
     p.op.flags |= OpRecord::kCompletion;
     if (p.is_recv && status) {
       int count = 0;
@@ -483,9 +483,8 @@ class MpiCall {
     }
   }
   void Started() {
-    int64_t now = NowTicks();
     for (auto& [request, p] : t_started) {
-      p.op.exit_ns = now;
+      p.op.exit_ns = NowFor(p.op);
       RequestShard& shard = ShardOf(request);
       std::lock_guard<std::mutex> lock(shard.mu);
       shard.Push(request, std::move(p));
@@ -522,7 +521,7 @@ class MpiCall {
   // completes it writes it (WindowSync).
   void Hold(MPI_Win) {
     if (!record_ || !comm_) return;
-    rec_->exit_ns = NowTicks();
+    rec_->exit_ns = NowFor(*rec_);
     std::lock_guard<std::mutex> lock(comm_->window_mu);
     comm_->held.push_back(TakeOp());
   }
@@ -539,7 +538,7 @@ class MpiCall {
       delete peers_;
       return;
     }
-    rec_->exit_ns = NowTicks();
+    rec_->exit_ns = NowFor(*rec_);
     Recorder::Commit(rec_, peers_);  // the flusher frees the per-peer counts
   }
 
@@ -680,18 +679,21 @@ DLTRACE_HOT void Reduction(MpiCall& c, MPI_Op op) {
 //
 //   FastMpiCall c;
 //   if (c.Begin(OpKind::kind) && FastCollective(c, ...) && ...) {
-//     c.Enter(); rc = PMPI_x(args); c.Exit(); return rc;
+//     if (!c.Enter()) return c.CallOnMonotonic(&PMPI_x, args);
+//     rc = PMPI_x(args); c.Exit(); return rc;
 //   }
 //   return the row's ordinary wrapper (MpiCall);
 //
 // Begin and the Fast clauses only check and fill the thread's next slot,
-// which is not yet published: everything unusual (not recording, on
-// another clock, nested, no slot at hand, a communicator, datatype or
-// reduction not in this thread's caches) answers false before any side
-// effect, and the ordinary wrapper takes the call from the start. Nothing
-// here calls a function but PMPI's, so the call keeps two registers across
-// it and reads no state twice (about 80 instructions against 165 for
-// MpiCall on an 8 B MPI_Allreduce, callgrind).
+// which is not yet published: everything unusual (not recording, nested,
+// no slot at hand, a communicator, datatype or reduction not in this
+// thread's caches) answers false before any side effect, and the ordinary
+// wrapper takes the call from the start. Either clock serves: off the TSC
+// (g_fast_record says kFastMonotonic) Enter answers false once the slot
+// is reserved, and CallOnMonotonic, out of line, reads clock_gettime around
+// PMPI, so that the TSC's form calls nothing but PMPI: it keeps two
+// registers across it and reads no state twice (about 95 instructions
+// against 165 for MpiCall on an 8 B MPI_Allreduce, callgrind).
 class FastMpiCall {
  public:
   // The thread's next slot, if the fast path may take this call. A call
@@ -700,7 +702,8 @@ class FastMpiCall {
   // took the slot): then the call is forwarded untouched, by MpiCall.
   DLTRACE_HOT bool Begin(OpKind kind) {
     Recorder::ThreadBuffer* b = t_thread_buffer;
-    if (__builtin_expect(b == nullptr || !g_fast_record.load(std::memory_order_relaxed), 0))
+    if (__builtin_expect(b == nullptr ||
+                             g_fast_record.load(std::memory_order_relaxed) == kFastOff, 0))
       return false;
     const uint32_t pos = b->write_pos;
     if (__builtin_expect(pos >= b->write_limit || b->reserved_by != nullptr || t_mpi.depth != 0, 0))
@@ -715,7 +718,7 @@ class FastMpiCall {
     // each clause sets all of its own, once every check passed.
     static_assert(sizeof(OpRecord) == 96, "a field added to OpRecord is set here too");
     rec->kind = kind;
-    rec->flags = OpRecord::kTicks;
+    rec->flags = OpRecord::kTicks;  // CallOnMonotonic clears it
     rec->group = 0;
     rec->nccl_algorithm = formats::NcclAlgorithm::Unknown;
     rec->nccl_protocol = formats::NcclProtocol::Unknown;
@@ -732,8 +735,56 @@ class FastMpiCall {
     seq_ = seq;
     collective_ = collective;
   }
-  // Every check passed: the call is recorded.
-  DLTRACE_HOT void Enter() {
+  // Every check passed: the call is recorded. True: on the TSC, its enter
+  // time taken; false: on CLOCK_MONOTONIC, for CallOnMonotonic to time.
+  // (g_fast_record read again rather than kept from Begin: one load
+  // instead of a register held across the clauses.)
+  DLTRACE_HOT bool Enter() {
+    Reserve();
+    if (__builtin_expect(g_fast_record.load(std::memory_order_relaxed) != kFastTsc, 0))
+      return false;
+    StoreTicks(&rec_->enter_ns);
+    return true;
+  }
+  DLTRACE_HOT void Exit() {
+    Recorder::ThreadBuffer* b = b_;
+    if (__builtin_expect(b->reserved_by != nullptr, 1)) {
+      StoreTicks(&rec_->exit_ns);
+      Publish(b);
+      return;
+    }
+    StoreTicks(&b->fast_owner->exit_ns);
+    Recorder::CommitSpilled(b->fast_owner);
+  }
+  // F(ARGS) between enter and exit times of CLOCK_MONOTONIC, after an
+  // Enter that said false. Out of line, and given only the slot and the
+  // buffer, so that the TSC's form keeps no more registers for it.
+  template <typename F, typename... A>
+  DLTRACE_HOT int CallOnMonotonic(F* f, A... args) {
+    return MonotonicCall(b_, rec_, f, args...);
+  }
+  template <typename F, typename... A>
+  __attribute__((noinline)) static int MonotonicCall(Recorder::ThreadBuffer* b, OpRecord* rec,
+                                                     F* f, A... args) {
+    rec->flags = 0;
+    rec->enter_ns = NowNs();
+    const int rc = f(args...);
+    if (__builtin_expect(b->reserved_by != nullptr, 1)) {
+      rec->exit_ns = NowNs();
+      Publish(b);
+    } else {
+      b->fast_owner->exit_ns = NowNs();
+      Recorder::CommitSpilled(b->fast_owner);
+    }
+    return rc;
+  }
+  // The reduction (FastReduction), written with the rest in Enter.
+  void SetReduction(RedOp r) { red_op_ = r; }
+
+ private:
+  // The sequence number, the reservation and the reduction: Enter's part
+  // before the clock.
+  DLTRACE_HOT void Reserve() {
     if (collective_) {
       // A plain increment, as in OnComm: collectives on one communicator
       // are ordered by the program.
@@ -749,25 +800,15 @@ class FastMpiCall {
     // says where in fast_owner.
     b_->reserved_by = &b_->fast_owner;
     rec_->red_op = red_op_;
-    StoreTicks(&rec_->enter_ns);
   }
-  DLTRACE_HOT void Exit() {
-    Recorder::ThreadBuffer* b = b_;
-    if (__builtin_expect(b->reserved_by != nullptr, 1)) {
-      StoreTicks(&rec_->exit_ns);
-      b->reserved_by = nullptr;
-      const uint32_t n = b->write_pos + 1;
-      b->write_pos = n;
-      b->write->count.store(n, std::memory_order_release);
-      return;
-    }
-    StoreTicks(&b->fast_owner->exit_ns);
-    Recorder::CommitSpilled(b->fast_owner);
+  // The record, still in its slot, published with its exit time.
+  DLTRACE_HOT static void Publish(Recorder::ThreadBuffer* b) {
+    b->reserved_by = nullptr;
+    const uint32_t n = b->write_pos + 1;
+    b->write_pos = n;
+    b->write->count.store(n, std::memory_order_release);
   }
-  // The reduction (FastReduction), written with the rest in Enter.
-  void SetReduction(RedOp r) { red_op_ = r; }
 
- private:
   Recorder::ThreadBuffer* b_ = nullptr;
   OpRecord* rec_ = nullptr;
   std::atomic<uint64_t>* seq_ = nullptr;
@@ -1076,7 +1117,7 @@ void OnNewWindow(MpiCall& c, MPI_Comm comm, const MPI_Win* win) {
   PMPI_Group_free(&group);
 }
 
-void CompleteHeld(CommEntry* e, int peer, int64_t now);
+void CompleteHeld(CommEntry* e, int peer);
 
 void OnFreeWindow(MpiCall& c, const MPI_Win* win) {
   c.Discard();
@@ -1090,7 +1131,7 @@ void OnFreeWindow(MpiCall& c, const MPI_Win* win) {
     g_windows.erase(it);
     g_comm_generation.fetch_add(1, std::memory_order_release);
   }
-  CompleteHeld(e, -1, NowTicks());  // MPI_Win_free completes what is left
+  CompleteHeld(e, -1);  // MPI_Win_free completes what is left
 }
 
 // Window WIN's entry made C's communicator, the op tagged with the window's
@@ -1123,8 +1164,8 @@ void OneSided(MpiCall& c, MPI_Win win, int target, int count, MPI_Datatype type)
   op.peer = target;
 }
 
-// Writes the ops held on window E (to PEER, or all for -1) as completed at NOW.
-void CompleteHeld(CommEntry* e, int peer, int64_t now) {
+// Writes the ops held on window E (to PEER, or all for -1) as completed now.
+void CompleteHeld(CommEntry* e, int peer) {
   std::vector<MpiOp> done;
   {
     std::lock_guard<std::mutex> lock(e->window_mu);
@@ -1134,7 +1175,7 @@ void CompleteHeld(CommEntry* e, int peer, int64_t now) {
     e->held.erase(keep, e->held.end());
   }
   for (MpiOp& op : done) {
-    op.completion_ns = now;
+    op.completion_ns = NowFor(op);  // on the clock of the op's own times
     op.flags |= OpRecord::kCompletion;
     Emit(op);  // outside the lock: it may wait for the flusher
   }
@@ -1149,7 +1190,7 @@ void WindowSync(MpiCall& c, MPI_Win win, int peer, SyncEffect effect) {
     return;
   }
   c.op().peer = peer;
-  if (effect != kOpens) CompleteHeld(e, peer, NowTicks());
+  if (effect != kOpens) CompleteHeld(e, peer);
 }
 
 // ---- setup, communicators, exit -----------------------------------------

@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <semaphore.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -17,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <new>
 #include <sstream>
@@ -32,8 +34,8 @@ namespace dltrace::record {
 
 using formats::OpEvent;
 
-bool g_tsc_clock = false;
-std::atomic<bool> g_fast_record{false};
+std::atomic<bool> g_tsc_clock{false};
+std::atomic<uint8_t> g_fast_record{kFastOff};
 
 namespace {
 
@@ -115,14 +117,16 @@ namespace {
 // One reading of both clocks: the TSC taken on both sides of the
 // clock_gettime, the tightest of a few tries (a preemption between the
 // reads would otherwise put the pair microseconds apart), so the pair is
-// off by about half of one clock_gettime.
+// off by about half of one clock_gettime. Always the TSC (where there is
+// one), whichever clock the wrappers use now: records taken before a
+// switch away from it still hold ticks.
 Recorder::TickPoint TickNow() {
   Recorder::TickPoint best;
   int64_t best_window = INT64_MAX;
   for (int i = 0; i < 5; ++i) {
-    int64_t t0 = NowTicks();
+    int64_t t0 = NowTicks(true);
     int64_t ns = NowNs();
-    int64_t t1 = NowTicks();
+    int64_t t1 = NowTicks(true);
     if (t1 - t0 < best_window) {
       best_window = t1 - t0;
       best = {t0 + (t1 - t0) / 2, ns};
@@ -156,6 +160,106 @@ bool KernelKeepsTimeWithTsc() {
   ::close(fd);
   return n >= 3 && std::strncmp(buf, "tsc", 3) == 0 && (n == 3 || buf[3] == '\n');
 #else
+  return false;
+#endif
+}
+
+// Whether the CPU says its TSC is invariant: a constant rate, counting in
+// every power state, and a rate the kernel knows without calibrating it
+// (the flags constant_tsc, nonstop_tsc and tsc_known_freq in
+// /proc/cpuinfo: the kernel's reading of CPUID and of its hypervisor). A
+// KVM guest with an invariant TSC shows all three while its kernel keeps
+// time with kvm-clock (which itself reads the TSC), where the wrappers
+// would otherwise pay for clock_gettime and miss the TSC's fast path.
+bool CpuSaysTscInvariant() {
+#if defined(__x86_64__)
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, 5, "flags") != 0) continue;
+    std::istringstream words(line.substr(line.find(':') + 1));
+    bool constant = false, nonstop = false, known = false;
+    for (std::string w; words >> w;) {
+      constant |= w == "constant_tsc";
+      nonstop |= w == "nonstop_tsc";
+      known |= w == "tsc_known_freq";
+    }
+    return constant && nonstop && known;  // the first CPU's flags: all CPUs share them
+  }
+#endif
+  return false;
+}
+
+// Ticks to ns through two readings, as a rate; 0 if it is not one a TSC
+// can have (1 MHz to 10 GHz, as TickScale assumes) or time went back.
+double NsPerTick(const Recorder::TickPoint& a, const Recorder::TickPoint& b) {
+  if (b.ticks <= a.ticks || b.ns <= a.ns) return 0;
+  const double r = double(b.ns - a.ns) / double(b.ticks - a.ticks);
+  return r >= 0.1 && r <= 1000 ? r : 0;
+}
+
+// The TSC against CLOCK_MONOTONIC on every CPU this process may run on (at
+// most 1,024 of them): a thread of its own, pinned to each in turn, reads
+// both clocks there, and each reading must lie within 50 us of the line
+// through a reading before the others and one at least 2 ms after the
+// first. A counter offset between CPUs, or one that is stopped or scaled
+// differently on some CPU, puts a reading off the line by far more. On
+// success *NS_PER_TICK is the rate (each flush checks against it). Costs
+// the start about 2 ms and a migration per CPU; the program's own threads
+// keep their CPU masks.
+bool CheckTscOnEveryCpu(double* ns_per_tick, std::string* why) {
+#if defined(__x86_64__)
+  bool ok = false;
+  auto check = [&] {
+    cpu_set_t mask;
+    if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
+      *why = "sched_getaffinity failed";
+      return;
+    }
+    const Recorder::TickPoint a = TickNow();
+    std::vector<std::pair<int, Recorder::TickPoint>> points;
+    for (int cpu = 0, tried = 0; cpu < CPU_SETSIZE && tried < 1024; ++cpu) {
+      if (!CPU_ISSET(cpu, &mask)) continue;
+      ++tried;
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(cpu, &one);
+      if (pthread_setaffinity_np(pthread_self(), sizeof(one), &one) != 0) continue;
+      const Recorder::TickPoint p = TickNow();
+      if (sched_getcpu() == cpu) points.emplace_back(cpu, p);
+    }
+    pthread_setaffinity_np(pthread_self(), sizeof(mask), &mask);
+    while (NowNs() - a.ns < 2'000'000) std::this_thread::sleep_for(std::chrono::microseconds(500));
+    const Recorder::TickPoint b = TickNow();
+    const double rate = NsPerTick(a, b);
+    if (rate == 0) {
+      *why = "the TSC did not advance with CLOCK_MONOTONIC";
+      return;
+    }
+    for (const auto& [cpu, p] : points) {
+      const double off = double(a.ns) + double(p.ticks - a.ticks) * rate - double(p.ns);
+      if (off > 50'000 || off < -50'000) {
+        char buf[128];
+        std::snprintf(buf, sizeof(buf), "the TSC of CPU %d is %.0f us off CLOCK_MONOTONIC", cpu,
+                      off / 1000);
+        *why = buf;
+        return;
+      }
+    }
+    *ns_per_tick = rate;
+    ok = true;
+  };
+  try {
+    std::thread t(check);
+    t.join();
+  } catch (const std::exception&) {  // no thread to spare: never throw into the program
+    *why = "no thread for the check";
+    return false;
+  }
+  return ok;
+#else
+  (void)ns_per_tick;
+  *why = "no TSC on this CPU";
   return false;
 #endif
 }
@@ -309,7 +413,10 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   uint64_t events = uint64_t(std::max<int64_t>(settings_.buffer_events, 2));
   block_events_ = uint32_t(std::min<uint64_t>(kBlockEvents, (events + 1) / 2));
   max_blocks_ = uint32_t(std::max<uint64_t>(2, (events + block_events_ - 1) / block_events_));
-  g_tsc_clock = settings_.clock == "tsc" || (settings_.clock == "auto" && KernelKeepsTimeWithTsc());
+  // Tentative until Start checks it on every CPU (MPI_Init's enter is
+  // the only record taken before; it keeps the clock it was taken with).
+  g_tsc_clock = settings_.clock == "tsc" ||
+                (settings_.clock == "auto" && (KernelKeepsTimeWithTsc() || CpuSaysTscInvariant()));
 }
 
 Recorder* Recorder::Create() {
@@ -319,7 +426,7 @@ Recorder* Recorder::Create() {
 }
 
 void Recorder::Disable(const std::string& message) {
-  g_fast_record.store(false);
+  g_fast_record.store(kFastOff);
   int prev = state_.exchange(3);
   if (prev != 3 && !settings_.quiet) std::fprintf(stderr, "dltrace: %s\n", message.c_str());
 }
@@ -523,6 +630,18 @@ bool Recorder::Start(const StartInfo& info) {
   h.gpu_bus_id = info.gpu_bus_id;
   h.job_id = JobIdFromEnvironment();
   h.attributes = info.attributes;
+  // The clock, checked on every CPU before the program's calls take it.
+  if (g_tsc_clock.load()) {
+    std::string why;
+    if (!CheckTscOnEveryCpu(&tsc_ns_per_tick_, &why)) {
+      g_tsc_clock.store(false);
+      if (settings_.clock == "tsc" && !settings_.quiet)
+        std::fprintf(stderr, "dltrace: DLTRACE_CLOCK=tsc: %s; timing MPI calls with "
+                     "clock_gettime instead\n", why.c_str());
+      h.attributes.emplace_back("dltrace.clock_check", why);
+    }
+  }
+  h.attributes.emplace_back("dltrace.clock", g_tsc_clock.load() ? "tsc" : "monotonic");
   KeepRawValues(formats::kRankVariables, &h.rank_env);
   KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
   KeepRawValues(formats::kWorldSizeVariables, &h.rank_env);
@@ -578,7 +697,7 @@ bool Recorder::Start(const StartInfo& info) {
     // No room even for the footer: say so now; the header stays readable.
     if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
-  tick_anchor_ = tick_candidate_ = TickNow();
+  tick_anchor_ = tick_candidate_ = tick_checked_ = TickNow();
   sem_init(&g_flush_request, 0, 0);
   sem_init(&g_flush_done, 0, 0);
   InstallSignalHandlers();
@@ -591,14 +710,16 @@ bool Recorder::Start(const StartInfo& info) {
   pthread_sigmask(SIG_SETMASK, &all, &old);
   writer_->flusher = std::thread([this] { FlusherLoop(); });
   pthread_sigmask(SIG_SETMASK, &old, nullptr);
-  g_fast_record.store(g_tsc_clock && state_.load() == 1 && !discard_.load());
+  g_fast_record.store(state_.load() != 1 || discard_.load() ? kFastOff
+                      : g_tsc_clock.load()                    ? kFastTsc
+                                                              : kFastMonotonic);
   return true;
 }
 
 void Recorder::OnFork() {
   // The child shares the parent's file descriptor: it must never write.
   Recorder& r = Recorder::Get();
-  g_fast_record.store(false);
+  g_fast_record.store(kFastOff);
   r.state_ = 3;
 }
 
@@ -628,24 +749,15 @@ void Recorder::OnSignal(int sig, siginfo_t* info, void* ctx) {
 }
 
 void Recorder::FlusherLoop() {
+  // One timer: the flush. Resource samples are taken at flushes
+  // (DrainBuffers), so that no wake-up of their own takes a core from a
+  // rank that spins on it.
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
-  const int64_t sample_ns = settings_.sample_ms * 1'000'000;
-  // Both timers tick on one grid from the start, so that where one period
-  // is a multiple of the other (the defaults: 200 and 100 ms) a flush
-  // shares its wake-up with a sample: 5 fewer a second, each of which would
-  // take a core from a rank that spins on it.
-  const int64_t start = NowNs();
-  int64_t next_flush = start + flush_ns;
-  int64_t next_sample = sample_ns > 0 ? start : INT64_MAX;
-  // The first tick of PERIOD on the grid through T that is past NOW.
-  auto next_tick = [](int64_t t, int64_t period, int64_t now) {
-    return now < t ? t : t + ((now - t) / period + 1) * period;
-  };
+  int64_t next_flush = NowNs() + flush_ns;
   while (true) {
-    int64_t wake = std::min(next_flush, next_sample);
     timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
-    int64_t wait = std::max<int64_t>(0, wake - NowNs());
+    int64_t wait = std::max<int64_t>(0, next_flush - NowNs());
     deadline.tv_sec += time_t(wait / 1'000'000'000);
     deadline.tv_nsec += long(wait % 1'000'000'000);
     if (deadline.tv_nsec >= 1'000'000'000) {
@@ -662,13 +774,10 @@ void Recorder::FlusherLoop() {
     }
     if (g_stop.load()) return;  // Stop() finishes the file itself
     int64_t now = NowNs();
-    if (now >= next_sample) {
-      SampleResources();
-      next_sample = next_tick(next_sample, sample_ns, now);
-    }
     if (now >= next_flush || g_drain_now.exchange(false)) {
       DrainBuffers(false, false);
-      next_flush = next_tick(next_flush, flush_ns, now);
+      // The next tick of the grid from the start that is past now.
+      if (now >= next_flush) next_flush += ((now - next_flush) / flush_ns + 1) * flush_ns;
     }
   }
 }
@@ -706,6 +815,7 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
   // early on) to one taken now: long enough that the readings' jitter does
   // not matter, short enough to follow the kernel's (NTP-slewed) rate.
   const TickPoint now = TickNow();
+  CheckTscAgain(now);
   const TickScale scale(tick_anchor_, now);
   if (now.ns - tick_candidate_.ns >= 100'000'000) {
     tick_anchor_ = tick_candidate_;
@@ -732,16 +842,17 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     // A local copy of the last record, which the stores of times cannot alias.
     OpRecord last_shape = last_added_.op;
     bool repeat_ok = last_added_.valid && last_added_.thread == b->index;
-    // The run's records hold host ticks and no optional time (an MPI call):
-    // the common case, stored without PutTimes' tests.
+    // The run's records hold host times, ticks or ns, and no optional time
+    // (an MPI call): the common case, stored without PutTimes' tests.
     bool plain_ticks = last_shape.flags == OpRecord::kTicks;
+    bool plain_ns = last_shape.flags == 0;
     while (true) {
       uint32_t end = blk->count.load(std::memory_order_acquire);
       while (pos < end) {
         // A run of MPI calls of the last shape (host ticks, no optional
         // time, no per-peer bytes): only their times, straight into the
         // writer's room, in a loop that tests nothing else.
-        if (w && repeat_ok && plain_ticks) {
+        if (w && repeat_ok && (plain_ticks || plain_ns)) {
           if (in_run == run_room) {
             end_run();
             run_room = block_events_;
@@ -750,14 +861,26 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
           const uint32_t stop = pos + uint32_t(std::min<size_t>(end - pos, run_room - in_run));
           formats::OpTimes* t = run + in_run;
           uint32_t p = pos;
-          for (; p < stop; ++p, ++t) {
-            const BufferedOp& e = blk->events[p];
-            if (!SameShape(e.op, last_shape) || e.extras) break;
-            t->has = 0;
-            t->group = e.op.group;
-            t->seq = e.op.seq;
-            t->enter_ns = scale.ToNs(e.op.enter_ns);
-            t->exit_ns = scale.ToNs(e.op.exit_ns);
+          if (plain_ticks) {
+            for (; p < stop; ++p, ++t) {
+              const BufferedOp& e = blk->events[p];
+              if (!SameShape(e.op, last_shape) || e.extras) break;
+              t->has = 0;
+              t->group = e.op.group;
+              t->seq = e.op.seq;
+              t->enter_ns = scale.ToNs(e.op.enter_ns);
+              t->exit_ns = scale.ToNs(e.op.exit_ns);
+            }
+          } else {  // CLOCK_MONOTONIC ns already
+            for (; p < stop; ++p, ++t) {
+              const BufferedOp& e = blk->events[p];
+              if (!SameShape(e.op, last_shape) || e.extras) break;
+              t->has = 0;
+              t->group = e.op.group;
+              t->seq = e.op.seq;
+              t->enter_ns = e.op.enter_ns;
+              t->exit_ns = e.op.exit_ns;
+            }
           }
           in_run += p - pos;
           pos = p;
@@ -789,6 +912,7 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
             last_added_ = {e.op, b->index, e.extras == nullptr};
             last_shape = e.op;
             plain_ticks = last_shape.flags == OpRecord::kTicks;
+            plain_ns = last_shape.flags == 0;
             repeat_ok = last_added_.valid;
             w->AddOp(Expand(e, b->index, scale));
           }
@@ -815,6 +939,13 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     end_run();
     for (auto& op : deferred) w->AddOp(op);
     if (!deferred.empty()) last_added_.valid = false;
+    // A resource sample at this flush, once DLTRACE_SAMPLE_MS passed since
+    // the last, and at the last flush: no timer of its own.
+    const int64_t sample_ns = settings_.sample_ms * 1'000'000;
+    if (sample_ns > 0 && (final || now.ns - writer_->last_sample_ns >= sample_ns)) {
+      writer_->last_sample_ns = now.ns;
+      w->AddSample(SampleResources(writer_, now.ns));
+    }
     ok = w->Flush(&err);
     if (!ok && w->failed()) StopWriting(w->failure(), w->ops_written());
   }
@@ -823,8 +954,32 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
   g_drains.fetch_add(1, std::memory_order_release);
 }
 
+void Recorder::CheckTscAgain(const TickPoint& now) {
+  if (!g_tsc_clock.load(std::memory_order_relaxed)) return;
+  // Over at least 10 ms (its readings' error is then below 1e-5 of the
+  // span), the rate must stay within 1% of the start's: a slewing kernel
+  // moves it by 0.05% at most; a stopped, jumped or rescaled counter (a
+  // paused or migrated virtual machine) by far more.
+  const int64_t span = now.ns - tick_checked_.ns;
+  if (now.ticks > tick_checked_.ticks && span < 10'000'000) return;
+  const double rate = NsPerTick(tick_checked_, now);
+  const double change = rate / tsc_ns_per_tick_ - 1;
+  if (rate != 0 && change < 0.01 && change > -0.01) {
+    tick_checked_ = now;
+    return;
+  }
+  g_tsc_clock.store(false, std::memory_order_relaxed);
+  uint8_t tsc = kFastTsc;  // (not when the fast path is off meanwhile)
+  g_fast_record.compare_exchange_strong(tsc, kFastMonotonic);
+  if (!settings_.quiet)
+    std::fprintf(stderr, "dltrace: rank %d: the TSC %s CLOCK_MONOTONIC over the last %.0f ms; "
+                 "timing MPI calls with clock_gettime from now on\n", rank_,
+                 rate == 0 ? "did not advance with" : "changed its rate against",
+                 double(span) / 1e6);
+}
+
 void Recorder::StopWriting(const std::string& error, uint64_t kept) {
-  g_fast_record.store(false);
+  g_fast_record.store(kFastOff);
   if (discard_.exchange(true)) return;
   if (settings_.quiet) return;
   std::fprintf(stderr,
@@ -833,15 +988,8 @@ void Recorder::StopWriting(const std::string& error, uint64_t kept) {
                rank_, error.c_str(), (unsigned long long)kept);
 }
 
-void Recorder::SampleResources() {
-  WriterState* ws;
-  {
-    std::lock_guard<std::mutex> lock(writer_mu_);
-    ws = writer_;
-  }
-  if (!ws) return;
+formats::ResourceSample Recorder::SampleResources(WriterState* ws, int64_t now) {
   formats::ResourceSample s;
-  int64_t now = NowNs();
   s.time_ns = uint64_t(now);
   // CPU: utime + stime (fields 14, 15 of /proc/self/stat) in clock ticks.
   const char* stat = ws->stat.Read();
@@ -899,8 +1047,7 @@ void Recorder::SampleResources() {
     if (!eol) break;
     line = eol + 1;
   }
-  std::lock_guard<std::mutex> lock(writer_mu_);
-  if (writer_ && writer_->writer) writer_->writer->AddSample(s);
+  return s;
 }
 
 bool Recorder::FinishFile(const char* reason, bool from_signal) {
@@ -958,7 +1105,7 @@ void Recorder::CountUnrecorded(const char* name) {
 void Recorder::Stop(const char* reason) {
   if (pid_ != getpid()) return;
   int expected = 1;
-  g_fast_record.store(false);
+  g_fast_record.store(kFastOff);
   if (!state_.compare_exchange_strong(expected, 2)) return;
   WriterState* w;
   {

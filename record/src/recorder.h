@@ -27,19 +27,25 @@ inline int64_t NowNs() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// The wrappers' clock: the CPU's time-stamp counter where the kernel keeps
-// CLOCK_MONOTONIC with it too (clocksource "tsc": invariant and synchronized
-// across cores), read in a third of clock_gettime's time; CLOCK_MONOTONIC
-// ns elsewhere. Records taken with it carry OpRecord::kTicks and the
-// flusher turns them into CLOCK_MONOTONIC ns (TickClock in recorder.cc).
-extern bool g_tsc_clock;  // set once, before recording starts
+// The wrappers' clock: the CPU's time-stamp counter where it is usable
+// (DLTRACE_CLOCK; auto: where the CPU says it is invariant, constant and
+// non-stop with a known rate, whatever clock the kernel keeps time with,
+// or where the kernel keeps CLOCK_MONOTONIC with it), read in a third of
+// clock_gettime's time; CLOCK_MONOTONIC ns elsewhere. Records taken with
+// it carry OpRecord::kTicks and the flusher turns them into
+// CLOCK_MONOTONIC ns (TickClock in recorder.cc). Checked against
+// CLOCK_MONOTONIC on every CPU at start and at each flush; a failed check
+// clears it, and later calls read clock_gettime. A record's own kTicks
+// says which clock its times are in (NowFor), so a call that spans the
+// switch stays on one clock.
+extern std::atomic<bool> g_tsc_clock;
 inline int64_t NowTicks(bool tsc) {
 #if defined(__x86_64__)
   if (__builtin_expect(tsc, 1)) return int64_t(__builtin_ia32_rdtsc());
 #endif
   return NowNs();
 }
-inline int64_t NowTicks() { return NowTicks(g_tsc_clock); }
+inline int64_t NowTicks() { return NowTicks(g_tsc_clock.load(std::memory_order_relaxed)); }
 
 // *AT = NowTicks(true), stored as the TSC's two halves as the instruction
 // gives them (two stores instead of a shift, an or and a store: the MPI
@@ -57,11 +63,14 @@ __attribute__((always_inline)) inline void StoreTicks(int64_t* at) {
 }
 
 // Whether the MPI wrappers' fast path may record (mpi_wrappers.cc,
-// FastMpiCall): recording started in this process, on the TSC clock, and
-// writing (no failed write). One byte a call reads instead of the
-// recorder's state, its clock and its discard flag; cleared before any of
-// them says otherwise (Stop, Disable, a fork child, a failed write).
-extern std::atomic<bool> g_fast_record;
+// FastMpiCall), and on which clock: recording started in this process and
+// writing (no failed write), kFastTsc or kFastMonotonic as g_tsc_clock
+// says. One byte a call reads instead of the recorder's state, its discard
+// flag and its clock; cleared before any of them says otherwise (Stop,
+// Disable, a fork child, a failed write), and moved from kFastTsc to
+// kFastMonotonic when the TSC fails its check.
+enum FastRecord : uint8_t { kFastOff = 0, kFastMonotonic = 1, kFastTsc = 2 };
+extern std::atomic<uint8_t> g_fast_record;
 
 struct StartInfo {
   int rank = -1;          // from the API when it knows (MPI_Comm_rank); else detected
@@ -110,6 +119,10 @@ struct OpRecord {
   uint64_t count = 0, bytes = 0, seq = 0, stream = 0;
   int64_t enter_ns = 0, exit_ns = 0, gpu_start_ns = 0, gpu_end_ns = 0, completion_ns = 0;
 };
+
+// Now, on the clock REC's times are in (its kTicks): a call's exit and
+// completion times, which must share the clock of its enter.
+inline int64_t NowFor(const OpRecord& rec) { return NowTicks(rec.flags & OpRecord::kTicks); }
 
 // "2.28.9" from ncclGetVersion's code (NCCL_VERSION(X,Y,Z): X*1000+Y*100+Z
 // up to 2.8, X*10000+Y*100+Z after); empty for a code <= 0.
@@ -217,10 +230,16 @@ class Recorder {
   Block* NewBlock(ThreadBuffer* b);
   void FlusherLoop();
   void DrainBuffers(bool from_signal, bool final);
+  // Whether the TSC still runs at its start rate against CLOCK_MONOTONIC
+  // (NOW: a reading of both); if not, the wrappers leave it (g_tsc_clock).
+  void CheckTscAgain(const TickPoint& now);
   // Says once that the trace file could not be written and stops writing;
   // later events are only counted (call with writer_mu_ held).
   void StopWriting(const std::string& error, uint64_t kept);
-  void SampleResources();
+  struct WriterState;
+  // This process's CPU, memory, network and disk now (NOW: CLOCK_MONOTONIC
+  // ns), from /proc files WS keeps open; taken at flushes, under writer_mu_.
+  static formats::ResourceSample SampleResources(WriterState* ws, int64_t now);
   bool FinishFile(const char* reason, bool from_signal);
   void InstallSignalHandlers();
   static void OnSignal(int sig, siginfo_t* info, void* ctx);
@@ -242,6 +261,10 @@ class Recorder {
   uint32_t block_events_ = 0;  // events per block
   uint32_t max_blocks_ = 0;    // blocks per thread: DLTRACE_BUFFER_EVENTS, rounded up
   TickPoint tick_anchor_, tick_candidate_;  // the drain's, under drain_mu_
+  // The TSC's rate against CLOCK_MONOTONIC at start, and the reading each
+  // flush checks the rate since against (CheckTscAgain, under drain_mu_).
+  double tsc_ns_per_tick_ = 0;
+  TickPoint tick_checked_;
   // The record last given to the writer (under drain_mu_): a record of the
   // same shape from the same thread goes in as its times only.
   struct {
@@ -251,7 +274,6 @@ class Recorder {
   } last_added_;
 
   std::mutex writer_mu_;  // guards the writer and pending communicators
-  struct WriterState;
   WriterState* writer_ = nullptr;
   uint64_t dropped_ = 0;
   std::mutex unrecorded_mu_;  // a rare path: a lock is fine

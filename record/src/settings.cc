@@ -14,7 +14,9 @@ const std::vector<SettingInfo>& AllSettings() {
        "trace directory, or a file template with %r rank, %h host, %p pid, %j job id, "
        "%s Slurm step id; default: a fresh dltrace-<time> directory agreed by all ranks"},
       {"DLTRACE_FLUSH_MS", "200", "flush interval; on SIGKILL at most this much is lost"},
-      {"DLTRACE_SAMPLE_MS", "100", "resource sample interval (CPU, memory, network, disk); 0 = off"},
+      {"DLTRACE_SAMPLE_MS", "100",
+       "resource sample interval (CPU, memory, network, disk), taken at flushes (no timer of its "
+       "own): at most one a flush, so never more often than DLTRACE_FLUSH_MS; 0 = off"},
       {"DLTRACE_BUFFER_EVENTS", "1048576",
        "events a thread may buffer between flushes; when full it waits for the flusher "
        "(at most 2 s), then drops (counted in the footer) without waiting again until that "
@@ -25,7 +27,10 @@ const std::vector<SettingInfo>& AllSettings() {
       {"DLTRACE_CLOCK", "auto",
        "MPI calls' host clock: tsc (the CPU's time-stamp counter, a third of clock_gettime's "
        "cost, turned into CLOCK_MONOTONIC ns at each flush), monotonic (clock_gettime), or "
-       "auto: tsc where the kernel's clocksource is tsc, else monotonic"},
+       "auto: tsc where the CPU says its TSC is invariant (constant_tsc, nonstop_tsc and "
+       "tsc_known_freq) or the kernel's clocksource is tsc, else monotonic. The TSC is checked "
+       "against CLOCK_MONOTONIC on every CPU at start and at each flush; where it fails, "
+       "monotonic (the trace header's dltrace.clock says which was used)"},
       {"DLTRACE_RANK", "", "global rank, overriding RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ..."},
       {"DLTRACE_LOCAL_RANK", "", "local rank, overriding LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ..."},
   };
