@@ -261,25 +261,31 @@ for side in "${sides[@]:1}"; do
 done
 echo "(the path the calls took: DLTRACE_BENCH_INSTRUCTIONS=1 says, per clock)"
 
-# table <rows...>: ranks, size, then per side the median, and for each side
-# after the first (without) its ns and % added.
+# table <percent: 1|0> <rows...>: ranks, size, then per side the median,
+# and for each side after the first (without) the ns added (and the %).
 table() {
-  local header
+  local header pct=$1
+  shift
   header=$(printf '%-6s %-5s %12s' ranks size "without ns")
-  for side in "${sides[@]:1}"; do header+=$(printf ' %14s %10s %8s' "$side ns" added "%"); done
+  for side in "${sides[@]:1}"; do
+    header+=$(printf ' %14s %10s' "$side ns" added)
+    if [[ $pct == 1 ]]; then header+=$(printf ' %8s' "%"); fi
+  done
   echo "$header"
   for row in "$@"; do
-    awk -v row="$row" 'BEGIN {
+    awk -v row="$row" -v pct="$pct" 'BEGIN {
       n = split(row, f, " ")
       printf "%-6s %-5s %12.1f", f[1], f[2], f[3]
-      for (i = 4; i <= n; ++i)
-        printf " %14.1f %10.1f %7.1f%%", f[i], f[i] - f[3], (f[3] > 0) ? (f[i] - f[3]) / f[3] * 100 : 0
+      for (i = 4; i <= n; ++i) {
+        printf " %14.1f %10.1f", f[i], f[i] - f[3]
+        if (pct) printf " %7.1f%%", (f[3] > 0) ? (f[i] - f[3]) / f[3] * 100 : 0
+      }
       printf "\n" }'
   done
 }
 echo "wall ns per call, medians:"
-table "${rows[@]}"
+table 1 "${rows[@]}"
 echo
 echo "CPU time per call of rank 0's other threads (process less calling thread; the"
 echo "recorder's flusher, and MPI's own), medians:"
-table "${cpu_rows[@]}"
+table 0 "${cpu_rows[@]}"
