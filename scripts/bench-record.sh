@@ -21,6 +21,15 @@
 #        DLTRACE_BENCH_REPS         repetitions of each side  (default 5)
 #        DLTRACE_BENCH_SMALL_ITERS  8-byte allreduce calls    (default 200000)
 #        DLTRACE_BENCH_LARGE_ITERS  1 MB allreduce calls      (default 200)
+#        DLTRACE_BENCH_WARMUP       8-byte calls before the timed ones (default 1000).
+#                                   A thread's first calls fill event blocks
+#                                   the recorder allocates (416 KiB each, up
+#                                   to DLTRACE_BUFFER_EVENTS) until the first
+#                                   flush hands blocks back; a warm-up longer
+#                                   than a flush interval times the steady
+#                                   state (on the 2-core KVM VM, 1 rank: +187
+#                                   ns of the calling thread's CPU a call over
+#                                   300,000 calls, +43 over 3,000,000)
 #        DLTRACE_BENCH_CLOCKS       the recorder's clocks     (default "tsc monotonic")
 #        DLTRACE_BENCH_BASELINE     another libdltrace-record.so (an older build)
 #                                   run as a further side (default clock),
@@ -53,6 +62,7 @@ bind=${DLTRACE_BENCH_BIND:-none}
 reps=${DLTRACE_BENCH_REPS:-5}
 baseline=${DLTRACE_BENCH_BASELINE:-}
 small_iters=${DLTRACE_BENCH_SMALL_ITERS:-200000}
+warmup=${DLTRACE_BENCH_WARMUP:-1000}
 large_iters=${DLTRACE_BENCH_LARGE_ITERS:-200}
 prog=${DLTRACE_MPI_OVERHEAD:-$build/tests/mpi/dltrace-mpi-overhead}
 recorder=$build/record/libdltrace-record.so
@@ -165,7 +175,7 @@ run_once() {
     baseline) env_flags=(-x LD_PRELOAD="$baseline" -x DLTRACE_OUTPUT="$work/trace") ;;
     *) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace" -x DLTRACE_CLOCK="$side") ;;
   esac
-  if [[ $size == 8B ]]; then args=("$small_iters" 0); else args=(0 "$large_iters" 100); fi
+  if [[ $size == 8B ]]; then args=("$small_iters" 0 "$warmup"); else args=(0 "$large_iters" 100); fi
   rm -rf "$work/trace"
   if ! mpirun "${mpirun_flags[@]}" -np "$np" "${env_flags[@]}" "$prog" "${args[@]}" \
       >"$out" 2>"$err"; then
@@ -213,7 +223,7 @@ dltrace=$build/cli/dltrace
 # shellcheck disable=SC2206
 sides=(without $clocks)
 if [[ -n $baseline ]]; then sides+=(baseline); fi
-echo "dltrace-mpi-overhead: $small_iters x 8 B, $large_iters x 1 MB (each in its own run);" \
+echo "dltrace-mpi-overhead: $small_iters x 8 B after $warmup untimed, $large_iters x 1 MB (each in its own run);" \
   "mpirun --bind-to $bind; median of $reps runs each side; $(nproc) cores"
 echo "recorder: $recorder${baseline:+ (baseline: $baseline)}"
 echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set)"
