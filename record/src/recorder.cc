@@ -249,13 +249,17 @@ bool CheckTscOnEveryCpu(double* ns_per_tick, std::string* why) {
     *ns_per_tick = rate;
     ok = true;
   };
+  // Like the flusher, the check's thread must never take the program's signals.
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
   try {
     std::thread t(check);
     t.join();
   } catch (const std::exception&) {  // no thread to spare: never throw into the program
     *why = "no thread for the check";
-    return false;
   }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
   return ok;
 #else
   (void)ns_per_tick;
