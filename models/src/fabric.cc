@@ -430,6 +430,35 @@ bool ParseFabricFile(const std::string& path, const std::string& overrides, uint
   return true;
 }
 
+double FabricLoad::Imbalance(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double sum = 0, most = 0;
+  for (double x : v) {
+    sum += x;
+    most = std::max(most, x);
+  }
+  return sum > 0 ? most / (sum / double(v.size())) : 0;
+}
+
+FabricLoad ComputeFabricLoad(const TopologyGraph& g, const std::vector<double>& bytes) {
+  FabricLoad load;
+  load.per_nic.assign(g.hosts, 0);
+  load.per_rail.assign(g.gpus_per_host, 0);
+  load.per_plane.assign(g.planes, 0);
+  for (uint32_t i = 0; i < g.links.size() && 2 * i + 1 < bytes.size(); ++i) {
+    const TopologyLink& l = g.links[i];
+    if (l.scale_up) load.nvlink_sent += bytes[2 * i];
+    if (!l.host_link) continue;
+    FabricLoad::Port p{i, l.a, l.rail, l.plane, bytes[2 * i], bytes[2 * i + 1]};
+    load.nic_sent += p.sent;
+    load.per_nic[l.a] += p.sent;
+    if (p.rail >= 0 && size_t(p.rail) < load.per_rail.size()) load.per_rail[size_t(p.rail)] += p.sent;
+    if (size_t(p.plane) < load.per_plane.size()) load.per_plane[size_t(p.plane)] += p.sent;
+    load.ports.push_back(p);
+  }
+  return load;
+}
+
 std::pair<uint32_t, uint32_t> ConnectionRelays(const TopologyGraph& g, uint32_t src, uint32_t dst, uint32_t channel,
                                                RailMode mode) {
   if (mode == RailMode::kDirect || g.gpus_per_host == 1 || g.domain_gpus == 1 || g.SameDomain(src, dst))

@@ -161,6 +161,25 @@ struct NcclNicOptions {
   }
 };
 
+// What a run moved through the fabric's NICs and scale-up links, from the
+// bytes each link direction carried (DIRECTION_BYTES[2i]: link i's a to b,
+// [2i+1]: b to a). Sent bytes count at the GPU's side of each link.
+struct FabricLoad {
+  struct Port {
+    uint32_t link = 0, gpu = 0;  // the NIC link and its endpoint node
+    int32_t rail = -1, plane = 0;
+    double sent = 0, received = 0;
+  };
+  std::vector<Port> ports;          // every NIC port, in link order
+  std::vector<double> per_nic;      // sent, per GPU (its NIC's ports together)
+  std::vector<double> per_rail;     // sent, per rail
+  std::vector<double> per_plane;    // sent, per plane
+  double nic_sent = 0, nvlink_sent = 0;
+  // max / mean of V (0 when nothing moved): 1 is perfect balance.
+  static double Imbalance(const std::vector<double>& v);
+};
+FabricLoad ComputeFabricLoad(const TopologyGraph& graph, const std::vector<double>& direction_bytes);
+
 // The ECMP hash of one connection's direction: its source and destination
 // hosts, its job (index in the simulation) and its channel. All endpoints of a
 // job on one host share a job's connections to another host for this purpose.
