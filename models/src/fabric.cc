@@ -181,7 +181,9 @@ void BuildAiFabric(const TopologySpec& c, FabricBuilder& b) {
 
 void Index(TopologyGraph* g) {
   g->adjacent.assign(g->names.size(), {});
+  g->scale_up_link.assign(g->domain_gpus > 1 ? g->hosts : 0, UINT32_MAX);
   for (uint32_t i = 0; i < g->links.size(); ++i) {
+    if (g->links[i].scale_up) g->scale_up_link[g->links[i].a] = i;
     g->adjacent[g->links[i].a].push_back({g->links[i].b, i});
     g->adjacent[g->links[i].b].push_back({g->links[i].a, i});
   }
@@ -474,16 +476,24 @@ std::pair<uint32_t, uint32_t> ConnectionRelays(const TopologyGraph& g, uint32_t 
 std::vector<uint32_t> ConnectionPath(const TopologyGraph& g, uint32_t src, uint32_t dst, uint32_t channel,
                                      RailMode mode, uint64_t flow_hash,
                                      const std::function<const std::vector<uint32_t>&(uint32_t)>& hops_to) {
-  const auto [out, in] = ConnectionRelays(g, src, dst, channel, mode);
+  // Within a scale-up domain NCCL always uses NVLink, even where a ToR would
+  // be as short (a dcn host's GPUs share their ToR).
+  auto scale_up = [&](uint32_t a, uint32_t b, std::vector<uint32_t>* path) {
+    if (a == b) return;
+    path->push_back(g.scale_up_link[a]);
+    path->push_back(g.scale_up_link[b]);
+  };
   std::vector<uint32_t> path;
-  uint32_t at = src;
-  for (uint32_t next : {out, in, dst}) {
-    if (next == at) continue;
-    const std::vector<uint32_t> part = g.Route(at, next, hops_to(next), flow_hash);
-    if (part.empty()) return {};
-    path.insert(path.end(), part.begin(), part.end());
-    at = next;
+  if (g.SameDomain(src, dst)) {
+    scale_up(src, dst, &path);
+    return path;
   }
+  const auto [out, in] = ConnectionRelays(g, src, dst, channel, mode);
+  scale_up(src, out, &path);
+  const std::vector<uint32_t> network = g.Route(out, in, hops_to(in), flow_hash);
+  if (network.empty()) return {};
+  path.insert(path.end(), network.begin(), network.end());
+  scale_up(in, dst, &path);
   return path;
 }
 

@@ -114,6 +114,7 @@ struct TopologyGraph {
   std::vector<TopologyLink> links;
   // Per node: (neighbour, link index), in link order.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adjacent;
+  std::vector<uint32_t> scale_up_link;  // per endpoint its NVLink link (with a scale-up domain)
 
   bool IsSwitch(uint32_t node) const { return node >= hosts; }
   uint32_t Machines() const { return hosts / gpus_per_host; }
@@ -186,10 +187,12 @@ FabricLoad ComputeFabricLoad(const TopologyGraph& graph, const std::vector<doubl
 uint64_t FlowHash(uint32_t src_host, uint32_t dst_host, uint32_t job, uint32_t channel);
 
 // The links, in order, of one connection from endpoint SRC to endpoint DST
-// on CHANNEL under MODE (RailMode): NextLink's ECMP path between the GPUs
-// where the NIC is theirs, else through the relay GPUs the mode names. The
-// one route rule both simulators use. HOPS_TO(N) must return
-// graph.HopsTo(N) (callers cache it). Empty when SRC == DST or unreachable.
+// on CHANNEL under MODE (RailMode): within a scale-up domain its two NVLink
+// links; otherwise NextLink's ECMP path between the GPUs whose NICs carry it
+// (ConnectionRelays), with an NVLink hop (two links) to and from a relay GPU
+// where that is not SRC or DST. The one route rule both simulators use.
+// HOPS_TO(N) must return graph.HopsTo(N) (callers cache it; it is asked only
+// for the network part's end). Empty when SRC == DST or unreachable.
 std::vector<uint32_t> ConnectionPath(const TopologyGraph& graph, uint32_t src, uint32_t dst, uint32_t channel,
                                      RailMode mode, uint64_t flow_hash,
                                      const std::function<const std::vector<uint32_t>&(uint32_t)>& hops_to);
