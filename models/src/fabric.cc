@@ -40,6 +40,7 @@ class FabricBuilder {
     g_.gpus_per_host = spec.host.gpus;
     g_.domain_gpus = spec.host.gpus > 1 || spec.host.domain > 1 ? spec.host.DomainGpus() : 1;
     g_.planes = spec.planes;
+    g_.ecmp_seed = spec.ecmp_seed;
     g_.hosts = hosts * spec.host.gpus;
     for (uint32_t h = 0; h < hosts; ++h)
       for (uint32_t k = 0; k < spec.host.gpus; ++k)
@@ -239,6 +240,7 @@ bool BuildFabric(const TopologySpec& c, TopologyGraph* out, std::string* error) 
       return false;
     }
     *out = *c.file_graph;
+    out->ecmp_seed = c.ecmp_seed;
   } else {
     FabricBuilder b(c, c.HostCount());
     if (c.AiFabric()) BuildAiFabric(c, b);
@@ -331,9 +333,9 @@ bool ParseFabricFile(const std::string& path, const std::string& overrides, uint
     const size_t eq = item.find('=');
     bool ok = eq != std::string::npos;
     const std::string key = item.substr(0, eq);
-    if ((key != "fail" && key != "degrade" && key != "nvlink" && key != "nvlink-delay") ||
+    if ((key != "fail" && key != "degrade" && key != "nvlink" && key != "nvlink-delay" && key != "seed") ||
         !ParseCommonKey(key, ok ? item.substr(eq + 1) : "", &c, &ok))
-      return fail("unknown parameter '" + key + "' after the file name (fail, degrade, nvlink, nvlink-delay)");
+      return fail("unknown parameter '" + key + "' after the file name (fail, degrade, nvlink, nvlink-delay, seed)");
     if (!ok) return fail("bad value in '" + item + "'");
   }
 
@@ -467,6 +469,9 @@ std::pair<uint32_t, uint32_t> ConnectionRelays(const TopologyGraph& g, uint32_t 
     return {src, dst};
   const uint32_t src_base = g.MachineOf(src) * g.gpus_per_host, dst_base = g.MachineOf(dst) * g.gpus_per_host;
   if (mode == RailMode::kRail) {
+    // A ring edge between GPUs of one rail stays on it (a data-parallel
+    // group of one GPU per host uses that GPU's NIC, as NCCL's search finds).
+    if (g.RailOf(src) == g.RailOf(dst)) return {src, dst};
     const uint32_t rail = channel % g.gpus_per_host;
     return {src_base + rail, dst_base + rail};
   }

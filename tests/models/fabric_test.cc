@@ -153,6 +153,16 @@ TEST(Fabric, RailAlignedCollectivesUseTheChannelsNicOnBothHosts) {
   }
 }
 
+// A data-parallel group of one GPU per host (GPU 3 of each) keeps its rail on every channel.
+TEST(Fabric, RingEdgesWithinARailKeepIt) {
+  Paths p{Build("rail-optimized:hosts=2,gpus=8")};
+  for (uint32_t c = 0; c < 8; ++c) {
+    const auto path = p(3, 11, c, RailMode::kRail);
+    EXPECT_EQ(path.size(), 2u);
+    EXPECT_EQ(p.Nics(path), (std::vector<std::pair<uint32_t, int32_t>>{{3u, 3}, {11u, 3}}));
+  }
+}
+
 // PXN: point-to-point to another rail goes over NVLink to the sender host's
 // GPU on the receiver's rail, then stays on that rail (no spine).
 TEST(Fabric, PxnSendsAcrossRailsThroughTheDestinationsRail) {

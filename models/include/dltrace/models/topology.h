@@ -56,6 +56,7 @@ struct TopologySpec {
   // group), spines (per plane), oversubscription (leaf downlink / uplink
   // capacity), planes (1 or 2; with 2, NIC port p goes to plane p).
   uint32_t planes = 1;
+  uint64_t ecmp_seed = 0;           // seed= mixed into every switch's ECMP hash (0: as before)
   std::string preset;               // spectrum-x, hpn, dcn: what the defaults came from
   std::string file;                 // kind "file": the JSON fabric's path
   std::shared_ptr<const TopologyGraph> file_graph;  // kind "file": what it describes, checked
@@ -110,6 +111,7 @@ struct TopologyGraph {
   uint32_t gpus_per_host = 1;
   uint32_t domain_gpus = 1;        // GPUs per scale-up domain (1: none)
   uint32_t planes = 1;
+  uint64_t ecmp_seed = 0;          // TopologySpec::ecmp_seed
   std::vector<std::string> names;  // per node
   std::vector<TopologyLink> links;
   // Per node: (neighbour, link index), in link order.
@@ -146,6 +148,8 @@ struct TopologyGraph {
 // - kRail: a collective's channel C leaves and enters every host through NIC
 //   C % gpus (rail-aligned rings and trees, NCCL_CROSS_NIC 0 and 2): an
 //   NVLink hop to that rail's GPU where the sender or receiver is another.
+//   An edge between GPUs of one rail keeps that rail (a group of one GPU per
+//   host uses its GPU's NIC).
 // - kPxn: point-to-point and all-to-all through the sender's host GPU on the
 //   receiver's rail (an NVLink hop), then that rail's NIC (PXN, the default).
 enum class RailMode : uint8_t { kDirect, kRail, kPxn };
