@@ -221,7 +221,15 @@ DltraceFlowEcmpRouting::MakeRoute(const Ipv4Header& header, uint32_t interface, 
 {
     Ptr<Ipv4Route> route = Create<Ipv4Route>();
     route->SetDestination(header.GetDestination());
-    route->SetSource(m_ipv4->GetAddress(interface, 0).GetLocal());
+    // A node's address is its first interface's, whichever link a packet
+    // leaves by: TCP takes a connecting socket's address from the route
+    // (TcpSocketBase::SetupEndpoint asks with no packet, so no path yet), and
+    // a GPU with NVLink and NIC links must keep the address its endpoint
+    // listens on and its connections were registered with.
+    const Ipv4Address given = header.GetSource();
+    route->SetSource(given != Ipv4Address() && given != Ipv4Address::GetAny()
+                         ? given
+                         : m_ipv4->GetAddress(m_ipv4->GetNInterfaces() > 1 ? 1 : interface, 0).GetLocal());
     route->SetGateway(gateway);
     route->SetOutputDevice(m_ipv4->GetNetDevice(interface));
     return route;
