@@ -1,9 +1,9 @@
 // libdltrace-mpi-argcheck.so: proves that the MPI recorder hands PMPI exactly
 // what the program passed, and the program exactly what PMPI returned.
 //
-// Preloaded in front of the recorder (LD_PRELOAD=libdltrace-mpi-argcheck.so:
-// libdltrace-record.so, which `dltrace record` makes when LD_PRELOAD already
-// names this library), it defines every C function of record/tables/mpi.py
+// Preloaded in front of the recorder (mpirun -x LD_PRELOAD=libdltrace-mpi-argcheck.so:
+// libdltrace-record.so; `dltrace record` would put the recorder first), it
+// defines every C function of record/tables/mpi.py
 // twice (generated, mpi_argcheck.inc):
 //   MPI_x   notes the arguments as the program passed them (and what the
 //           handles, request arrays and status arrays they point to hold),
@@ -24,6 +24,7 @@
 #include <mpi.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -206,13 +207,28 @@ Fn Next(const char* name) {
   return reinterpret_cast<Fn>(p);
 }
 
+// A fork()ed child starts with no calls of its own (it reports only what it
+// calls itself, if anything).
+void ForgetInChild() {
+  for (auto& n : g_checked) n.store(0);
+  g_substituted.store(0);
+  g_own_calls.store(0);
+  g_mismatches.store(0);
+  g_lines.clear();
+}
+__attribute__((constructor)) void Start() { pthread_atfork(nullptr, nullptr, ForgetInChild); }
+
 // At exit: the totals as one JSON object, where DLTRACE_ARGCHECK_DIR says
 // (processes that made no MPI call write nothing).
 __attribute__((destructor)) void WriteReport() {
   const char* dir = std::getenv("DLTRACE_ARGCHECK_DIR");
   uint64_t total = 0;
   for (auto& n : g_checked) total += n.load();
-  if (!dir || (total == 0 && g_mismatches.load() == 0)) return;
+  if (total == 0 && g_own_calls.load() > 0)  // the recorder's PMPI calls, but no MPI_x of ours
+    std::fprintf(stderr,
+                 "dltrace-argcheck: no MPI call passed through the check: preload it in front of the "
+                 "recorder (LD_PRELOAD=libdltrace-mpi-argcheck.so:libdltrace-record.so)\n");
+  if (!dir || (total == 0 && g_mismatches.load() == 0 && g_own_calls.load() == 0)) return;
   const std::string path = std::string(dir) + "/argcheck." + std::to_string(getpid()) + ".json";
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
