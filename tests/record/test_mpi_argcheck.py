@@ -39,7 +39,7 @@ def table_functions():
     return {row.name for row in gen_wrappers.load_table("mpi")}
 
 
-# The programs the record tests run, each as (ranks, argv after the program);
+# The programs the record tests run, each as (program, ranks, its arguments);
 # "{out}" is the run's scratch directory.
 PROGRAMS = [
     ("dltrace-mpi-all-calls", 4, ["{out}"]),
@@ -53,9 +53,8 @@ PROGRAMS = [
 ]
 
 # Rows none of these programs call: MPI_Abort ends the job (the exit paths
-# are test_mpi_record.py's); the rest no C test program calls yet (the
-# Fortran twins call some; the check covers the C wrappers only). A row
-# added to the table must be called here or listed.
+# are test_mpi_record.py's); no C test program calls the rest yet. A row
+# added to the table must be called by one of the programs or listed here.
 NOT_CALLED = {
     "MPI_Abort",
     "MPI_Bsend_init", "MPI_Rsend_init", "MPI_Ssend_init", "MPI_Ibsend", "MPI_Irsend",
