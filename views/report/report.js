@@ -319,32 +319,62 @@
     if (!n) return empty(s, "no ranks");
     var max = 0, nonzero = 0;
     m.bytes.forEach(function (row) { row.forEach(function (v) { max = Math.max(max, v); nonzero += v > 0; }); });
-    var LEVELS = 48;
-    function color(v) {
-      if (!(v > 0)) return "#f7f7f7";
-      // White-blue to dark blue; the square root keeps small flows visible.
+    var LEVELS = 48, EMPTY = [247, 247, 247];
+    // White-blue to dark blue; the square root keeps small flows visible.
+    function rgb(v) {
+      if (!(v > 0)) return EMPTY;
       var a = Math.round(Math.sqrt(v / max) * LEVELS) / LEVELS;
-      return "rgb(" + Math.round(222 - a * 214) + "," + Math.round(235 - a * 187) + "," + Math.round(247 - a * 140) + ")";
+      return [Math.round(222 - a * 214), Math.round(235 - a * 187), Math.round(247 - a * 140)];
     }
+    function color(v) { return "rgb(" + rgb(v).join(",") + ")"; }
+    // One image pixel per cell in view (per block of cells, as many as the
+    // plot has pixels, holding the block's largest value), scaled onto the
+    // plot without smoothing: one drawImage however many ranks.
     function cells(u) {
-      var sx = u.scales.x, sy = u.scales.y, fills = new Map();
+      var sx = u.scales.x, sy = u.scales.y, b = u.bbox, ctx = u.ctx;
       var j0 = Math.max(0, Math.floor(sx.min)), j1 = Math.min(n, Math.ceil(sx.max));
       var i0 = Math.max(0, Math.floor(n - sy.max)), i1 = Math.min(n, Math.ceil(n - sy.min));
-      var sj = Math.max(1, Math.ceil((j1 - j0) / u.bbox.width)), si = Math.max(1, Math.ceil((i1 - i0) / u.bbox.height));
-      var gap = (u.bbox.width / Math.max(j1 - j0, 1) > 12 && u.bbox.height / Math.max(i1 - i0, 1) > 12) ? 1 : 0;
-      for (var i = i0; i < i1; i += si) {
-        var top = u.valToPos(n - i, "y", true), bottom = u.valToPos(n - Math.min(i + si, n), "y", true);
-        for (var j = j0; j < j1; j += sj) {
+      if (j1 <= j0 || i1 <= i0) return;
+      var sj = Math.max(1, Math.ceil((j1 - j0) / b.width)), si = Math.max(1, Math.ceil((i1 - i0) / b.height));
+      var cols = Math.ceil((j1 - j0) / sj), rows = Math.ceil((i1 - i0) / si);
+      var img = document.createElement("canvas");
+      img.width = cols;
+      img.height = rows;
+      var g = img.getContext("2d"), pixels = g.createImageData(cols, rows), px = pixels.data;
+      for (var r = 0; r < rows; r++) {
+        for (var c = 0; c < cols; c++) {
           var v = 0;
-          for (var a = i; a < Math.min(i + si, n); a++)
-            for (var b = j; b < Math.min(j + sj, n); b++) v = Math.max(v, m.bytes[a][b]);
-          var left = u.valToPos(j, "x", true), right = u.valToPos(Math.min(j + sj, n), "x", true);
-          var c = color(v), p = fills.get(c);
-          if (!p) fills.set(c, p = new Path2D());
-          p.rect(left + gap, top + gap, right - left - 2 * gap, bottom - top - 2 * gap);
+          for (var a = i0 + r * si; a < Math.min(i0 + (r + 1) * si, n); a++) {
+            var row = m.bytes[a];
+            for (var k = j0 + c * sj; k < Math.min(j0 + (c + 1) * sj, n); k++) if (row[k] > v) v = row[k];
+          }
+          var q = rgb(v), o = (r * cols + c) * 4;
+          px[o] = q[0]; px[o + 1] = q[1]; px[o + 2] = q[2]; px[o + 3] = 255;
         }
       }
-      return { fill: fills, stroke: null, clip: null };
+      g.putImageData(pixels, 0, 0);
+      var left = u.valToPos(j0, "x", true), right = u.valToPos(j0 + cols * sj, "x", true);
+      var top = u.valToPos(n - i0, "y", true), bottom = u.valToPos(n - i0 - rows * si, "y", true);
+      // Clipped to the plot and to the matrix (a last, partial block stops at rank n).
+      var cl = Math.max(b.left, u.valToPos(0, "x", true)), cr = Math.min(b.left + b.width, u.valToPos(n, "x", true));
+      var ct = Math.max(b.top, u.valToPos(n, "y", true)), cb = Math.min(b.top + b.height, u.valToPos(0, "y", true));
+      ctx.save();
+      ctx.beginPath();
+      ctx.rect(cl, ct, cr - cl, cb - ct);
+      ctx.clip();
+      ctx.imageSmoothingEnabled = false;
+      ctx.drawImage(img, left, top, right - left, bottom - top);
+      // Large cells get white borders between them.
+      var cw = (right - left) / cols, ch = (bottom - top) / rows;
+      if (sj === 1 && si === 1 && cw > 12 && ch > 12) {
+        ctx.strokeStyle = "#fff";
+        ctx.lineWidth = 2;
+        ctx.beginPath();
+        for (c = 0; c <= cols; c++) { ctx.moveTo(left + c * cw, top); ctx.lineTo(left + c * cw, bottom); }
+        for (r = 0; r <= rows; r++) { ctx.moveTo(left, top + r * ch); ctx.lineTo(right, top + r * ch); }
+        ctx.stroke();
+      }
+      ctx.restore();
     }
     var label = function (i) { return m.labels[i] === undefined ? "" : m.labels[i]; };
     var hover = "hover over a cell for its bytes; drag to zoom into a block of ranks";
@@ -367,8 +397,10 @@
                     values: ticks(function (v) { return label(Math.floor(v)); }) }),
              axis({ label: "sender", grid: { show: false }, splits: categorySplits(n, 0.5, 16), size: 56,
                     values: ticks(function (v) { return label(n - 1 - Math.floor(v)); }) })],
-      series: [{}, { label: "bytes", fill: "#08306b", width: 0, paths: cells, points: { show: false } }],
+      series: [{}, { label: "bytes", fill: "#08306b", width: 0, points: { show: false },
+                     paths: function () { return null; } }],
       hooks: {
+        draw: [cells],
         setCursor: [function (u) {
           var l = u.cursor.left, t = u.cursor.top;
           if (!(l >= 0 && t >= 0)) { text.textContent = hover; return; }
