@@ -1,9 +1,10 @@
 // Injected by test_report.py into a copy of a report, after the report's own
 // script: drives each chart with synthetic mouse events, as a person would,
 // and writes what happened as JSON into a pre element (id "probe"), which the test
-// reads from Chromium's --dump-dom. Per chart: the legend values and readout
-// line before and while hovering a drawn value, and the x (and, for the matrix
-// and the timeline, y) scale before a drag, after it and after a double-click.
+// reads from Chromium's --dump-dom. Per chart: how many x values it has and
+// how many plot pixels it inked, the legend values and readout line before
+// and while hovering a drawn value, and the x (and, for the matrix and the
+// timeline, y) scale before a drag, after it and after a double-click.
 (function () {
   "use strict";
   // uPlot ignores a move while dragging that did not move (movementX/Y 0).
@@ -17,6 +18,13 @@
     var values = [].map.call(u.root.querySelectorAll(".u-legend .u-value"), function (e) { return e.textContent; });
     var line = sec.querySelector(".readout");
     return { legend: values, readout: line ? line.textContent : null };
+  }
+  // Pixels of the plot area that something dark was drawn on (marks: lines,
+  // bars, cells; not the white background or the light grid).
+  function ink(u) {
+    var b = u.bbox, px = u.ctx.getImageData(b.left, b.top, b.width, b.height).data, count = 0;
+    for (var i = 0; i < px.length; i += 4) if (px[i + 3] > 0 && Math.min(px[i], px[i + 1], px[i + 2]) < 200) count++;
+    return count;
   }
   function scale(u, key) { return [u.scales[key].min, u.scales[key].max]; }
   // Where a value is drawn, in CSS pixels from the plot area's top left.
@@ -49,6 +57,8 @@
   async function probeOne(id, u, d, res) {
     var w = u.over.clientWidth, h = u.over.clientHeight, r = u.over.getBoundingClientRect();
     res.size = [w, h];
+    res.n = u.data[0].length;
+    res.ink = ink(u);
     res.idle = shown(u);
     var at = target(id, u, d);
     res.target = at;

@@ -589,14 +589,23 @@
         errors.push(c[0] + ": " + e.message);
       }
     });
-    if (only) document.querySelectorAll("section.chart").forEach(function (s) {
-      if (s.id !== "chart-" + only) s.parentNode.removeChild(s);
-      else if (plots[only]) {
-        // Fill the window: what is left of it after the title, legend and readout.
-        var u = plots[only], rest = s.offsetHeight - u.height;
+    if (only) {
+      document.querySelectorAll("section.chart").forEach(function (s) {
+        if (s.id !== "chart-" + only) s.parentNode.removeChild(s);
+      });
+      // Fill the window: what is left of it after the title, legend and
+      // readout (the plot itself may not be laid out yet: uPlot sizes it in
+      // a microtask). Again when the window changes: headless Chromium
+      // reaches its --window-size only after the page has loaded.
+      var fit = function () {
+        var u = plots[only], s = document.getElementById("chart-" + only);
+        if (!u || !s) return;
+        var rest = s.offsetHeight - u.root.querySelector(".u-wrap").offsetHeight;
         u.setSize({ width: window.innerWidth - 40, height: Math.max(200, window.innerHeight - rest - 24) });
-      }
-    });
+      };
+      fit();
+      window.addEventListener("resize", fit);
+    }
     // Charts laid out after an earlier one may have moved it: refresh where
     // each one is on the page, for the cursor.
     Object.keys(plots).forEach(function (id) { plots[id].syncRect(); });
