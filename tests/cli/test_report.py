@@ -58,7 +58,8 @@ def status(html):
 
 def charts(html):
     """Per chart id in the rendered page: its section's series and points
-    counts, its legend's labels (uPlot's; the first names the x axis) and its
+    counts, its legend's labels (uPlot's; the first names the x axis, except
+    on the timeline, whose legend names only the operation kinds) and its
     readout line."""
     out = {}
     for chunk in html.split('<section class="chart"')[1:]:
@@ -167,7 +168,7 @@ class ReportTest(unittest.TestCase):
             self.assertTrue(drawn[chart]["uplot"] or drawn[chart]["empty"], chart)
         # The series, by legend label, are the data's.
         d = data_of(out)
-        self.assertEqual(drawn["timeline"]["legend"], ["time"] + d["timeline"]["kinds"])
+        self.assertEqual(drawn["timeline"]["legend"], d["timeline"]["kinds"])
         self.assertEqual(drawn["timeline"]["points"], sum(len(r["ops"]) for r in d["timeline"]["ranks"]))
         self.assertTrue(drawn["timeline"]["readout"].startswith("hover over an operation"))
         self.assertEqual(drawn["matrix"]["points"], sum(v > 0 for row in d["matrix"]["bytes"] for v in row))

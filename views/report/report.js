@@ -134,6 +134,9 @@
 
   // ---- line charts ------------------------------------------------------
 
+  // Tick steps of an axis of whole numbers (iterations).
+  var WHOLE = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000, 100000];
+
   // Lines over time, one per series; SERIES: [{label, x[], y[], dash?, color?}].
   // Series sampled at different times are joined on one x axis; the legend
   // shows each series' value at the sample nearest the cursor.
@@ -191,7 +194,7 @@
         x: { time: false, distr: opts.logx ? 3 : 1, range: opts.logx ? function (u, min, max) { return [min, max]; } : undefined },
         y: { range: function (u, min, max) { return [0, ymax || (max > 0 ? max * 1.08 : 1)]; } }
       },
-      axes: [axis({ label: xlabel, values: ticks(xfmt) }),
+      axes: [axis({ label: xlabel, values: ticks(xfmt), incrs: opts.wholeX ? WHOLE : undefined }),
              axis({ label: ylabel, values: ticks(fmt), size: 64 })],
       series: uSeries
     }, data, points);
@@ -229,7 +232,7 @@
     });
     lineChart("iterations", "Time per iteration", d.runs.length > 1 ? "recorded vs replayed vs simulated"
               : "recorded (give --results DIR to add replayed or simulated runs)",
-              series, function (v) { return fmtNum(v) + " ms"; }, "ms", "iteration", fmtNum);
+              series, function (v) { return fmtNum(v) + " ms"; }, "ms", "iteration", fmtNum, { wholeX: true });
   }
 
   function fctChart(d) {
