@@ -8,6 +8,12 @@ foreach(entry ${ASSETS})
   math(EXPR from "${eq} + 1")
   string(SUBSTRING "${entry}" ${from} -1 asset)
   file(READ ${asset} text)
+  # Our own scripts lose their comment lines and indentation (the page
+  # carries what runs, the source what explains); minified files stay as they are.
+  if(asset MATCHES "\\.js$" AND NOT asset MATCHES "\\.min\\.js$")
+    string(REGEX REPLACE "\n[ ]*//[^\n]*" "" text "${text}")
+    string(REGEX REPLACE "\n[ ]+" "\n" text "${text}")
+  endif()
   # Raw strings are split in pieces well below compilers' literal limits.
   string(APPEND body "const char* const ${name}[] = {\n")
   string(LENGTH "${text}" len)
