@@ -246,7 +246,8 @@ class ReportTest(unittest.TestCase):
             before, zoomed, reset = got["x"]
             if got["n"] > 1:
                 self.assertLess(zoomed[1] - zoomed[0], before[1] - before[0], chart + " did not zoom: %s" % got["x"])
-                self.assertGreater(zoomed[0], before[0], chart)
+                self.assertGreaterEqual(zoomed[0], before[0], chart)
+                self.assertLessEqual(zoomed[1], before[1], chart)
             self.assertAlmostEqual(reset[0], before[0], delta=1e-9 * max(1, abs(before[0])), msg=chart)
             self.assertAlmostEqual(reset[1], before[1], delta=1e-9 * max(1, abs(before[1])), msg=chart)
         # The matrix and the timeline also zoom up or down, and say what is under the cursor.
