@@ -3,8 +3,10 @@
 // and writes what happened as JSON into a pre element (id "probe"), which the test
 // reads from Chromium's --dump-dom. Per chart: how many x values it has and
 // how many plot pixels it inked, the legend values and readout line before
-// and while hovering a drawn value, and the x (and, for the matrix and the
-// timeline, y) scale before a drag, after it and after a double-click.
+// and while hovering a drawn value, the x (and, for the matrix and the
+// timeline, y) scale before a drag, after it and after a double-click, and
+// whether the first series is shown before and after one and two clicks on
+// its legend entry.
 (function () {
   "use strict";
   // uPlot ignores a move while dragging that did not move (movementX/Y 0).
@@ -81,6 +83,18 @@
     await later();
     res.x.push(scale(u, "x"));
     if (res.y) res.y.push(scale(u, "y"));
+    // A click on the first series' legend entry hides it, a second shows it.
+    var rows = u.root.querySelectorAll(".u-legend tr.u-series");
+    var entry = rows.length ? rows[rows.length === u.series.length ? 1 : 0].querySelector("th") : null;
+    if (entry) {
+      res.toggle = [u.series[1].show];
+      entry.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, view: window, button: 0 }));
+      await later();
+      res.toggle.push(u.series[1].show);
+      entry.dispatchEvent(new MouseEvent("click", { bubbles: true, cancelable: true, view: window, button: 0 }));
+      await later();
+      res.toggle.push(u.series[1].show);
+    }
   }
   async function probe() {
     var d = JSON.parse(document.getElementById("dltrace-data").textContent);

@@ -250,6 +250,9 @@ class ReportTest(unittest.TestCase):
                 self.assertLessEqual(zoomed[1], before[1], chart)
             self.assertAlmostEqual(reset[0], before[0], delta=1e-9 * max(1, abs(before[0])), msg=chart)
             self.assertAlmostEqual(reset[1], before[1], delta=1e-9 * max(1, abs(before[1])), msg=chart)
+            # Every chart but the matrix (whose legend is its color scale) hides and shows a series from its legend.
+            if chart != "matrix":
+                self.assertEqual(got.get("toggle"), [True, False, True], chart)
         # The matrix and the timeline also zoom up or down, and say what is under the cursor.
         for chart in ("matrix", "timeline"):
             before, zoomed, reset = seen[chart]["y"]
