@@ -39,10 +39,16 @@
       return { x: u.valToPos(bj + 0.5, "x"), y: u.valToPos(n - bi - 0.5, "y"), cell: [bi, bj] };
     }
     if (id === "timeline") {
-      var t = d.timeline, lanes = t.ranks.length;
+      // The middle of an op that no other op of its lane covers, to half a
+      // pixel (ops may overlap), so what the readout names is certain.
+      var t = d.timeline, lanes = t.ranks.length, px = u.posToVal(0.5, "x") - u.posToVal(0, "x");
       for (var i = 0; i < lanes; i++) {
-        var o = t.ranks[i].ops[0];
-        if (o) return { x: u.valToPos(o[0] + o[1] / 2, "x"), y: u.valToPos(lanes - i - 0.5, "y"), lane: i, op: o };
+        var ops = t.ranks[i].ops;
+        for (var a = 0; a < Math.min(ops.length, 200); a++) {
+          var o = ops[a], mid = o[0] + o[1] / 2;
+          var alone = ops.every(function (p, b) { return b === a || p[0] > mid + px || p[0] + p[1] < mid - px; });
+          if (alone) return { x: u.valToPos(mid, "x"), y: u.valToPos(lanes - i - 0.5, "y"), lane: i, op: o };
+        }
       }
     }
     return { x: u.valToPos(u.data[0][0], "x"), y: u.over.clientHeight / 2 };

@@ -192,7 +192,11 @@
       scales: {
         // As dragged: uPlot's own log range would widen a zoom to whole magnitudes.
         x: { time: false, distr: opts.logx ? 3 : 1, range: opts.logx ? function (u, min, max) { return [min, max]; } : undefined },
-        y: { range: function (u, min, max) { return [0, ymax || (max > 0 ? max * 1.08 : 1)]; } }
+        // From a little below 0, so a series that stays at 0 shows above the axis.
+        y: { range: function (u, min, max) {
+          var top = ymax || (max > 0 ? max * 1.08 : 1);
+          return [-0.03 * top, top];
+        } }
       },
       axes: [axis({ label: xlabel, values: ticks(xfmt), incrs: opts.wholeX ? WHOLE : undefined }),
              axis({ label: ylabel, values: ticks(fmt), size: 64 })],
@@ -609,9 +613,6 @@
       fit();
       window.addEventListener("resize", fit);
     }
-    // Charts laid out after an earlier one may have moved it: refresh where
-    // each one is on the page, for the cursor.
-    Object.keys(plots).forEach(function (id) { plots[id].syncRect(); });
     drawn = document.querySelectorAll("section.chart").length;
     finish();
   }
