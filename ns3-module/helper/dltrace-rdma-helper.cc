@@ -80,6 +80,7 @@ DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
         {
             nic->SetCongestionControl(m_cc);
         }
+        nic->Setup(h, m_routing);
         m_hosts.Get(h)->AggregateObject(nic);
         m_nics.push_back(nic);
     }
@@ -112,12 +113,7 @@ DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
             }
             else
             {
-                if (m_nics[n]->GetDevice())
-                {
-                    NS_FATAL_ERROR("DltraceRdmaHelper: host " << graph.names[n]
-                                                              << " has more than one link");
-                }
-                m_nics[n]->Setup(n, ends[e]);
+                m_nics[n]->AddPort(ends[e], l); // a GPU: its NVLink link and NIC ports
             }
         }
         std::string nameA = graph.names[link.a];

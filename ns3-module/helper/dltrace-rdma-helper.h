@@ -19,7 +19,10 @@ namespace ns3
 
 /**
  * \ingroup dltrace
- * \brief The RDMA fabric of one topology: a NIC per host, a switch per switch node.
+ * \brief The RDMA fabric of one topology: a NIC per endpoint node (a GPU,
+ * with a port per link: NVLink and NIC ports), a switch per switch node
+ * (NVSwitches too). Every QP takes its direct per-flow ECMP path
+ * (models::RailMode::kDirect): GPU nodes do not relay.
  *
  * Device, NIC, MMU, QP and congestion-control parameters come from their
  * attributes' defaults (Config::SetDefault), as ns-3 helpers do.

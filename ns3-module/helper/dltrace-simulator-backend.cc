@@ -222,6 +222,7 @@ class Ns3Simulator final : public Simulator
                                     ns3::DoubleValue(config.mltcp.intercept));
         }
         c.topology = config.topology;
+        c.progress = config.progress;
         c.utilInterval = ns3::NanoSeconds(int64_t(config.util_interval_ns));
         c.jobs.clear();
         for (const auto& job : config.jobs)
