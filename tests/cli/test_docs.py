@@ -10,6 +10,8 @@
   missing from the reference) and shows a runnable example;
   (tests/docs/check_reference.py checks the built site has every option);
 - every script in scripts/ is in scripts/README.md;
+- the README is a front page (at most 150 lines) and no page speaks of
+  "this machine";
 - the README's test command is what .ci/run runs.
 """
 import glob
@@ -74,6 +76,13 @@ class DocsTest(unittest.TestCase):
         for path in sorted(glob.glob(os.path.join(ROOT, "scripts", "*.sh"))):
             name = os.path.basename(path)
             self.assertIn("`%s" % name, listed, name + " is missing from scripts/README.md")
+
+    def test_readme_is_a_front_page(self):
+        text = read("README.md")
+        self.assertLessEqual(text.count("\n"), 150, "README.md is a front page of at most 150 lines; move text to docs/")
+        for path in [os.path.join(ROOT, "README.md")] + glob.glob(os.path.join(DOCS, "**", "*.md"), recursive=True):
+            with open(path) as f:
+                self.assertNotIn("this machine", f.read(), path + ": say which machine (results) or none (user docs)")
 
     def test_readme_test_command_is_what_ci_runs(self):
         ci = read(".ci", "run")
