@@ -18,28 +18,40 @@ ID=GPL-2.0-only
 check=0
 [ "${1:-}" = --check ] && check=1
 
-# The comment that starts the line for FILE, or nothing when FILE is not a
-# source file this script looks after.
+# Sets C to the comment that starts the line for FILE, or to nothing when
+# FILE is not a source file this script looks after. No subshells: the check
+# runs in ctest on loaded machines.
 comment_for() {
-  local f=$1 base=${1##*/}
+  local f=$1 base=${1##*/} first=
+  C=
   case "$f" in
     third_party/* | */third_party/* | vendor/* | */vendor/* | extern/* | */extern/*) return ;;
   esac
   case "$base" in
     *_generated.h | *.pb.h | *.pb.cc) return ;;
-    CMakeLists.txt) echo "#"; return ;;
+    CMakeLists.txt) C="#"; return ;;
   esac
   case "$base" in
-    *.h | *.hh | *.hpp | *.c | *.cc | *.cpp | *.cxx | *.js | *.fbs | *.proto) echo "//" ;;
-    *.py | *.sh | *.cmake) echo "#" ;;
-    *.f90 | *.F90 | *.f | *.F) echo "!" ;;
-    *.css) echo "/*" ;;
-    *.html) echo "<!--" ;;
+    *.h | *.hh | *.hpp | *.c | *.cc | *.cpp | *.cxx | *.js | *.fbs | *.proto) C="//" ;;
+    *.py | *.sh | *.cmake) C="#" ;;
+    *.f90 | *.F90 | *.f | *.F) C="!" ;;
+    *.css) C="/*" ;;
+    *.html) C="<!--" ;;
     *.*) ;;
     *)  # no extension: a script if it starts with a shell or Python shebang
-      first=$(head -c 128 "$f" | head -1)
-      if [[ $first =~ ^#!.*(sh|bash|python3?)([[:space:]]|$) ]]; then echo "#"; fi ;;
+      IFS= read -r first <"$f" || true
+      if [[ $first =~ ^#!.*(sh|bash|python3?)([[:space:]]|$) ]]; then C="#"; fi ;;
   esac
+}
+
+# Sets TOP to the first 5 lines of FILE.
+first_lines() {
+  local line i=0
+  TOP=
+  while [ $i -lt 5 ] && IFS= read -r line; do
+    TOP+=$line$'\n'
+    i=$((i + 1))
+  done <"$1"
 }
 
 line_for() {
@@ -53,13 +65,13 @@ line_for() {
 missing=()
 while IFS= read -r -d '' f; do
   [ -f "$f" ] && [ ! -L "$f" ] || continue
-  c=$(comment_for "$f")
-  [ -n "$c" ] || continue
-  top=$(head -5 "$f")
-  [[ $top == *SPDX-License-Identifier:* || $top == *@generated* || $top == *"DO NOT EDIT"* ]] && continue
+  comment_for "$f"
+  [ -n "$C" ] || continue
+  first_lines "$f"
+  [[ $TOP == *SPDX-License-Identifier:* || $TOP == *@generated* || $TOP == *"DO NOT EDIT"* ]] && continue
   missing+=("$f")
   [ $check = 1 ] && continue
-  line=$(line_for "$c")
+  line=$(line_for "$C")
   tmp=$(mktemp "$f.spdx.XXXXXX")
   # After a shebang (and a Python coding line right after it, PEP 263) or an
   # HTML doctype, else first.
