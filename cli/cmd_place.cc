@@ -140,7 +140,7 @@ Command AddPlaceCommand(CLI::App& dltrace) {
   CLI::App* cmd = dltrace.add_subcommand(
       "place", "CASSINI time shifts: start offsets that interleave the communication of jobs sharing links");
   cmd->add_option("--job", o->job_specs,
-                  "a job: TRACE[:hosts=0-3][:algo=A][:channels=C] (repeat; default hosts: the next free ones, as "
+                  "a job: TRACE[:hosts=0-3][:gpus-per-host=N][:algo=A][:channels=C] (repeat; default hosts: the next free ones, as "
                   "simulate places them)")
       ->type_name("SPEC")
       ->required()

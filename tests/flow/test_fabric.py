@@ -62,7 +62,10 @@ class FabricTest(unittest.TestCase):
         r = run(["simulate", "--job", job, "--engine", "flow", "--solver", "incremental", "--topo", topo,
                  "--util-ms", "1", "-o", out] + list(extra))
         self.assertEqual(r.returncode, 0, r.stderr[-3000:])
-        results = [json.load(open(p)) for p in glob.glob(os.path.join(out, "rank*.results.json"))]
+        results = []
+        for path in glob.glob(os.path.join(out, "rank*.results.json")):
+            with open(path) as f:
+                results.append(json.load(f))
         self.assertTrue(results)
         self.assertEqual([res["error"] for res in results if not res["complete"]], [])
         return out, r.stdout
@@ -113,10 +116,12 @@ class FabricTest(unittest.TestCase):
                 self.assertEqual(row["local"], "1")
         self.assertGreater(same, 0)
         self.assertGreater(cross, 0)
-        self.assertEqual(sum(self.nic_sent(out).values()), cross)
-        nvlink_sent = self.link_bytes(out, lambda name: ".nvs" in name.split("->")[1])
+        # Link bytes are the fluid model's rate x time: equal to a few bytes in a gigabyte.
+        self.assertAlmostEqual(sum(self.nic_sent(out).values()) / cross, 1.0, delta=1e-6)
+        # links.csv names a direction "FROM-TO": GPU to NVSwitch is what a GPU sent over NVLink.
+        nvlink_sent = self.link_bytes(out, lambda name: name.endswith(".nvs"))
         # Over NVLink: every same-host message, and the NVLink hops of rail-aligned cross-host ones.
-        self.assertGreaterEqual(nvlink_sent, same)
+        self.assertGreaterEqual(nvlink_sent, same * (1 - 1e-4))
 
     def test_a_one_machine_recording_spread_over_hosts_crosses_the_network(self):
         trace = self.synth("r50-one-host", ["--model", "resnet50", "--ranks", "9", "--ranks-per-host", "9"])
@@ -124,14 +129,14 @@ class FabricTest(unittest.TestCase):
         rows = read_csv(os.path.join(out, "flows.csv"))
         self.assertTrue(rows)
         self.assertEqual({r["local"] for r in rows}, {"0"})
-        self.assertEqual(sum(self.nic_sent(out).values()), 2 * 8 * RESNET50_GRADIENT_BYTES)
+        self.assertAlmostEqual(sum(self.nic_sent(out).values()) / (2 * 8 * RESNET50_GRADIENT_BYTES), 1.0, delta=1e-6)
         # Kept on one host of 9 GPUs, nothing touches a NIC.
         out, _ = self.simulate("together", trace + ":hosts=trace:algo=ring", "star:gpus=9")
         self.assertEqual(sum(self.nic_sent(out).values()), 0)
 
     def test_pxn_keeps_all_to_all_on_the_destinations_rail(self):
         trace = self.synth("moe", ["--model", "mixtral-8x7b", "--tp", "2", "--pp", "1", "--dp", "8", "--ep", "8",
-                                   "--ranks-per-host", "8", "--seq-len", "256"])
+                                   "--sequence-parallel", "--ranks-per-host", "8", "--seq-len", "256"])
         topo = "rail-optimized:hosts=2,gpus=8,hosts-per-leaf=2"
         spine = lambda name: "spine" in name
         out, _ = self.simulate("moe-pxn", trace, topo)

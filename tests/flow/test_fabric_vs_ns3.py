@@ -44,7 +44,7 @@ def cases(tmp):
 
     def make_moe():
         subprocess.run([DLTRACE, "synth", "--model", "mixtral-8x7b", "--tp", "2", "--pp", "1", "--dp", "8",
-                        "--ep", "8", "--ranks-per-host", "8", "--seq-len", "64", "--iterations", "2", "-o", moe],
+                        "--ep", "8", "--sequence-parallel", "--ranks-per-host", "8", "--seq-len", "64", "--iterations", "2", "-o", moe],
                        check=True, capture_output=True)
         return moe
 
