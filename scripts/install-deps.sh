@@ -23,6 +23,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev python3-protobuf
   chromium fonts-dejavu-core
   python3-matplotlib  # scripts/rdma-study.sh: the plot
+  python3-sphinx python3-myst-parser  # scripts/docs.sh and ctest docs_build: the documentation site (Sphinx + MyST, offline)
 )
 
 missing=()
