@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace calibrate [-o FILE]: measures this machine's host profile (reduction
 // and copy rates) and prints it or writes it, for the lowering's --host-profile.
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace compare RUN...: the recorded run, socket replays and ns-3
 // simulations of one job side by side, per op kind and per iteration, with
 // the difference to the first run and bus bandwidth. With --algos it first

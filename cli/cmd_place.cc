@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace place: CASSINI's time shifts for jobs that share links. Loads and
 // lowers each job, places it on the topology's hosts as simulate would, and
 // prints (and writes with -o) the start offset of each job as --job specs.

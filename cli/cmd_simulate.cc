@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace simulate TRACE: replays a trace set's lowered schedule inside a
 // simulator over a chosen topology (one or several jobs). The simulator is
 // picked by name from the registry every built backend added itself to

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Sphinx configuration of the dltrace documentation (scripts/docs.sh builds it).
 # Markdown pages through MyST; the ns-3 module's page is reStructuredText
 # (ns-3's own format), included from ns3-module/doc/.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Generates every wrapper of the interposer from one table per API, the same
 way for each: tables/mpi.py gives the C MPI and the Fortran MPI wrappers,
 tables/nccl.py the NCCL ones. Run by CMake at build time.

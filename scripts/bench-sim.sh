@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The two simulators side by side: one ResNet-50 iteration on 8 hosts of a
 # 100 Gbit/s leaf-spine (ring all-reduce) in ns-3 and in the flow-level
 # engine (wall time, ratio, difference in iteration time), then the flow

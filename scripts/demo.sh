@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The main job on a built-in default: installs, builds, records a real
 # data-parallel MPI training run (4 ranks under mpirun), prints `dltrace info`
 # of its trace set, replays its traffic, simulates it in ns-3, prints

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Builds the documentation site (Sphinx + MyST, Debian's python3-sphinx and
 # python3-myst-parser; offline) from docs/ into OUT/html, default
 # build/docs/html (or $DLTRACE_BUILD_DIR/docs/html). Warnings are errors. Then

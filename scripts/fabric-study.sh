@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # One training job on AI-cluster fabrics in the flow simulator: rail-optimized
 # against not (dcn), single against dual plane (hpn), each under three ECMP
 # hash seeds. Prints per fabric and seed the iteration time, the bytes through

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Installs the Debian 12 packages dltrace builds and tests with. Idempotent:
 # when every package is already present it only runs dpkg-query and exits.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Puts an SPDX-License-Identifier line at the top of every tracked source file
 # that lacks one (after a shebang, and after a Python coding line), in the
 # comment syntax of the file's language. Idempotent: a file that already has

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Checks links that stay inside the project (scripts/docs.sh runs it).
 
   check_links.py HTML_DIR [MARKDOWN_FILE ...]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """The command reference, generated from the program itself.
 
 ``{dltrace-help} COMMAND`` (MyST) or ``.. dltrace-help:: COMMAND`` puts the

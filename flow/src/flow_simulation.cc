@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The schedule executor over SimGrid: each message is a host-to-host SimGrid
 // communication (Comm::sendto) run by a short-lived actor, each compute gap a
 // sleeping actor, so every engine callback runs inside the simulation and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The graphs topology specs describe: the classic kinds (star, dumbbell,
 // ring, leaf-spine, fat-tree), AI-cluster fabrics (rail-optimized, dcn) with
 // multi-GPU hosts and their scale-up domains, fabrics read from JSON files,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What topology.cc (the spec parser) and fabric.cc (the graph builders and
 // the fabric file reader) share inside models/.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Job specs and their placement onto hosts, shared by the ns-3 and flow-level simulators.
 #include "dltrace/models/placement.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Topology specs and their parser (kinds, presets, host model, faults), the
 // graph's shortest paths and the per-flow ECMP rule. The graphs themselves are
 // built in fabric.cc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceHelper: one DltraceApplication per endpoint on the mapped node.
 #include "dltrace-helper.h"
 

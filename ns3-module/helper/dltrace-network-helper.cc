@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceNetworkHelper: TCP defaults and congestion control by name, the
 // Internet stack with per-flow ECMP, switch and host queue discs, addresses.
 #include "dltrace-network-helper.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaHelper: nodes, cables and ports from the graph; routes by the graph's ECMP.
 #include "dltrace-rdma-helper.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Builds an RDMA fabric (RoCEv2 NICs, PFC switches, cables) from a
 // models::TopologyGraph and opens queue pairs on it.
 #ifndef DLTRACE_RDMA_HELPER_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceScenario: checks the configuration, then puts the network helper,
 // the applications and the link monitor in order, and hands back the records
 // that runs/ writes (results, flows.csv, links.csv, the summary).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A whole dltrace simulation: topology, congestion control and queues, one
 // or more jobs placed on hosts, outputs and a summary. The `dltrace simulate`
 // command and the dltrace-simulate example both drive it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The ns-3 module behind the one simulator interface: `dltrace simulate
 // --simulator ns3`. Turns a SimulationConfig (and the ns-3 settings declared
 // below) into a DltraceScenarioConfig, runs the scenario, hands back its records.

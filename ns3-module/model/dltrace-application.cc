@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceApplication: wires a ScheduleExecutor to a DltraceSocketTransport at
 // start, hands the result to the job at the end, and reports ops as they run.
 #include "dltrace-application.h"

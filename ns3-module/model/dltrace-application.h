@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The ns-3 application that runs one endpoint of a dltrace job: the replay
 // schedule executor over ns-3 TCP sockets, in simulated time.
 #ifndef DLTRACE_APPLICATION_H

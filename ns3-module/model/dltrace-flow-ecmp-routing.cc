@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Per-flow ECMP on top of ns-3's global routing tables.
 #include "dltrace-flow-ecmp-routing.h"
 

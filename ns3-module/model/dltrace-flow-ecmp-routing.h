@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Global routing that spreads flows over equal-cost paths by a hash of the
 // 5-tuple, so one TCP connection keeps one path (no reordering).
 #ifndef DLTRACE_FLOW_ECMP_ROUTING_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceJob: reads and lowers a trace set once for all of a job's
 // applications, holds the endpoint address table and collects results.
 #include "dltrace-job.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One training job inside a simulation: its trace set lowered to a schedule
 // (shared by the job's applications), where each endpoint runs, and what each did.
 #ifndef DLTRACE_JOB_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceLinkMonitor: per-direction byte and packet counters from the
 // devices' trace sources, and the samples links.csv is written from.
 #include "dltrace-link-monitor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Counts what each direction of each link carries (bytes, packets, device
 // drops) and samples the bytes per direction every Interval, for links.csv.
 #ifndef DLTRACE_LINK_MONITOR_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaNic: QP round robin with pacing on the send side; PSN checks,
 // ACK/NACK and CNP generation on the receive side.
 #include "dltrace-rdma-nic.h"

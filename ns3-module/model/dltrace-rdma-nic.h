@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A GPU's RoCEv2 NIC: its queue pairs served round robin onto its ports
 // (a GPU of a multi-GPU host also has its NVLink port), and the receiving side of every QP that sends to it (in-order delivery,
 // ACK/NACK, and DCQCN's notification point that turns ECN marks into CNPs).

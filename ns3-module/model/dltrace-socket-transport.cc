@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // ns-3 TCP transport for the schedule executor: connection set-up with hello
 // frames, a queue of framed messages per connection, stream parsing on receive.
 #include "dltrace-socket-transport.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The schedule executor's Transport on ns-3 TCP sockets: one connection per
 // endpoint pair and channel, framed messages, send-until-full in simulated time.
 #ifndef DLTRACE_SOCKET_TRANSPORT_H

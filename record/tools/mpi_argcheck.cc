@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libdltrace-mpi-argcheck.so: proves that the MPI recorder hands PMPI exactly
 // what the program passed, and the program exactly what PMPI returned.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The one writer of a simulation's outputs: results files through
 // results_file.h, flows.csv and links.csv through atomic_file.h, and the
 // summary through comparison.h, from the records any backend hands back.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Injected by test_report.py into a copy of a report, after the report's own
 // script: drives each chart with synthetic mouse events, as a person would,
 // and writes what happened as JSON into a pre element (id "probe"), which the test

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The documentation cannot drift from the code:
 
 - every DLTRACE_* setting in the recorder's one settings table is in the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace simulate --engine ns3` on AI-cluster fabrics (multi-GPU hosts, an
 NVSwitch per host, rail-optimized NICs), over TCP and RDMA: several ranks of a
 job run on one host (a GPU node each), traffic between GPUs of one host

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace report`: one self-contained HTML file, opened from a file:// URL
 by a real headless Chromium. Every chart rendered with uPlot (the page's
 status element says no script error; each chart has its series, by legend

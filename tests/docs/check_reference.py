@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """After scripts/docs.sh: the built command reference names every command and
 every option the program has.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # ctest docs_build: scripts/docs.sh (Sphinx, warnings as errors, every
 # internal link checked) into a folder of the build tree, then
 # check_reference.py: the built command reference has a page for every

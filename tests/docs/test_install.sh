@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # ctest install_prefix: `cmake --install` into a fresh prefix, then the
 # installed program alone (no build tree on its path, no DLTRACE_RECORD_LIB):
 # `PREFIX/bin/dltrace --version`, and a `record` of a tiny MPI program (the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """ctest readme_quickstart: the README's quick start runs as written and
 prints what the README shows.
 

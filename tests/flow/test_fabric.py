@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """AI-cluster fabrics in the flow simulator, against closed forms written here.
 
 - Rail-aligned ring all-reduce (NCCL_CROSS_NIC 2, the default): DDP ResNet-50

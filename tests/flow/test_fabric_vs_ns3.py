@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The flow simulator against ns-3 (TCP) on AI-cluster fabrics: one
 description of the fabric, the same placement and the same NIC rules
 (models::ConnectionPath) in both, so what differs is the network model.

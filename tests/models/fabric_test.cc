@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // AI-cluster fabrics from one description: counts of a rail-optimized,
 // dual-ToR and dual-plane fabric against closed forms, the NIC rules NCCL
 // follows (rail alignment, PXN, cross-nic) as paths, faults, fabric files and

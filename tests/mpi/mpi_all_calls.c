@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* Calls every MPI function the recorder wraps, in a fixed pattern, and writes
  * what it did (one JSON line per call) to DIR/expected.rank<R>.jsonl so the
  * test can compare the recording field by field. Needs an even rank count. */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* A deliberately wrong MPI interposer, standing where the recorder stands,
  * for the argument check's own test (tests/record/test_mpi_argcheck.py): it
  * must fail on exactly these two faults.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The recorder never changes what MPI does: every C wrapper hands PMPI the
 arguments the program passed (buffers, counts, datatypes, requests and what
 the request and status arrays hold) and hands the program back what PMPI

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Writes OUT, a C++ file defining one string per asset in ASSETS, each given
 # as NAME=PATH (kReportHtml=.../report.html, kUplotJs=.../vendor/uPlot.iife.min.js).
 separate_arguments(ASSETS)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Draws the dltrace report's charts from the embedded JSON with uPlot
 // (views/report/vendor/, inlined into the page before this script): canvas
 // charts with zoom (drag; double-click zooms out), the values under the cursor

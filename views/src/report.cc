@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Gathers what the report shows (traffic matrix, timeline, per-kind totals,
 // message sizes, resource samples, runs side by side) as one JSON object and
 // places it, with the page's CSS and JavaScript and the vendored uPlot, into

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Jobs on a shared network: which trace, lowered how, on which hosts and from
 // when; the "--job TRACE[:hosts=..][:start=..][:algo=..]" spec every
 // simulator takes, the placement of jobs onto topology hosts, and the one

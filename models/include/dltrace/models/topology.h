@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The fabric every simulator and `place` build from one description: hosts
 // with GPUs (the endpoints), their scale-up domain (NVSwitch) and NICs with
 // one or two ports; switches in planes; point-to-point links. Classic kinds

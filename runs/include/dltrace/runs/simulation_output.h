@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a simulation hands back (per job its schedule and per-endpoint
 // results, every message, link samples, speed) and the one writer of its
 // outputs: per-rank results files, flows.csv, links.csv and the summary.

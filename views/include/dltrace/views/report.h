@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The HTML report of a recorded job: one self-contained file (inline CSS,
 // JavaScript, the charting library and data; charts drawn in the page with
 // uPlot), no network needed.
