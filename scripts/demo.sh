@@ -44,7 +44,7 @@ if [ -n "$cluster_reason" ]; then
   echo "== recording on this host only: $cluster_reason."
   echo "   Its 4 ranks talk through shared memory; the replay and the simulation time those"
   echo "   same-host transfers on a shared-memory model (80 Gbit/s, 0.5 us: --local-gbps,"
-  echo "   --local-latency-us), not as measured, and 4 ranks share this machine's cores, so"
+  echo "   --local-latency-us), not as measured, and 4 ranks share the host's cores, so"
   echo "   their times differ from the recording."
   mpirun=(mpirun --oversubscribe --bind-to none)
   [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)

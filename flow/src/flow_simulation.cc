@@ -885,7 +885,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     if (!s.fluid && endpoints >= kIncrementalHintEndpoints)
       std::fprintf(stderr,
                    "dltrace simulate (flow): note: --solver incremental shares bandwidth the same way and runs jobs "
-                   "of this size several times faster (README \"Scale\")\n");
+                   "of this size several times faster (docs: results/scale-flow)\n");
   }
 
   for (uint32_t j = 0; j < s.jobs.size(); ++j) {

@@ -394,7 +394,7 @@ RegisterNs3()
         Setting("--pcap", "a pcap of every link under DIR/pcap/", Kind::kFlag),
         Repeatable(Setting("--cc-param",
                            "rdma: NAME=VALUE, an attribute of the congestion control (e.g. "
-                           "RateAi=40000000, Eta=0.9); see README \"RDMA transport\"")),
+                           "RateAi=40000000, Eta=0.9); see the docs, explanation/rdma-model")),
         Setting("--rdma-egress",
                 "rdma: switch egress over traffic classes: strict (priority 7 first, default) or "
                 "wrr[:W0,...,W7] (weighted round robin)"),
