@@ -40,6 +40,7 @@ class FabricBuilder {
     g_.gpus_per_host = spec.host.gpus;
     g_.domain_gpus = spec.host.gpus > 1 || spec.host.domain > 1 ? spec.host.DomainGpus() : 1;
     g_.planes = spec.planes;
+    g_.ecmp_seed = spec.ecmp_seed;
     g_.hosts = hosts * spec.host.gpus;
     for (uint32_t h = 0; h < hosts; ++h)
       for (uint32_t k = 0; k < spec.host.gpus; ++k)
@@ -181,7 +182,9 @@ void BuildAiFabric(const TopologySpec& c, FabricBuilder& b) {
 
 void Index(TopologyGraph* g) {
   g->adjacent.assign(g->names.size(), {});
+  g->scale_up_link.assign(g->domain_gpus > 1 ? g->hosts : 0, UINT32_MAX);
   for (uint32_t i = 0; i < g->links.size(); ++i) {
+    if (g->links[i].scale_up) g->scale_up_link[g->links[i].a] = i;
     g->adjacent[g->links[i].a].push_back({g->links[i].b, i});
     g->adjacent[g->links[i].b].push_back({g->links[i].a, i});
   }
@@ -237,6 +240,7 @@ bool BuildFabric(const TopologySpec& c, TopologyGraph* out, std::string* error) 
       return false;
     }
     *out = *c.file_graph;
+    out->ecmp_seed = c.ecmp_seed;
   } else {
     FabricBuilder b(c, c.HostCount());
     if (c.AiFabric()) BuildAiFabric(c, b);
@@ -329,9 +333,9 @@ bool ParseFabricFile(const std::string& path, const std::string& overrides, uint
     const size_t eq = item.find('=');
     bool ok = eq != std::string::npos;
     const std::string key = item.substr(0, eq);
-    if ((key != "fail" && key != "degrade" && key != "nvlink" && key != "nvlink-delay") ||
+    if ((key != "fail" && key != "degrade" && key != "nvlink" && key != "nvlink-delay" && key != "seed") ||
         !ParseCommonKey(key, ok ? item.substr(eq + 1) : "", &c, &ok))
-      return fail("unknown parameter '" + key + "' after the file name (fail, degrade, nvlink, nvlink-delay)");
+      return fail("unknown parameter '" + key + "' after the file name (fail, degrade, nvlink, nvlink-delay, seed)");
     if (!ok) return fail("bad value in '" + item + "'");
   }
 
@@ -465,6 +469,9 @@ std::pair<uint32_t, uint32_t> ConnectionRelays(const TopologyGraph& g, uint32_t 
     return {src, dst};
   const uint32_t src_base = g.MachineOf(src) * g.gpus_per_host, dst_base = g.MachineOf(dst) * g.gpus_per_host;
   if (mode == RailMode::kRail) {
+    // A ring edge between GPUs of one rail stays on it (a data-parallel
+    // group of one GPU per host uses that GPU's NIC, as NCCL's search finds).
+    if (g.RailOf(src) == g.RailOf(dst)) return {src, dst};
     const uint32_t rail = channel % g.gpus_per_host;
     return {src_base + rail, dst_base + rail};
   }
@@ -474,16 +481,24 @@ std::pair<uint32_t, uint32_t> ConnectionRelays(const TopologyGraph& g, uint32_t 
 std::vector<uint32_t> ConnectionPath(const TopologyGraph& g, uint32_t src, uint32_t dst, uint32_t channel,
                                      RailMode mode, uint64_t flow_hash,
                                      const std::function<const std::vector<uint32_t>&(uint32_t)>& hops_to) {
-  const auto [out, in] = ConnectionRelays(g, src, dst, channel, mode);
+  // Within a scale-up domain NCCL always uses NVLink, even where a ToR would
+  // be as short (a dcn host's GPUs share their ToR).
+  auto scale_up = [&](uint32_t a, uint32_t b, std::vector<uint32_t>* path) {
+    if (a == b) return;
+    path->push_back(g.scale_up_link[a]);
+    path->push_back(g.scale_up_link[b]);
+  };
   std::vector<uint32_t> path;
-  uint32_t at = src;
-  for (uint32_t next : {out, in, dst}) {
-    if (next == at) continue;
-    const std::vector<uint32_t> part = g.Route(at, next, hops_to(next), flow_hash);
-    if (part.empty()) return {};
-    path.insert(path.end(), part.begin(), part.end());
-    at = next;
+  if (g.SameDomain(src, dst)) {
+    scale_up(src, dst, &path);
+    return path;
   }
+  const auto [out, in] = ConnectionRelays(g, src, dst, channel, mode);
+  scale_up(src, out, &path);
+  const std::vector<uint32_t> network = g.Route(out, in, hops_to(in), flow_hash);
+  if (network.empty()) return {};
+  path.insert(path.end(), network.begin(), network.end());
+  scale_up(in, dst, &path);
   return path;
 }
 

@@ -110,6 +110,10 @@ bool ParseCommonKey(const std::string& key, const std::string& value, TopologySp
     *ok = *ok && ParseRate(value, &c->host.nvlink_bps);
   } else if (key == "nvlink-delay") {
     *ok = *ok && ParseDuration(value, &c->host.nvlink_delay_ns);
+  } else if (key == "seed") {
+    char* end = nullptr;
+    c->ecmp_seed = std::strtoull(value.c_str(), &end, 10);
+    *ok = *ok && !value.empty() && *end == '\0';
   } else if (key == "fail") {
     *ok = *ok && !value.empty();
     c->faults.push_back({value, 0});
@@ -268,6 +272,7 @@ std::string TopologySpec::Describe() const {
   s << ", " << RateText(rate_bps) << " links, " << delay_ns / 1000.0 << " us delay";
   if (bottleneck_bps && (kind == "dumbbell" || kind == "ring")) s << ", bottleneck " << RateText(bottleneck_bps);
   if (!faults.empty()) s << ", " << faults.size() << " fault" << (faults.size() > 1 ? "s" : "");
+  if (ecmp_seed) s << ", ECMP seed " << ecmp_seed;
   return s.str();
 }
 
@@ -319,7 +324,7 @@ uint32_t TopologyGraph::NextLink(uint32_t at, uint32_t dst, const std::vector<ui
   auto downhill = [&](uint32_t next) { return hops[next] + 1 == hops[at] && (next == dst || IsSwitch(next)); };
   for (const auto& [next, link] : adjacent[at]) count += downhill(next);
   if (count == 0) return UINT32_MAX;
-  uint64_t n = Mix(flow_hash ^ (uint64_t(at) + 1) * 0x9E3779B97F4A7C15ull) % count;
+  uint64_t n = Mix(flow_hash ^ (uint64_t(at) + 1) * 0x9E3779B97F4A7C15ull ^ ecmp_seed * 0xC2B2AE3D27D4EB4Full) % count;
   for (const auto& [next, link] : adjacent[at])
     if (downhill(next) && n-- == 0) {
       pick = link;

@@ -56,6 +56,7 @@ struct TopologySpec {
   // group), spines (per plane), oversubscription (leaf downlink / uplink
   // capacity), planes (1 or 2; with 2, NIC port p goes to plane p).
   uint32_t planes = 1;
+  uint64_t ecmp_seed = 0;           // seed= mixed into every switch's ECMP hash (0: as before)
   std::string preset;               // spectrum-x, hpn, dcn: what the defaults came from
   std::string file;                 // kind "file": the JSON fabric's path
   std::shared_ptr<const TopologyGraph> file_graph;  // kind "file": what it describes, checked
@@ -110,10 +111,12 @@ struct TopologyGraph {
   uint32_t gpus_per_host = 1;
   uint32_t domain_gpus = 1;        // GPUs per scale-up domain (1: none)
   uint32_t planes = 1;
+  uint64_t ecmp_seed = 0;          // TopologySpec::ecmp_seed
   std::vector<std::string> names;  // per node
   std::vector<TopologyLink> links;
   // Per node: (neighbour, link index), in link order.
   std::vector<std::vector<std::pair<uint32_t, uint32_t>>> adjacent;
+  std::vector<uint32_t> scale_up_link;  // per endpoint its NVLink link (with a scale-up domain)
 
   bool IsSwitch(uint32_t node) const { return node >= hosts; }
   uint32_t Machines() const { return hosts / gpus_per_host; }
@@ -145,6 +148,8 @@ struct TopologyGraph {
 // - kRail: a collective's channel C leaves and enters every host through NIC
 //   C % gpus (rail-aligned rings and trees, NCCL_CROSS_NIC 0 and 2): an
 //   NVLink hop to that rail's GPU where the sender or receiver is another.
+//   An edge between GPUs of one rail keeps that rail (a group of one GPU per
+//   host uses its GPU's NIC).
 // - kPxn: point-to-point and all-to-all through the sender's host GPU on the
 //   receiver's rail (an NVLink hop), then that rail's NIC (PXN, the default).
 enum class RailMode : uint8_t { kDirect, kRail, kPxn };
@@ -186,10 +191,12 @@ FabricLoad ComputeFabricLoad(const TopologyGraph& graph, const std::vector<doubl
 uint64_t FlowHash(uint32_t src_host, uint32_t dst_host, uint32_t job, uint32_t channel);
 
 // The links, in order, of one connection from endpoint SRC to endpoint DST
-// on CHANNEL under MODE (RailMode): NextLink's ECMP path between the GPUs
-// where the NIC is theirs, else through the relay GPUs the mode names. The
-// one route rule both simulators use. HOPS_TO(N) must return
-// graph.HopsTo(N) (callers cache it). Empty when SRC == DST or unreachable.
+// on CHANNEL under MODE (RailMode): within a scale-up domain its two NVLink
+// links; otherwise NextLink's ECMP path between the GPUs whose NICs carry it
+// (ConnectionRelays), with an NVLink hop (two links) to and from a relay GPU
+// where that is not SRC or DST. The one route rule both simulators use.
+// HOPS_TO(N) must return graph.HopsTo(N) (callers cache it; it is asked only
+// for the network part's end). Empty when SRC == DST or unreachable.
 std::vector<uint32_t> ConnectionPath(const TopologyGraph& graph, uint32_t src, uint32_t dst, uint32_t channel,
                                      RailMode mode, uint64_t flow_hash,
                                      const std::function<const std::vector<uint32_t>&(uint32_t)>& hops_to);
