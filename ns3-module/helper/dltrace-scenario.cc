@@ -534,6 +534,7 @@ DltraceScenario::Run()
     m_runStart = t0;
     m_lastProgress = t0;
     m_lastProgressPackets = 0;
+    m_progressTotals = {0, 0};
     Simulator::Run();
     m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     m_simSeconds = Simulator::Now().GetSeconds();
@@ -659,32 +660,34 @@ DltraceScenario::PrintProgress()
     const double dt = std::chrono::duration<double>(now - m_lastProgress).count();
     m_lastProgress = now;
     uint64_t steps = 0;
-    uint64_t stepsTotal = 0;
     uint64_t bytes = 0;
-    uint64_t bytesTotal = 0;
     uint64_t endpoints = 0;
     uint64_t finished = 0;
+    const bool first = m_progressTotals.first == 0;
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
         for (uint32_t i = 0; i < m_apps[j].GetN(); ++i)
         {
-            const auto done = DynamicCast<DltraceApplication>(m_apps[j].Get(i))->GetStepsAndBytesDone();
+            Ptr<DltraceApplication> app = DynamicCast<DltraceApplication>(m_apps[j].Get(i));
+            const auto done = app->GetStepsAndBytesDone();
             steps += done.first;
             bytes += done.second;
-        }
-        // Totals of this process's endpoints (a partition runs its own).
-        for (uint32_t i = 0; i < m_apps[j].GetN(); ++i)
-        {
-            const uint32_t e = DynamicCast<DltraceApplication>(m_apps[j].Get(i))->GetEndpoint();
-            for (const auto& st : m_jobs[j]->GetSchedule().ranks[e].steps)
+            // Totals of this process's endpoints (a partition runs its own), counted once.
+            if (first)
             {
-                ++stepsTotal;
-                bytesTotal += st.type == dltrace::models::StepType::kRecv ? st.bytes : 0;
+                for (const auto& st : m_jobs[j]->GetSchedule().ranks[app->GetEndpoint()].steps)
+                {
+                    ++m_progressTotals.first;
+                    m_progressTotals.second +=
+                        st.type == dltrace::models::StepType::kRecv ? st.bytes : 0;
+                }
             }
         }
         endpoints += m_apps[j].GetN();
         finished += m_jobs[j]->GetEndpointsDone();
     }
+    const uint64_t stepsTotal = m_progressTotals.first;
+    const uint64_t bytesTotal = m_progressTotals.second;
     const uint64_t packets = GetLinkPackets();
     std::fprintf(stderr,
                  "%s%.3f ms simulated, %" PRIu64 " packets (%.0f per wall s), %" PRIu64 " of %" PRIu64

@@ -179,6 +179,7 @@ class DltraceScenario
     std::chrono::steady_clock::time_point m_runStart;
     std::chrono::steady_clock::time_point m_lastProgress;
     uint64_t m_lastProgressPackets = 0;
+    std::pair<uint64_t, uint64_t> m_progressTotals{0, 0}; ///< this process's steps and bytes to receive
     double m_wallSeconds;
     double m_simSeconds;
     bool m_built;
