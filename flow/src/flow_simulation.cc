@@ -168,7 +168,8 @@ struct Message {
   uint64_t tag, bytes, start_ns, end_ns;
   int32_t src, dst;
   uint16_t job, channel;
-  bool local;
+  bool notice;  // a same-node step's notice (the executor timed it on the local link)
+  bool local;   // flows.csv: both ends on one host
   bool done;
 };
 
@@ -321,6 +322,11 @@ struct FlowSimulation::State {
   // and its route per (receiver host, sender host, job, channel).
   std::unique_ptr<FluidNetwork> fluid;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, uint32_t> fluid_routes;
+  // On SimGrid: each route's directed links, and the bytes delivered over
+  // each (nics.csv and the fabric lines count messages, not the link-load
+  // plugin, which counts short messages' bytes high).
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, std::vector<uint32_t>> simgrid_routes;
+  std::vector<double> delivered_link_bytes;
   simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model (null: no bundles)
   double weight_s = 0, latency_factor = 1;             // its network/weight-S and network/latency-factor
   // network/bandwidth-factor: SimGrid's link-load plugin sums its flows'
@@ -439,7 +445,7 @@ class FlowTransport final : public executor::Transport {
 void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                                      uint64_t bytes, bool notice, std::function<void()> on_sent) {
   const size_t m = pending_base + pending.size();
-  pending.push_back({tag, bytes, Now(), 0, src, dst, uint16_t(job), channel, notice, false});
+  pending.push_back({tag, bytes, Now(), 0, src, dst, uint16_t(job), channel, notice, notice, false});
   // flows.csv's local: both ends on one host (over NVLink, or the schedule's local link).
   pending.back().local =
       notice || graph.MachineOf(TopologyHost(job, src)) == graph.MachineOf(TopologyHost(job, dst));
@@ -605,9 +611,17 @@ void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_
   at.done = true;
   ++messages_done;
   const Message msg = at;  // a copy: the callbacks add messages, and the row may go
+  if (!fluid) {
+    const uint32_t a = TopologyHost(msg.job, msg.src), b = TopologyHost(msg.job, msg.dst);
+    const auto route = simgrid_routes.find({b, a, msg.job, RouteChannelOf(msg.job, msg.channel, msg.tag)});
+    if (route != simgrid_routes.end()) {
+      if (delivered_link_bytes.empty()) delivered_link_bytes.assign(2 * graph.links.size(), 0);
+      for (uint32_t d : route->second) delivered_link_bytes[d] += double(msg.bytes);
+    }
+  }
   FlushFlows(false);
   on_sent();
-  jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.local);
+  jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.notice);
 }
 
 void FlowSimulation::State::FlushFlows(bool all) {
@@ -775,6 +789,7 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
       std::vector<s4u::LinkInRoute> route;
       for (uint32_t d : links) route.emplace_back(directed[d]);
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
+      simgrid_routes[{b, a, j, ch}] = links;
     }
     zone->seal();
     using simgrid::config::get_value;
@@ -1098,9 +1113,8 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
   }
   samples.clear();
   records.fabric = std::make_shared<const models::TopologyGraph>(graph);
-  const std::vector<double> fluid_bytes = fluid ? fluid->LinkBytes() : std::vector<double>();
-  for (size_t d = 0; d < 2 * graph.links.size(); ++d)
-    records.link_bytes.push_back(fluid ? fluid_bytes[d] : sg_link_get_cum_load(directed[d]) * bandwidth_factor);
+  records.link_bytes = fluid ? fluid->LinkBytes() : delivered_link_bytes;
+  records.link_bytes.resize(2 * graph.links.size(), 0);
   records.simulated_s = finish_s >= 0 ? finish_s : NowSeconds();
   records.wall_s = wall_seconds;
   records.events = messages_done;
