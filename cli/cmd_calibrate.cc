@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace calibrate [-o FILE]: measures this machine's host profile (reduction
 // and copy rates) and prints it or writes it, for the lowering's --host-profile.
 #include <cstdio>
@@ -10,7 +11,7 @@ namespace dltrace::cli {
 Command AddCalibrateCommand(CLI::App& dltrace) {
   auto out = std::make_shared<std::string>();
   CLI::App* cmd = dltrace.add_subcommand(
-      "calibrate", "measure this machine's reduction and copy rates (a host profile for --host-profile)");
+      "calibrate", "measure the reduction and copy rates of the host it runs on (a host profile for --host-profile)");
   auto no_mpi = std::make_shared<bool>(false);
   cmd->add_option("-o,--output", *out, "write the profile (JSON) to FILE instead of stdout");
   cmd->add_flag("--no-mpi", *no_mpi, "skip the MPI per-message cost (a ping-pong under mpirun)");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace convert PATH --to chrome|chakra|goal|csv -o OUT: a recorded job in
 // the formats other tools read (Perfetto/chrome://tracing, ASTRA-sim,
 // LogGOPSim/ATLAHS, spreadsheets).

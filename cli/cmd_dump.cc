@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace dump PATH [--rank R]: every record of a trace as JSON lines, for
 // scripts and tests that need the exact fields (info only summarises).
 #include <cstdio>

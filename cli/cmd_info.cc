@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace info PATH [--json]: what a trace file or trace set holds.
 #include <cstdio>
 

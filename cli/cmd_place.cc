@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace place: CASSINI's time shifts for jobs that share links. Loads and
 // lowers each job, places it on the topology's hosts as simulate would, and
 // prints (and writes with -o) the start offset of each job as --job specs.
@@ -60,8 +61,9 @@ int RunPlace(PlaceOptions o) {
     loaded.push_back(std::move(loaded_job));
     jobs.push_back(job);
   }
-  uint32_t hosts_needed = 0;
-  if (!models::PlaceJobs(&jobs, endpoints, &hosts_needed, &error)) return UsageError(self, error);
+  uint32_t hosts_needed = 0, gpus = 1;
+  if (!models::TopologyGpusPerHost(o.topology, &gpus, &error)) return UsageError(self, error);
+  if (!models::PlaceJobs(&jobs, endpoints, &hosts_needed, &error, nullptr, gpus)) return UsageError(self, error);
   models::TopologySpec spec;
   if (!models::ParseTopology(o.topology, hosts_needed, &spec, &error)) return UsageError(self, error);
   if (!spec.Fits(hosts_needed, &error)) return UsageError(self, error);
@@ -83,15 +85,20 @@ int RunPlace(PlaceOptions o) {
   out["jobs"] = runs::Json::array();
   for (size_t j = 0; j < jobs.size(); ++j) {
     const uint64_t start = uint64_t(std::llround(plan.start_ns[j]));
-    std::printf("%-4zu %-10s %12.3f %12.3f  %s\n", j, HostText(jobs[j].hosts).c_str(), demand[j].period_ns / 1e6,
+    // Hosts, not GPUs: with several GPUs per host, each host once and the GPUs per host.
+    std::vector<uint32_t> hosts;
+    for (uint32_t node : jobs[j].hosts)
+      if (gpus == 1 || hosts.empty() || hosts.back() != node / gpus) hosts.push_back(node / gpus);
+    std::printf("%-4zu %-10s %12.3f %12.3f  %s\n", j, HostText(hosts).c_str(), demand[j].period_ns / 1e6,
                 double(start) / 1e6, jobs[j].trace.c_str());
-    std::string job_spec = jobs[j].trace + ":hosts=" + HostText(jobs[j].hosts) + ":start=" + std::to_string(start) +
+    std::string job_spec = jobs[j].trace + ":hosts=" + HostText(hosts) + ":start=" + std::to_string(start) +
                            "ns:algo=" + jobs[j].lower.algorithm;
+    if (gpus > 1) job_spec += ":gpus-per-host=" + std::to_string(jobs[j].gpus_per_host ? jobs[j].gpus_per_host : gpus);
     if (jobs[j].lower.channels != 1) job_spec += ":channels=" + std::to_string(jobs[j].lower.channels);
     if (jobs[j].iterations > 0) job_spec += ":iterations=" + std::to_string(jobs[j].iterations);
     specs.push_back(job_spec);
     out["jobs"].push_back({{"trace", jobs[j].trace},
-                           {"hosts", jobs[j].hosts},
+                           {"hosts", hosts},
                            {"algo", jobs[j].lower.algorithm},
                            {"period_ns", demand[j].period_ns},
                            {"start_ns", start},
@@ -134,7 +141,7 @@ Command AddPlaceCommand(CLI::App& dltrace) {
   CLI::App* cmd = dltrace.add_subcommand(
       "place", "CASSINI time shifts: start offsets that interleave the communication of jobs sharing links");
   cmd->add_option("--job", o->job_specs,
-                  "a job: TRACE[:hosts=0-3][:algo=A][:channels=C] (repeat; default hosts: the next free ones, as "
+                  "a job: TRACE[:hosts=0-3][:gpus-per-host=N][:algo=A][:channels=C] (repeat; default hosts: the next free ones, as "
                   "simulate places them)")
       ->type_name("SPEC")
       ->required()

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace record [-o DIR] [--sample-ms N] [--flush-ms N] [--] CMD...: runs CMD
 // with the recorder preloaded (for it and every process it starts, mpirun
 // ranks included), then says where the traces went and summarises them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace replay TRACE: replays a trace set's lowered schedule over real TCP,
 // every rank on this host (--local, forked processes over loopback), one rank
 // per host (--rank R --hosts ...), or ranks started by mpirun/srun that find

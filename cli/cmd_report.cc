@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace report PATH -o report.html: one self-contained HTML file with the
 // job's traffic matrix, timeline, per-kind totals, message sizes, resource
 // use and (given results) recorded vs replayed vs simulated; --png renders

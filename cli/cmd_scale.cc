@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace scale TRACE --ranks N -o DIR: a trace set grown to N ranks along
 // its data-parallel dimension, which every other command accepts.
 #include <cstdio>

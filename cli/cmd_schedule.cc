@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace schedule PATH [--algo A]: lowers a trace set to per-rank steps and
 // prints them (GOAL-like), per-rank totals and an alpha-beta estimate.
 #include <cinttypes>

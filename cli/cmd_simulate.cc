@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace simulate TRACE: replays a trace set's lowered schedule inside a
 // simulator over a chosen topology (one or several jobs). The simulator is
 // picked by name from the registry every built backend added itself to
@@ -117,7 +118,8 @@ int RunSimulate(SimulateOptions options) {
   if (!runs::WriteSimulationOutputs(records, config.out_dir, &error) || !sim->WriteOwnOutputs(config.out_dir, &error))
     return Fail(error);
   std::cout << "results: " << config.out_dir << " (rank*.results.json"
-            << (config.jobs.size() > 1 ? " under job<J>/" : "") << ", flows.csv, links.csv";
+            << (config.jobs.size() > 1 ? " under job<J>/" : "") << ", flows.csv, links.csv"
+            << (runs::FormatFabricLoad(records).empty() ? "" : ", nics.csv");
   for (const auto& name : sim->OwnOutputNames()) std::cout << ", " << name;
   std::cout << ")" << std::endl;
   if (!complete) return Fail(run_error + "; their results say complete: false");
@@ -186,16 +188,19 @@ Command AddSimulateCommand(CLI::App& dltrace) {
       ->check(CLI::IsMember({"tcp", "rdma"}))
       ->capture_default_str();
   cmd->add_option("--job", o->job_specs,
-                  "a job: TRACE[:hosts=0-3][:start=0.5s][:algo=A][:channels=C][:iterations=N][:priority=P]; repeat for several "
-                  "jobs on one network (default hosts: the next free ones)")
+                  "a job: TRACE[:hosts=0-3|trace][:gpus-per-host=N][:start=0.5s][:algo=A][:channels=C][:iterations=N]"
+                  "[:priority=P][:cross-nic=0|1|2][:pxn=0|1]; repeat for several jobs on one network (default hosts: "
+                  "the next free ones, as many ranks per host as it has GPUs)")
       ->type_name("SPEC")
       ->default_str("")
       ->allow_extra_args(false);
   cmd->add_option("--topo", o->config.topology,
-                  "star, dumbbell, ring, leaf-spine or fat-tree, with optional parameters "
-                  "KIND[:rate=100Gbps,delay=1us,...]; leaf-spine: leaves, spines, hosts-per-leaf, oversub; "
-                  "fat-tree: k; star/dumbbell/ring: hosts; ring: switches; dumbbell/ring: bottleneck "
-                  "(star is sized to the endpoints)")
+                  "star, dumbbell, ring, leaf-spine, fat-tree, rail-optimized, dcn, a preset (spectrum-x, hpn, dcn) "
+                  "or a fabric file (FILE.json), with optional parameters KIND[:rate=100Gbps,delay=1us,...]; "
+                  "leaf-spine: leaves, spines, hosts-per-leaf, oversub; fat-tree: k; star/dumbbell/ring: hosts; "
+                  "ring: switches; dumbbell/ring: bottleneck; rail-optimized/dcn: hosts, hosts-per-leaf, spines, "
+                  "oversub, planes; every kind: gpus, domain, ports, nvlink, nvlink-delay, seed, fail=NAME, "
+                  "degrade=NAME@FRACTION (sized to the endpoints)")
       ->type_name("SPEC")
       ->capture_default_str()
       ->each([o](const std::string&) { o->topology_given = true; });
@@ -223,8 +228,8 @@ Command AddSimulateCommand(CLI::App& dltrace) {
       ->capture_default_str();
   AddSimulatorSettings(cmd, o);
   AddOutputDirOption(cmd, &o->config.out_dir,
-                     "results: rank<E>.results.json (DIR/job<J>/ for several jobs), flows.csv, links.csv "
-                     "(ns-3 also flowmon.xml, pcap/)",
+                     "results: rank<E>.results.json (DIR/job<J>/ for several jobs), flows.csv, links.csv, "
+                     "nics.csv on fabrics with NICs (ns-3 also flowmon.xml, pcap/)",
                      "dltrace-simulate-");
   cmd->footer("Exit status: 0 every endpoint finished, 1 error (bad trace, unknown --cc, a stalled run, a simulator "
               "not built), 2 usage.");

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace synth: writes a synthetic training trace set that every other
 // command accepts: DDP gradient buckets of a known model, or hybrid-parallel
 // (tensor, pipeline, data, expert) transformer training as Megatron-LM runs it.

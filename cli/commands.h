@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The dltrace subcommands: each cmd_*.cc declares its subcommand and options
 // on the one CLI11 app (Add*Command) and runs from the parsed options.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Measuring and storing the host profile (host_profile.h).
 #include "host_profile.h"
 

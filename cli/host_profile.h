@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The host profile: this machine's rates for the host's own work in a
 // reduction (adding received float and double arrays into its own, copying
 // memory), measured by `dltrace calibrate` and stored by `dltrace record`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace: one program, one subcommand per stage of the pipeline. The command
 // line is parsed by CLI11: each cmd_*.cc declares its subcommand and options.
 #include <sys/stat.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Option groups several subcommands share, each declared once: the lowering
 // options, the output directory, and the algorithm names from models' table.
 #include <limits.h>

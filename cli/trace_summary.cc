@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Summarize: communicators as models::Merge matches them, per-kind counts, bytes and
 // bandwidth, per-rank totals, and the time span on a common (realtime) clock.
 #include "trace_summary.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The facts `dltrace info` (and the summary after `dltrace record`) show
 // about a trace set, computed once and printed as text or JSON.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Fails the build when the profiler plugin exports anything but NCCL's lookup
 # symbols (ncclProfiler_v1..v5) or needs libnccl or CUDA at link time.
 include(${CMAKE_CURRENT_LIST_DIR}/exported_symbols.cmake)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Fails the build when the interposer has an undefined, non-weak reference to
 # an MPI symbol (it would not load into mpirun or a non-MPI process), when it
 # needs libnccl or CUDA at link time, or when its exported symbols are not

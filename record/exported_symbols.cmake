@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # dltrace_exported_symbols(LIB VAR): the sorted names LIB's dynamic symbol
 # table defines (version nodes left out), for the export checks
 # check_symbols.cmake and check_profiler_symbols.cmake.

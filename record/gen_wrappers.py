@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Generates every wrapper of the interposer from one table per API, the same
 way for each: tables/mpi.py gives the C MPI and the Fortran MPI wrappers,
 tables/nccl.py the NCCL ones. Run by CMake at build time.
@@ -27,7 +28,8 @@ ordinary form whenever one of them says it cannot take it.
 Outputs in OUTDIR:
   mpi:  mpi_wrappers.inc (C), mpi_fortran_wrappers.inc (mpif.h, use mpi,
         use mpi_f08: every mangled name), mpi_weak.inc (weak PMPI references),
-        mpi_symbols.txt (every exported name)
+        mpi_symbols.txt (every exported name), mpi_argcheck.inc and
+        mpi_argcheck_names.inc (the argument check, tools/mpi_argcheck.cc)
   nccl: nccl_wrappers.inc, nccl_functions.inc (X(name, (params), (args))
         rows for nccl_abi_check.cc), nccl_symbols.txt
 check_symbols.cmake compares the library's exports with the *_symbols.txt.
@@ -414,6 +416,73 @@ def mpi_fortran(rows):
     return "\n".join(out) + "\n", symbols
 
 
+# ---- the argument check (record/tools/mpi_argcheck.cc) -----------------------
+# For every C row, MPI_x and PMPI_x that describe the arguments the same way
+# (ArgsOf_x: each argument's value and what it points to that the call reads
+# or writes), so that a checking library in front of the recorder compares
+# what the program passed with what PMPI got, and what PMPI returned with
+# what the program got back.
+
+HANDLE_POINTERS = ("MPI_Request*", "MPI_Comm*", "MPI_Win*", "MPI_Message*")
+
+
+def argcheck_arg(row, ctype, name):
+    """The ArgsOf_ line for one parameter."""
+    length = next((n for n in ("count", "incount") if n in row.args), None)
+    if "*" not in ctype or ctype in ("void*", "const void*", "char***") or ctype.startswith("const "):
+        return f'Value(a, "{name}", {name});'  # a scalar, a handle, a buffer, an input array
+    if name == "argc":
+        return f'Value(a, "{name}", {name});'
+    if ctype == "MPI_Status*":
+        if name.startswith("array_of_"):
+            return f'Statuses(a, "{name}", {name}, {length}, false);'
+        return f'Statuses(a, "{name}", {name}, 1, true);'
+    if ctype in HANDLE_POINTERS or ctype == "int*":
+        n = length if name.startswith("array_of_") else "1"
+        return f'Points(a, "{name}", {name}, {n});'
+    raise SystemExit(f"gen_wrappers: {row.name}: the argument check has no rule for '{ctype} {name}'")
+
+
+def mpi_argcheck(rows):
+    names = [HEADER % "tables/mpi.py", "constexpr const char* kFunctions[] = {"]
+    names += [f'    "{r.name}",' for r in rows] + ["};", ""]
+    out = [HEADER % "tables/mpi.py", "// Included at the end of record/tools/mpi_argcheck.cc.", ""]
+    for i, row in enumerate(rows):
+        args = ", ".join(row.args)
+        params = c_params(row)
+        lines = [argcheck_arg(row, t, n) for t, n in row.params]
+        out.append(f"// ---- {row.name}")
+        out.append("namespace argcheck {\nnamespace {")
+        out.append(f"void ArgsOf_{row.name}(Args& a{', ' if params else ''}{params}) {{")
+        out.append("  (void)a;" if not lines else "\n".join("  " + l for l in lines))
+        out.append("}\n}  // namespace\n}  // namespace argcheck")
+        out.append(f"extern \"C\" DLTRACE_EXPORT int {row.name}({params}) {{\n"
+                   f"  using namespace argcheck;\n"
+                   f"  static const auto next = Next<decltype(&P{row.name})>(\"{row.name}\");\n"
+                   f"  Call call({i});\n"
+                   f"  ArgsOf_{row.name}(call.in(){', ' if args else ''}{args});\n"
+                   f"  const int rc = next({args});\n"
+                   f"  Args out;\n"
+                   f"  ArgsOf_{row.name}(out{', ' if args else ''}{args});\n"
+                   f"  call.Returned(rc, out);\n"
+                   f"  return rc;\n}}")
+        out.append(f"extern \"C\" DLTRACE_EXPORT int P{row.name}({params}) {{\n"
+                   f"  using namespace argcheck;\n"
+                   f"  static const auto real = Next<decltype(&P{row.name})>(\"P{row.name}\");\n"
+                   f"  Frame* f = Forwarding({i});\n"
+                   f"  if (f == nullptr) return real({args});\n"
+                   f"  Args got;\n"
+                   f"  ArgsOf_{row.name}(got{', ' if args else ''}{args});\n"
+                   f"  Enter(f, got);\n"
+                   f"  const int rc = real({args});\n"
+                   f"  Args out;\n"
+                   f"  ArgsOf_{row.name}(out{', ' if args else ''}{args});\n"
+                   f"  Leave(f, rc, std::move(out));\n"
+                   f"  return rc;\n}}")
+        out.append("")
+    return "\n".join(names) + "\n", "\n".join(out) + "\n"
+
+
 def write(path, text):
     try:
         with open(path) as f:
@@ -435,6 +504,9 @@ def main():
         write(os.path.join(outdir, "mpi_wrappers.inc"), mpi_c(rows))
         write(os.path.join(outdir, "mpi_fortran_wrappers.inc"), fortran)
         write(os.path.join(outdir, "mpi_weak.inc"), mpi_weak(rows))
+        names, argcheck = mpi_argcheck(rows)
+        write(os.path.join(outdir, "mpi_argcheck_names.inc"), names)
+        write(os.path.join(outdir, "mpi_argcheck.inc"), argcheck)
         symbols = [r.name for r in rows] + fortran_symbols
     else:
         write(os.path.join(outdir, "nccl_wrappers.inc"), nccl_c(rows))

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Partitioned ns-3 against one process (README "Scale", "Partitioned ns-3"):
 # the 16-host case, a ResNet-50 data-parallel job of 16 ranks, one per host,
 # ring all-reduce, on a leaf-spine of 2 leaves x 8 hosts and 2 spines

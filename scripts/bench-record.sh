@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Measures what the recorder adds per MPI call: runs dltrace-mpi-overhead with
 # and without libdltrace-record.so, alternating, and prints the medians: ns
 # per call and % added, for an 8 B and a 1 MB MPI_Allreduce loop, each size

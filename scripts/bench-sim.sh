@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The two simulators side by side: one ResNet-50 iteration on 8 hosts of a
 # 100 Gbit/s leaf-spine (ring all-reduce) in ns-3 and in the flow-level
 # engine (wall time, ratio, difference in iteration time), then the flow
@@ -25,6 +26,8 @@
 #                              synth + simulate wall time, peak memory, simulated s per wall s
 #        DLTRACE_BENCH_SCALE_MODELS  which of them (default "resnet50 gpt3-175b")
 #        DLTRACE_BENCH_SCALE_R50_ALGO / _GPT_ALGO  their algorithms (default tree / ring)
+#        DLTRACE_BENCH_SCALE_TOPO  the scale table's --topo (default fat-tree, sized to the job); e.g.
+#                              spectrum-x with DLTRACE_BENCH_SCALE_HOSTS=fabric: 8-GPU hosts, one NIC per GPU
 #        DLTRACE_BENCH_SCALE_HOSTS  trace: a synth host's 8 ranks on one topology host (--job TRACE:hosts=trace,
 #                              the default); endpoint: one topology host per rank
 #        DLTRACE_BENCH_SCALE_GIB  a run whose resident memory passes this is stopped (default 18)
@@ -75,8 +78,10 @@ field() { sed -nE "s/^[[:space:]]*$2: (.*)/\1/p" "$work/$1.time"; }  # a line of
 if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
   limit_kb=$(( ${DLTRACE_BENCH_SCALE_GIB:-18} * 1048576 ))
   place=${DLTRACE_BENCH_SCALE_HOSTS:-trace}
-  [[ $place == trace || $place == endpoint ]] || { echo "bench-sim: DLTRACE_BENCH_SCALE_HOSTS is trace or endpoint" >&2; exit 1; }
-  echo "Flow simulator at scale: one iteration, 8 ranks per host ($place placement), fat-tree sized to the job, --solver ${DLTRACE_BENCH_SCALE_SOLVER:-simgrid} (load average before: $(load))"
+  [[ $place == trace || $place == endpoint || $place == fabric ]] ||
+    { echo "bench-sim: DLTRACE_BENCH_SCALE_HOSTS is trace, endpoint or fabric" >&2; exit 1; }
+  scale_topo=${DLTRACE_BENCH_SCALE_TOPO:-fat-tree}
+  echo "Flow simulator at scale: one iteration, 8 ranks per host ($place placement), $scale_topo sized to the job, --solver ${DLTRACE_BENCH_SCALE_SOLVER:-simgrid} (load average before: $(load))"
   printf "  %-7s %-22s %-5s %8s %8s %10s %9s %9s %12s %12s %10s\n" ranks model algo synth_s lower_s wall_s cpu_s \
     peak_MiB sim_s_per_s messages messages_per_s
   for n in $DLTRACE_BENCH_SCALE; do
@@ -95,8 +100,8 @@ if [[ -n ${DLTRACE_BENCH_SCALE:-} ]]; then
       synth_s=$(field "$name-synth" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
       status=0
       job=$work/$name.trace
-      [[ $place == endpoint ]] || job+=":hosts=trace"
-      capped "$name" "$limit_kb" "$dltrace" simulate --job "$job" --engine flow --topo fat-tree --algo "$algo" \
+      [[ $place != trace ]] || job+=":hosts=trace"
+      capped "$name" "$limit_kb" "$dltrace" simulate --job "$job" --engine flow --topo "$scale_topo" --algo "$algo" \
         --solver "${DLTRACE_BENCH_SCALE_SOLVER:-simgrid}" --util-ms 10 -o "$work/$name" || status=$?
       wall=$(field "$name" "Elapsed \\(wall clock\\) time \\(h:mm:ss or m:ss\\)" | seconds)
       cpu=$(python3 -c "print('%.1f' % ($(field "$name" "User time \\(seconds\\)") + $(field "$name" "System time \\(seconds\\)")))")

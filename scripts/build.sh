@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Configures and builds dltrace into build/ (or $DLTRACE_BUILD_DIR).
 # Extra arguments go to cmake's configure step.
 set -euo pipefail

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # One GPU, one node of 8 GPUs, or several nodes? PyTorch DDP training of
 # ResNet-152: synth writes the 1-GPU and 8-GPU jobs, scale grows the latter to
 # 2 and 4 nodes, the flow engine simulates one iteration of each, and a table

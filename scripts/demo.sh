@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The main job on a built-in default: installs, builds, records a real
 # data-parallel MPI training run (4 ranks under mpirun), prints `dltrace info`
 # of its trace set, replays its traffic, simulates it in ns-3, prints
@@ -43,7 +44,7 @@ if [ -n "$cluster_reason" ]; then
   echo "== recording on this host only: $cluster_reason."
   echo "   Its 4 ranks talk through shared memory; the replay and the simulation time those"
   echo "   same-host transfers on a shared-memory model (80 Gbit/s, 0.5 us: --local-gbps,"
-  echo "   --local-latency-us), not as measured, and 4 ranks share this machine's cores, so"
+  echo "   --local-latency-us), not as measured, and 4 ranks share the host's cores, so"
   echo "   their times differ from the recording."
   mpirun=(mpirun --oversubscribe --bind-to none)
   [ "$(id -u)" -eq 0 ] && mpirun+=(--allow-run-as-root)

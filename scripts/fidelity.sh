@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Fidelity on an emulated cluster: records real MPI programs across 4 hosts
 # (network namespaces on one bridge, every link shaped with tc), replays each
 # trace on the same namespaces, simulates it (ns-3, and the flow engine) on a

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # The real GPU check of the NCCL recorder, for a machine with an NVIDIA GPU,
 # CUDA, NCCL and PyTorch + torchvision. Builds the project (or takes a build
 # made elsewhere, DLTRACE_GPU_CHECK_PREBUILT=1), then records under

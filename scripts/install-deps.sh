@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Installs the Debian 12 packages dltrace builds and tests with. Idempotent:
 # when every package is already present it only runs dpkg-query and exits.
 set -euo pipefail
@@ -23,6 +24,7 @@ PACKAGES=(
   protobuf-compiler libprotobuf-dev python3-protobuf
   chromium fonts-dejavu-core
   python3-matplotlib  # scripts/rdma-study.sh: the plot
+  python3-sphinx python3-myst-parser  # scripts/docs.sh and ctest docs_build: the documentation site (Sphinx + MyST, offline)
 )
 
 missing=()

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Builds ns3-module/ as the contrib module `dltrace` inside an ns-3 source
 # tree, with only the ns-3 modules it needs, then runs its example and its test
 # suites there with ./ns3 and test.py, as a user with their own tree would.

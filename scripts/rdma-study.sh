@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # A training job on a 4:1 oversubscribed leaf-spine, alone and beside a
 # smaller second job (equal priority, then the smaller job in a higher
 # traffic class), under TCP (NewReno), DCTCP, RDMA with DCQCN and RDMA with

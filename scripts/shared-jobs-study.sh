@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Two data-parallel jobs sharing a 2:1 oversubscribed leaf-spine, four ways:
 # baseline (both start at 0), CASSINI offsets (dltrace place), MLTCP, both.
 # Prints mean and p99 iteration time per job and the ECN marks of each run.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Installs what dltrace needs (Debian 12, as root), builds with warnings as
 # errors, and runs the whole test suite. Exits non-zero on any failure.
 # Tests labelled "long" (building the ns-3 module inside an ns-3 source tree,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The in-memory loopback network: one event queue in simulated nanoseconds,
 // one serialised link per (sender, receiver, channel), chunked delivery;
 // notices of same-host steps take the link's latency only.

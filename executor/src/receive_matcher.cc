@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Receive matching by (peer, tag): one entry per message, created by whichever
 // of the post and the first arrival comes first, removed when complete.
 #include "dltrace/executor/receive_matcher.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The schedule executor: a ready queue over the dependency graph of one
 // endpoint's steps; transports call back into it when sends, timers and data finish.
 #include "dltrace/executor/schedule_executor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Schedule fingerprint, iteration cut and peer list for the replayer.
 #include "dltrace/executor/schedule_tools.h"
 

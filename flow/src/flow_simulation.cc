@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The schedule executor over SimGrid: each message is a host-to-host SimGrid
 // communication (Comm::sendto) run by a short-lived actor, each compute gap a
 // sleeping actor, so every engine callback runs inside the simulation and
@@ -167,7 +168,8 @@ struct Message {
   uint64_t tag, bytes, start_ns, end_ns;
   int32_t src, dst;
   uint16_t job, channel;
-  bool local;
+  bool notice;  // a same-node step's notice (the executor timed it on the local link)
+  bool local;   // flows.csv: both ends on one host
   bool done;
 };
 
@@ -299,6 +301,7 @@ struct FlowSimulation::State {
   FlowConfig config;
   models::TopologySpec spec;
   models::TopologyGraph graph;
+  uint32_t fabric_gpus = 1;  // GPUs per host of the fabric (models::TopologyGpusPerHost)
   std::unique_ptr<s4u::Engine> engine;
   // SimGrid hosts, one per (topology host, job, channel) that sends or
   // receives: SimGrid routes per host pair, and per-flow ECMP routes each
@@ -319,6 +322,11 @@ struct FlowSimulation::State {
   // and its route per (receiver host, sender host, job, channel).
   std::unique_ptr<FluidNetwork> fluid;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, uint32_t> fluid_routes;
+  // On SimGrid: each route's directed links, and the bytes delivered over
+  // each (nics.csv and the fabric lines count messages, not the link-load
+  // plugin, which counts short messages' bytes high).
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, std::vector<uint32_t>> simgrid_routes;
+  std::vector<double> delivered_link_bytes;
   simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model (null: no bundles)
   double weight_s = 0, latency_factor = 1;             // its network/weight-S and network/latency-factor
   // network/bandwidth-factor: SimGrid's link-load plugin sums its flows'
@@ -362,11 +370,19 @@ struct FlowSimulation::State {
   uint64_t Now() const { return fluid ? uint64_t(std::llround(fluid->now() * 1e9)) : flow::NowNs(); }
   // --solver incremental: sends connection C's first queued message; the next goes when it arrived.
   void FluidSendNext(Connection& c);
-  // *LINKS: the directed links (2i or 2i+1 for graph link i) from host A to
-  // host B for (JOB, CHANNEL), by flow-hash ECMP; HOPS caches the hop counts
-  // towards B. False, with *ERROR, when B cannot be reached.
-  bool RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel, std::vector<uint32_t>* hops,
-                  uint32_t* hops_to, std::vector<uint32_t>* links, std::string* error) const;
+  // A connection's route channel: its channel and the RailMode its op's
+  // traffic takes on this fabric (always kDirect with one GPU per host).
+  static uint16_t RouteChannel(uint16_t channel, models::RailMode mode) {
+    return uint16_t(channel | uint16_t(mode) << 14);
+  }
+  uint16_t RouteChannelOf(uint32_t job, uint16_t channel, uint64_t tag) const;
+  // *LINKS: the directed links (2i or 2i+1 for graph link i) from endpoint
+  // node A to B for (JOB, ROUTE_CHANNEL), by models::ConnectionPath; HOPS
+  // caches hop counts towards network destinations. False, with *ERROR, when
+  // B cannot be reached.
+  bool RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t route_channel,
+                  std::unordered_map<uint32_t, std::vector<uint32_t>>* hops, std::vector<uint32_t>* links,
+                  std::string* error) const;
   // The message count, step count and routes the schedules use (receiver, sender, job, channel).
   using RouteSet = std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>>;
   RouteSet CollectRoutes(uint64_t* deps_total);
@@ -429,7 +445,10 @@ class FlowTransport final : public executor::Transport {
 void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                                      uint64_t bytes, bool notice, std::function<void()> on_sent) {
   const size_t m = pending_base + pending.size();
-  pending.push_back({tag, bytes, Now(), 0, src, dst, uint16_t(job), channel, notice, false});
+  pending.push_back({tag, bytes, Now(), 0, src, dst, uint16_t(job), channel, notice, notice, false});
+  // flows.csv's local: both ends on one host (over NVLink, or the schedule's local link).
+  pending.back().local =
+      notice || graph.MachineOf(TopologyHost(job, src)) == graph.MachineOf(TopologyHost(job, dst));
   // Every callback runs in an actor of its own, never inside another engine's call.
   const bool same_host = notice || TopologyHost(job, src) == TopologyHost(job, dst);
   if (same_host && fluid) {
@@ -442,11 +461,14 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
         std::move(on_sent));
     return;
   }
-  const uint64_t key = uint64_t(job) << 56 ^ uint64_t(channel) << 48 ^ uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
+  const uint16_t route_channel = RouteChannelOf(job, channel, tag);
+  // Channels are below 64 (models::Step), modes below 4: 8 bits under the job's.
+  const uint64_t key = uint64_t(job) << 56 ^ uint64_t((route_channel >> 14) << 6 | (channel & 63)) << 48 ^
+                       uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
   Connection& c = connections[key];
   if (fluid) {
     if (c.route == FluidNetwork::kNone)
-      c.route = fluid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, channel});
+      c.route = fluid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, route_channel});
     c.queue.emplace_back(m, std::move(on_sent));
     if (!c.active) {
       c.active = true;
@@ -456,8 +478,8 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   }
   if (!c.queued) {
     c.queued = s4u::Semaphore::create(0);
-    c.from = HostOf(job, src, channel);
-    c.to = HostOf(job, dst, channel);
+    c.from = HostOf(job, src, route_channel);
+    c.to = HostOf(job, dst, route_channel);
   }
   c.queue.emplace_back(m, std::move(on_sent));
   c.queued->release();
@@ -589,9 +611,17 @@ void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_
   at.done = true;
   ++messages_done;
   const Message msg = at;  // a copy: the callbacks add messages, and the row may go
+  if (!fluid) {
+    const uint32_t a = TopologyHost(msg.job, msg.src), b = TopologyHost(msg.job, msg.dst);
+    const auto route = simgrid_routes.find({b, a, msg.job, RouteChannelOf(msg.job, msg.channel, msg.tag)});
+    if (route != simgrid_routes.end()) {
+      if (delivered_link_bytes.empty()) delivered_link_bytes.assign(2 * graph.links.size(), 0);
+      for (uint32_t d : route->second) delivered_link_bytes[d] += double(msg.bytes);
+    }
+  }
   FlushFlows(false);
   on_sent();
-  jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.local);
+  jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.notice);
 }
 
 void FlowSimulation::State::FlushFlows(bool all) {
@@ -652,27 +682,44 @@ FlowSimulation::State::RouteSet FlowSimulation::State::CollectRoutes(uint64_t* d
         if (st.type != models::StepType::kSend) continue;
         ++messages_total;
         const uint32_t a = job.placement.hosts[e], b = job.placement.hosts[size_t(st.peer)];
-        if (!st.local && a != b) routes.insert({b, a, j, st.channel});
+        if (!st.local && a != b) routes.insert({b, a, j, RouteChannelOf(j, st.channel, st.tag)});
       }
     }
   }
   return routes;
 }
 
-bool FlowSimulation::State::RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t channel,
-                                       std::vector<uint32_t>* hops, uint32_t* hops_to, std::vector<uint32_t>* links,
-                                       std::string* error) const {
-  if (b != *hops_to) *hops = graph.HopsTo(*hops_to = b);
+uint16_t FlowSimulation::State::RouteChannelOf(uint32_t job, uint16_t channel, uint64_t tag) const {
+  if (graph.gpus_per_host == 1) return channel;
+  const models::Schedule& schedule = jobs[job]->schedule;
+  const uint32_t op = models::TagOp(tag);
+  const bool collective = op < schedule.ops.size() && models::RailCollective(schedule.ops[op]);
+  return RouteChannel(channel, jobs[job]->placement.nic.ModeFor(collective));
+}
+
+bool FlowSimulation::State::RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t route_channel,
+                                       std::unordered_map<uint32_t, std::vector<uint32_t>>* hops,
+                                       std::vector<uint32_t>* links, std::string* error) const {
+  const uint16_t channel = route_channel & 0x3FFF;
+  const auto mode = models::RailMode(route_channel >> 14);
+  auto hops_to = [&](uint32_t n) -> const std::vector<uint32_t>& {
+    auto it = hops->find(n);
+    if (it != hops->end()) return it->second;
+    if (hops->size() >= 64) hops->clear();  // routes come sorted by receiver: few ends at a time
+    return hops->emplace(n, graph.HopsTo(n)).first->second;
+  };
   links->clear();
   uint32_t at = a;
-  for (uint32_t li : graph.Route(a, b, *hops, models::FlowHash(a, b, job, channel))) {
+  for (uint32_t li :
+       models::ConnectionPath(graph, a, b, channel, mode, models::FlowHash(a, b, job, channel), hops_to)) {
     const auto& l = graph.links[li];
     const bool forward = l.a == at;
     links->push_back(2 * li + (forward ? 0 : 1));
     at = forward ? l.b : l.a;
   }
   if (links->empty())
-    *error = "topology " + spec.Describe() + ": no path from host " + std::to_string(a) + " to " + std::to_string(b);
+    *error = "topology " + spec.Describe() + ": no path from " + graph.names[a] + " to " + graph.names[b] +
+             " (job " + std::to_string(job) + ")";
   return !links->empty();
 }
 
@@ -686,10 +733,10 @@ bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* erro
       latency.push_back(double(l.delay_ns) * 1e-9);
     }
   fluid = std::make_unique<FluidNetwork>(std::move(bandwidth), std::move(latency), params);
-  std::vector<uint32_t> hops, links;
-  uint32_t hops_to = UINT32_MAX;
+  std::unordered_map<uint32_t, std::vector<uint32_t>> hops;
+  std::vector<uint32_t> links;
   for (const auto& [b, a, j, ch] : routes) {
-    if (!RouteLinks(a, b, j, ch, &hops, &hops_to, &links, error)) return false;
+    if (!RouteLinks(a, b, j, ch, &hops, &links, error)) return false;
     fluid_routes[{b, a, j, ch}] = fluid->AddRoute(links);
   }
   return true;
@@ -735,13 +782,14 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
     };
     for (uint32_t j = 0; j < jobs.size(); ++j)
       for (uint32_t h : jobs[j]->placement.hosts) host(h, j, 0);
-    std::vector<uint32_t> hops, links;
-    uint32_t hops_to = UINT32_MAX;
+    std::unordered_map<uint32_t, std::vector<uint32_t>> hops;
+    std::vector<uint32_t> links;
     for (const auto& [b, a, j, ch] : routes) {
-      if (!RouteLinks(a, b, j, ch, &hops, &hops_to, &links, error)) return false;
+      if (!RouteLinks(a, b, j, ch, &hops, &links, error)) return false;
       std::vector<s4u::LinkInRoute> route;
       for (uint32_t d : links) route.emplace_back(directed[d]);
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
+      simgrid_routes[{b, a, j, ch}] = links;
     }
     zone->seal();
     using simgrid::config::get_value;
@@ -799,7 +847,8 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   // 86.4 s to lowered and a 13,200 MiB peak, against 102.3 s and 14,177 MiB
   // with std::vector and 256 KiB.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
-  if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage)) return false;
+  if (!models::TopologyGpusPerHost(config.topology, &s.fabric_gpus, error)) return false;
+  if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage, s.fabric_gpus)) return false;
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // the simulation's own blocks: as they were measured at scale
   for (size_t j = 0; j < prepared.size(); ++j) {
     auto job = std::make_unique<JobState>();
@@ -851,7 +900,7 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
     if (!s.fluid && endpoints >= kIncrementalHintEndpoints)
       std::fprintf(stderr,
                    "dltrace simulate (flow): note: --solver incremental shares bandwidth the same way and runs jobs "
-                   "of this size several times faster (README \"Scale\")\n");
+                   "of this size several times faster (docs: results/scale-flow)\n");
   }
 
   for (uint32_t j = 0; j < s.jobs.size(); ++j) {
@@ -1063,6 +1112,9 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
     records.links.bytes.push_back(std::move(bytes));
   }
   samples.clear();
+  records.fabric = std::make_shared<const models::TopologyGraph>(graph);
+  records.link_bytes = fluid ? fluid->LinkBytes() : delivered_link_bytes;
+  records.link_bytes.resize(2 * graph.links.size(), 0);
   records.simulated_s = finish_s >= 0 ? finish_s : NowSeconds();
   records.wall_s = wall_seconds;
   records.events = messages_done;

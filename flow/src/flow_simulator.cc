@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The flow simulator behind the one simulator interface: `dltrace simulate
 // --simulator flow`. Takes SimulationConfig, runs FlowSimulation, hands back
 // its records.

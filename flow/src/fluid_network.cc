@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // FluidNetwork: events in simulated seconds, flows sharing links by weighted
 // max-min, re-solved only where something changed (fluid_network.h).
 #include "dltrace/flow/fluid_network.h"

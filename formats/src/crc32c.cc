@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // CRC-32C: the SSE4.2 crc32 instruction where the CPU has it (8 bytes an
 // instruction), else a table-driven loop; both compute the same function.
 #include "dltrace/formats/crc32c.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The semantic table behind CollectiveOf and BusBandwidthFactor.
 #include "dltrace/formats/op_kind.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Variable-length integers for the packed columns of a version-2 chunk
 // (formats/README.md, "Chunk data"): LEB128 for unsigned values, zigzag
 // then LEB128 for signed ones. The reader's side checks every byte against

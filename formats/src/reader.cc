@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // ReadTraceBuffer: walks the frames of a trace file, verifying each one, and
 // decodes chunk columns back into OpEvents.
 #include "dltrace/formats/reader.h"

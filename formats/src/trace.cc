@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Equality (for round-trip tests) and the user-facing names of enums.
 #include "dltrace/formats/trace.h"
 

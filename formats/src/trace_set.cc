@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // LoadTraceSet: reads every rank file of a run and reports what does not fit.
 #include "dltrace/formats/trace_set.h"
 

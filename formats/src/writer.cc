@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // TraceWriter: builds chunk FlatBuffers (new shape-dictionary entries plus
 // packed per-event columns; version 1: a whole dictionary and FlatBuffers
 // columns per chunk) and appends them as length + CRC-32C framed records.

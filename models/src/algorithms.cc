@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The algorithm table and the step builder. Each Lower* function describes
 // one algorithm for one piece of one collective; LowerCollective adds channels and pipelining.
 #include "dltrace/models/algorithms.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // CASSINI's time shifts: job demand profiles from the alpha-beta estimate,
 // per-link rotations on the LCM circle, and offsets through the affinity graph.
 #include "dltrace/models/cassini.h"

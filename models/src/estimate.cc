@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The alpha-beta estimate: a sweep over all endpoints that runs each step once
 // its dependencies (and, for a receive, its matching send) have finished.
 #include "dltrace/models/estimate.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Hybrid-parallel transformer training as Megatron-LM runs it: the collectives
 // and pipeline transfers of every rank for one or more iterations, timed on
 // a simple model of the GPUs and links, written as NCCL-like rank files.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The one definition of iteration time (see iteration_time.h).
 #include "dltrace/models/iteration_time.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Loading a recorded job once: read, merge, lower, link each file op to its
 // schedule op, and put every rank's clock on one job-wide timeline.
 #include "dltrace/models/job.h"

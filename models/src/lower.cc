@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Lowering a merged trace: orders calls and transfers so every rank sees its
 // own recorded order, and lowers each through the chosen algorithm. The
 // pieces: lowering/recorded_ops (the ops and each rank's order),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Merging the rank files of a trace set. Nothing here trusts one file: every
 // fact that must agree across ranks is compared, and disagreements become problems.
 #include "dltrace/models/merge.h"

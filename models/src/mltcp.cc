@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // JobProgress: the schedule's network bytes per endpoint and iteration, and
 // the bytes sent so far, for MLTCP's bytes_ratio.
 #include "dltrace/models/mltcp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // NCCL's tuning model as data: the latency and bandwidth tables of NCCL
 // 2.28.9 (src/graph/tuning.cc, ncclTunerConstantsDefaults), the model that
 // turns them into a time per (algorithm, protocol) (ncclTopoTuneModel,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Job specs and their placement onto hosts, shared by the ns-3 and flow-level simulators.
 #include "dltrace/models/placement.h"
 
@@ -35,7 +36,8 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
   std::stringstream ss(text);
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);
   if (parts.empty() || parts[0].empty()) {
-    *error = "--job needs TRACE[:hosts=A-B|trace][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P], got '" + text + "'";
+    *error = "--job needs TRACE[:hosts=A-B|trace][:gpus-per-host=N][:start=T][:algo=A][:channels=C][:iterations=N]"
+             "[:priority=P][:cross-nic=0|1|2][:pxn=0|1], got '" + text + "'";
     return false;
   }
   spec.trace = parts[0];
@@ -51,6 +53,16 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
     } else if (key == "hosts") {
       spec.trace_hosts = false;
       ok = ok && ParseHostList(value, &spec.hosts);
+    } else if (key == "gpus-per-host") {
+      long c = std::strtol(value.c_str(), &end, 10);
+      ok = ok && *end == '\0' && c >= 1 && c <= 100000;
+      spec.gpus_per_host = uint32_t(c);
+    } else if (key == "cross-nic") {
+      ok = ok && (value == "0" || value == "1" || value == "2");
+      spec.nic.cross_nic = value.empty() ? 2 : value[0] - '0';
+    } else if (key == "pxn") {
+      ok = ok && (value == "0" || value == "1");
+      spec.nic.pxn = value == "1";
     } else if (key == "start") {
       ok = ok && ParseDuration(value, &spec.start_ns);
     } else if (key == "algo") {
@@ -69,7 +81,8 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
       ok = ok && *end == '\0' && !value.empty() && c >= 0 && c <= 7;
       spec.priority = uint32_t(c);
     } else {
-      *error = "--job " + text + ": unknown key '" + key + "' (hosts, start, algo, channels, iterations, priority)";
+      *error = "--job " + text + ": unknown key '" + key +
+               "' (hosts, gpus-per-host, start, algo, channels, iterations, priority, cross-nic, pxn)";
       return false;
     }
     if (!ok) {
@@ -82,38 +95,86 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
 }
 
 bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& endpoints, uint32_t* hosts_needed,
-               std::string* error, const std::vector<std::vector<int32_t>>* groups) {
+               std::string* error, const std::vector<std::vector<int32_t>>* groups, uint32_t fabric_gpus) {
+  const uint32_t G = std::max<uint32_t>(fabric_gpus, 1);
   uint32_t next = 0, needed = 0;
   for (size_t j = 0; j < jobs->size(); ++j) {
     JobPlacement& p = (*jobs)[j];
     const uint32_t n = endpoints[j];
+    const std::string name = "job " + std::to_string(j) + " (" + p.trace + ")";
+    const uint32_t per = p.gpus_per_host ? p.gpus_per_host : G;
+    if (per > G) {
+      *error = name + ": gpus-per-host=" + std::to_string(per) + ", but the fabric's hosts have " +
+               std::to_string(G) + " GPU" + (G > 1 ? "s" : "");
+      return false;
+    }
     const std::vector<int32_t>* group = groups && j < groups->size() && !(*groups)[j].empty() ? &(*groups)[j] : nullptr;
+    // Per endpoint its host; the GPU is the endpoint's place among the host's.
+    std::vector<uint32_t> host(n);
     if (p.hosts.empty() && group) {
       std::unordered_map<int32_t, uint32_t> host_of_group;
       for (uint32_t e = 0; e < n; ++e) {
         const int32_t g = e < group->size() ? (*group)[e] : -1;
         if (g < 0) {
-          p.hosts.push_back(next++);
+          host[e] = next++;
           continue;
         }
         auto [it, added] = host_of_group.try_emplace(g, next);
         if (added) ++next;
-        p.hosts.push_back(it->second);
+        host[e] = it->second;
       }
     } else if (p.hosts.empty()) {
-      for (uint32_t e = 0; e < n; ++e) p.hosts.push_back(next++);
-    } else if (p.hosts.size() != n) {
-      *error = "job " + std::to_string(j) + " (" + p.trace + ") has " + std::to_string(n) +
-               " endpoints, its hosts list names " + std::to_string(p.hosts.size());
+      for (uint32_t e = 0; e < n; ++e) host[e] = next + e / per;
+    } else if (p.hosts.size() == n) {
+      host = p.hosts;
+    } else if (G > 1 && p.hosts.size() == (n + per - 1) / per) {
+      for (uint32_t e = 0; e < n; ++e) host[e] = p.hosts[e / per];
+    } else {
+      *error = name + " has " + std::to_string(n) + " endpoints, its hosts list names " +
+               std::to_string(p.hosts.size()) +
+               (G > 1 ? " (one per endpoint, or one per " + std::to_string(per) + " endpoints)" : "");
       return false;
     }
-    for (uint32_t h : p.hosts) {
-      needed = std::max(needed, h + 1);
-      next = std::max(next, h + 1);
+    p.hosts.assign(n, 0);
+    std::unordered_map<uint32_t, uint32_t> used;  // host -> GPUs taken
+    for (uint32_t e = 0; e < n; ++e) {
+      uint32_t& gpu = used[host[e]];
+      if (G > 1 && gpu >= per) {
+        *error = name + ": more endpoints on host " + std::to_string(host[e]) + " than its " + std::to_string(per) +
+                 " GPU" + (per > 1 ? "s" : "") + (group && p.gpus_per_host == 0 ? " (the trace recorded them on one host; set gpus-per-host= or hosts=)" : "");
+        return false;
+      }
+      p.hosts[e] = host[e] * G + (G > 1 ? gpu++ : 0);
+      needed = std::max(needed, host[e] + 1);
+      next = std::max(next, host[e] + 1);
     }
   }
   *hosts_needed = needed;
   return true;
+}
+
+void LocaliseSteps(Schedule* schedule, const std::vector<uint32_t>& node) {
+  for (size_t e = 0; e < schedule->ranks.size(); ++e)
+    for (Step& st : schedule->ranks[e].steps)
+      if (st.type != StepType::kCompute && st.peer >= 0 && size_t(st.peer) < node.size())
+        st.local = node[e] == node[size_t(st.peer)];
+}
+
+bool RailCollective(const ScheduleOp& op) {
+  using formats::Collective;
+  if (op.source != ScheduleOp::Source::kCollective) return false;
+  switch (op.collective) {
+    case Collective::kAllToAll:
+    case Collective::kSend:
+    case Collective::kRecv:
+    case Collective::kSendRecv:
+    case Collective::kGather:
+    case Collective::kScatter:
+    case Collective::kNeighborExchange:
+      return false;
+    default:
+      return true;
+  }
 }
 
 void KeepIterations(Schedule* s, int32_t iterations) {
@@ -169,7 +230,7 @@ bool TraceHostGroups(const JobPlacement& placement, const Job* loaded, size_t j,
 }
 
 bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
-                 std::string* error, const std::function<void(const char* stage)>& on_stage) {
+                 std::string* error, const std::function<void(const char* stage)>& on_stage, uint32_t fabric_gpus) {
   out->clear();
   out->resize(placements->size());
   std::vector<uint32_t> endpoints;
@@ -182,7 +243,9 @@ bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>
       (*placements)[j].lower.algorithm = (*out)[j].schedule.algorithm;
     endpoints.push_back(uint32_t((*out)[j].schedule.ranks.size()));
   }
-  return PlaceJobs(placements, endpoints, hosts_needed, error, &groups);
+  if (!PlaceJobs(placements, endpoints, hosts_needed, error, &groups, fabric_gpus)) return false;
+  for (size_t j = 0; j < placements->size(); ++j) LocaliseSteps(&(*out)[j].schedule, (*placements)[j].hosts);
+  return true;
 }
 
 }  // namespace dltrace::models

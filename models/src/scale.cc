@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace scale: a job's data-parallel dimension grown to more ranks, with
 // communicators, sequence numbers and hosts rebuilt so every command accepts it.
 #include "dltrace/models/scale.h"

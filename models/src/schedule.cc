@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Schedule invariants, per-endpoint totals and the GOAL-like text form.
 // CheckSchedule is what tests and `dltrace schedule` use to trust a lowering.
 #include "dltrace/models/schedule.h"

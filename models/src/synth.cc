@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Synthetic workloads: parameter lists derived from each architecture, DDP
 // bucketing, and a timeline where gradient all-reduces overlap the backward pass.
 #include "dltrace/models/synth.h"

@@ -1,5 +1,7 @@
-// Topology specs, their parser and the graphs they describe: the one place
-// where star, dumbbell, ring, leaf-spine and fat-tree are defined.
+// SPDX-License-Identifier: GPL-2.0-only
+// Topology specs and their parser (kinds, presets, host model, faults), the
+// graph's shortest paths and the per-flow ECMP rule. The graphs themselves are
+// built in fabric.cc.
 #include "dltrace/models/topology.h"
 
 #include <algorithm>
@@ -7,6 +9,8 @@
 #include <cstdlib>
 #include <deque>
 #include <sstream>
+
+#include "fabric.h"
 
 namespace dltrace::models {
 
@@ -36,7 +40,8 @@ bool ParseCount(const std::string& text, uint32_t min, uint32_t* out) {
 }  // namespace
 
 const std::vector<std::string>& TopologyKinds() {
-  static const std::vector<std::string> kinds = {"star", "dumbbell", "ring", "leaf-spine", "fat-tree"};
+  static const std::vector<std::string> kinds = {"star",           "dumbbell", "ring",       "leaf-spine", "fat-tree",
+                                                 "rail-optimized", "dcn",      "spectrum-x", "hpn",        "FILE.json"};
   return kinds;
 }
 
@@ -66,15 +71,92 @@ std::string RateText(uint64_t bps) {
   return s.str();
 }
 
+namespace {
+
+// Presets are data: the kind and the parameters a public template uses
+// (DESIGN "Facts for AI cluster fabrics"; SimAI's gen_Topo_Template.py).
+// Everything a preset sets can be overridden in the spec.
+struct Preset {
+  const char* name;
+  const char* kind;
+  uint32_t gpus, ports, planes, hosts_per_leaf;
+  uint64_t rate_bps, delay_ns;
+};
+const Preset kPresets[] = {
+    // Rail-optimized, single ToR, 400G NIC per GPU, 64 GPUs per leaf (64 hosts per segment), 1:1.
+    {"spectrum-x", "rail-optimized", 8, 1, 1, 64, 400000000000ull, 500},
+    // Alibaba HPN: rail-optimized, two 200G ports per NIC to two non-stacked ToRs,
+    // 1,024-GPU segments (128 hosts); planes=2 for the dual-plane variant.
+    {"hpn", "rail-optimized", 8, 2, 1, 128, 200000000000ull, 500},
+    // DCN+: not rail-optimized, all of a host's NICs to its ToR (ports=2: dual ToR), 128 GPUs per ToR.
+    {"dcn", "dcn", 8, 1, 1, 16, 400000000000ull, 500},
+};
+
+bool ParseFraction(const std::string& text, double* out) {
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0' && *out >= 0 && *out <= 1;
+}
+
+}  // namespace
+
+bool ParseCommonKey(const std::string& key, const std::string& value, TopologySpec* c, bool* ok) {
+  if (key == "gpus") {
+    *ok = *ok && ParseCount(value, 1, &c->host.gpus);
+  } else if (key == "domain") {
+    *ok = *ok && ParseCount(value, 1, &c->host.domain);
+  } else if (key == "ports") {
+    *ok = *ok && ParseCount(value, 1, &c->host.ports) && c->host.ports <= 2;
+  } else if (key == "nvlink") {
+    *ok = *ok && ParseRate(value, &c->host.nvlink_bps);
+  } else if (key == "nvlink-delay") {
+    *ok = *ok && ParseDuration(value, &c->host.nvlink_delay_ns);
+  } else if (key == "seed") {
+    char* end = nullptr;
+    c->ecmp_seed = std::strtoull(value.c_str(), &end, 10);
+    *ok = *ok && !value.empty() && *end == '\0';
+  } else if (key == "fail") {
+    *ok = *ok && !value.empty();
+    c->faults.push_back({value, 0});
+  } else if (key == "degrade") {
+    const size_t at = value.rfind('@');
+    FabricFault f{value.substr(0, at), 0};
+    *ok = *ok && at != std::string::npos && at > 0 && ParseFraction(value.substr(at + 1), &f.fraction) &&
+          f.fraction > 0;
+    c->faults.push_back(f);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 bool ParseTopology(const std::string& text, uint32_t hosts_needed, TopologySpec* out, std::string* error) {
   TopologySpec c;
   const size_t colon = text.find(':');
   c.kind = text.substr(0, colon);
-  const auto& kinds = TopologyKinds();
+  if (c.kind.size() > 5 && c.kind.compare(c.kind.size() - 5, 5, ".json") == 0)
+    return ParseFabricFile(c.kind, text.substr(colon == std::string::npos ? text.size() : colon + 1), hosts_needed,
+                           out, error);
+  for (const Preset& p : kPresets)
+    if (c.kind == p.name) {
+      c.preset = p.name;
+      c.kind = p.kind;
+      c.host.gpus = p.gpus;
+      c.host.ports = p.ports;
+      c.planes = p.planes;
+      c.hosts_per_leaf = p.hosts_per_leaf;
+      c.rate_bps = p.rate_bps;
+      c.delay_ns = p.delay_ns;
+    }
+  static const std::vector<std::string> kinds = {"star",     "dumbbell",       "ring", "leaf-spine",
+                                                 "fat-tree", "rail-optimized", "dcn"};
   if (std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) {
-    *error = "unknown topology '" + c.kind + "' (one of star, dumbbell, ring, leaf-spine, fat-tree)";
+    *error = "unknown topology '" + c.kind +
+             "' (one of star, dumbbell, ring, leaf-spine, fat-tree, rail-optimized, dcn, the presets spectrum-x, "
+             "hpn, dcn, or a fabric file ending in .json)";
     return false;
   }
+  const bool ai = c.AiFabric();
   std::stringstream ss(colon == std::string::npos ? "" : text.substr(colon + 1));
   for (std::string item; std::getline(ss, item, ',');) {
     if (item.empty()) continue;
@@ -89,24 +171,26 @@ bool ParseTopology(const std::string& text, uint32_t hosts_needed, TopologySpec*
       ok = ok && ParseDuration(value, &c.delay_ns);
     } else if (key == "bottleneck" && (c.kind == "dumbbell" || c.kind == "ring")) {
       ok = ok && ParseRate(value, &c.bottleneck_bps);
-    } else if (key == "hosts" && (c.kind == "star" || c.kind == "dumbbell" || c.kind == "ring")) {
+    } else if (key == "hosts" && (c.kind == "star" || c.kind == "dumbbell" || c.kind == "ring" || ai)) {
       ok = ok && ParseCount(value, 1, &c.hosts);
     } else if (key == "switches" && c.kind == "ring") {
       ok = ok && ParseCount(value, 3, &c.switches);
     } else if (key == "leaves" && c.kind == "leaf-spine") {
       ok = ok && ParseCount(value, 1, &c.leaves);
-    } else if (key == "spines" && c.kind == "leaf-spine") {
+    } else if (key == "spines" && (c.kind == "leaf-spine" || ai)) {
       ok = ok && ParseCount(value, 1, &c.spines);
-    } else if (key == "hosts-per-leaf" && c.kind == "leaf-spine") {
+    } else if ((key == "hosts-per-leaf" && (c.kind == "leaf-spine" || ai)) || (key == "hosts-per-segment" && ai)) {
       ok = ok && ParseCount(value, 1, &c.hosts_per_leaf);
-    } else if (key == "oversub" && c.kind == "leaf-spine") {
+    } else if (key == "planes" && ai) {
+      ok = ok && ParseCount(value, 1, &c.planes) && c.planes <= 2;
+    } else if (key == "oversub" && (c.kind == "leaf-spine" || ai)) {
       char* end = nullptr;
       c.oversubscription = std::strtod(value.c_str(), &end);
       ok = ok && !value.empty() && *end == '\0' && c.oversubscription >= 0.01 && c.oversubscription <= 1000;
     } else if (key == "k" && c.kind == "fat-tree") {
       ok = ok && ParseCount(value, 2, &c.k) && c.k % 2 == 0;
     } else {
-      known = false;
+      known = ParseCommonKey(key, value, &c, &ok);
     }
     if (!known) {
       *error = "topology " + c.kind + ": unknown parameter '" + key + "'";
@@ -117,6 +201,7 @@ bool ParseTopology(const std::string& text, uint32_t hosts_needed, TopologySpec*
       return false;
     }
   }
+  if (!CheckHostModel(c, error)) return false;
   const uint32_t n = std::max<uint32_t>(hosts_needed, 2);
   if (c.kind == "star") {
     c.hosts = c.hosts ? c.hosts : n;
@@ -132,8 +217,23 @@ bool ParseTopology(const std::string& text, uint32_t hosts_needed, TopologySpec*
   } else if (c.kind == "fat-tree" && !c.k) {
     c.k = 4;
     while (c.k * c.k * c.k / 4 < n) c.k += 2;
+  } else if (ai) {
+    c.hosts = c.hosts ? c.hosts : std::max<uint32_t>(hosts_needed, 1);
+    c.hosts_per_leaf = c.hosts_per_leaf ? c.hosts_per_leaf : std::min<uint32_t>(4, c.hosts);
+    c.spines = c.spines ? c.spines : c.host.gpus;
+  }
+  if (!c.faults.empty()) {
+    TopologyGraph g;
+    if (!BuildFabric(c, &g, error)) return false;
   }
   *out = c;
+  return true;
+}
+
+bool TopologyGpusPerHost(const std::string& text, uint32_t* gpus, std::string* error) {
+  TopologySpec spec;
+  if (!ParseTopology(text, 1, &spec, error)) return false;
+  *gpus = spec.host.gpus;
   return true;
 }
 
@@ -152,82 +252,35 @@ bool TopologySpec::Fits(uint32_t hosts_needed, std::string* error) const {
 
 std::string TopologySpec::Describe() const {
   std::ostringstream s;
-  s << kind << ": ";
+  s << (preset.empty() ? kind : preset + " (" + kind + ")") << ": ";
   if (kind == "leaf-spine")
     s << leaves << " leaves x " << hosts_per_leaf << " hosts, " << spines << " spines, oversub " << oversubscription;
   else if (kind == "fat-tree")
     s << "k=" << k << ", " << HostCount() << " hosts";
   else if (kind == "ring")
     s << switches << " switches, " << hosts << " hosts";
+  else if (AiFabric())
+    s << hosts << " hosts in segments of " << hosts_per_leaf << ", " << planes << " plane" << (planes > 1 ? "s" : "")
+      << " of " << spines << " spines, oversub " << oversubscription;
+  else if (kind == "file")
+    s << file << ", " << hosts << " hosts";
   else
     s << hosts << " hosts";
+  if (host.gpus > 1)
+    s << ", " << host.gpus << " GPUs per host on " << RateText(host.nvlink_bps) << " NVLink"
+      << (host.domain > host.gpus ? " (domains of " + std::to_string(host.domain) + " GPUs)" : "") << ", "
+      << host.ports << " port" << (host.ports > 1 ? "s" : "") << " per NIC";
   s << ", " << RateText(rate_bps) << " links, " << delay_ns / 1000.0 << " us delay";
   if (bottleneck_bps && (kind == "dumbbell" || kind == "ring")) s << ", bottleneck " << RateText(bottleneck_bps);
+  if (!faults.empty()) s << ", " << faults.size() << " fault" << (faults.size() > 1 ? "s" : "");
+  if (ecmp_seed) s << ", ECMP seed " << ecmp_seed;
   return s.str();
 }
 
 TopologyGraph BuildTopology(const TopologySpec& c) {
   TopologyGraph g;
-  g.hosts = c.HostCount();
-  for (uint32_t h = 0; h < g.hosts; ++h) g.names.push_back("h" + std::to_string(h));
-  auto add_switch = [&](const std::string& name) {
-    g.names.push_back(name);
-    return uint32_t(g.names.size() - 1);
-  };
-  auto connect = [&](uint32_t a, uint32_t b, uint64_t rate, bool host_link) {
-    g.links.push_back({a, b, rate, c.delay_ns, host_link, g.names[a] + "-" + g.names[b]});
-  };
-  const uint64_t core = c.bottleneck_bps ? c.bottleneck_bps : c.rate_bps;
-  if (c.kind == "star") {
-    const uint32_t sw = add_switch("sw0");
-    for (uint32_t h = 0; h < c.hosts; ++h) connect(h, sw, c.rate_bps, true);
-  } else if (c.kind == "dumbbell") {
-    const uint32_t left = add_switch("left"), right = add_switch("right");
-    const uint32_t half = (c.hosts + 1) / 2;
-    for (uint32_t h = 0; h < c.hosts; ++h) connect(h, h < half ? left : right, c.rate_bps, true);
-    connect(left, right, core, false);
-  } else if (c.kind == "ring") {
-    const uint32_t first = uint32_t(g.names.size());
-    for (uint32_t s = 0; s < c.switches; ++s) add_switch("sw" + std::to_string(s));
-    const uint32_t per = (c.hosts + c.switches - 1) / c.switches;
-    for (uint32_t h = 0; h < c.hosts; ++h) connect(h, first + h / per, c.rate_bps, true);
-    for (uint32_t s = 0; s < c.switches; ++s) connect(first + s, first + (s + 1) % c.switches, core, false);
-  } else if (c.kind == "leaf-spine") {
-    const uint32_t first = uint32_t(g.names.size());
-    for (uint32_t l = 0; l < c.leaves; ++l) add_switch("leaf" + std::to_string(l));
-    for (uint32_t s = 0; s < c.spines; ++s) add_switch("spine" + std::to_string(s));
-    // Uplink rate that gives the asked oversubscription: hosts' capacity over the leaf's uplink capacity.
-    const double up = double(c.rate_bps) * c.hosts_per_leaf / (c.spines * c.oversubscription);
-    for (uint32_t h = 0; h < g.hosts; ++h) connect(h, first + h / c.hosts_per_leaf, c.rate_bps, true);
-    for (uint32_t l = 0; l < c.leaves; ++l)
-      for (uint32_t s = 0; s < c.spines; ++s) connect(first + l, first + c.leaves + s, uint64_t(std::llround(up)), false);
-  } else if (c.kind == "fat-tree") {
-    const uint32_t half = c.k / 2, first = uint32_t(g.names.size());
-    // Per pod: half edge, then half aggregation switches; then the cores.
-    for (uint32_t p = 0; p < c.k; ++p) {
-      for (uint32_t e = 0; e < half; ++e) add_switch("pod" + std::to_string(p) + "-edge" + std::to_string(e));
-      for (uint32_t a = 0; a < half; ++a) add_switch("pod" + std::to_string(p) + "-agg" + std::to_string(a));
-    }
-    for (uint32_t x = 0; x < half * half; ++x) add_switch("core" + std::to_string(x));
-    auto edge = [&](uint32_t p, uint32_t e) { return first + p * c.k + e; };
-    auto agg = [&](uint32_t p, uint32_t a) { return first + p * c.k + half + a; };
-    auto core_switch = [&](uint32_t x) { return first + c.k * c.k + x; };
-    for (uint32_t h = 0; h < g.hosts; ++h) {
-      const uint32_t e = h / half;  // global edge index
-      connect(h, edge(e / half, e % half), c.rate_bps, true);
-    }
-    for (uint32_t p = 0; p < c.k; ++p) {
-      for (uint32_t e = 0; e < half; ++e)
-        for (uint32_t a = 0; a < half; ++a) connect(edge(p, e), agg(p, a), c.rate_bps, false);
-      for (uint32_t a = 0; a < half; ++a)
-        for (uint32_t j = 0; j < half; ++j) connect(agg(p, a), core_switch(a * half + j), c.rate_bps, false);
-    }
-  }
-  g.adjacent.resize(g.names.size());
-  for (uint32_t i = 0; i < g.links.size(); ++i) {
-    g.adjacent[g.links[i].a].push_back({g.links[i].b, i});
-    g.adjacent[g.links[i].b].push_back({g.links[i].a, i});
-  }
+  std::string error;
+  if (!BuildFabric(c, &g, &error)) std::abort();  // ParseTopology checked it; a spec made in code must be whole
   return g;
 }
 
@@ -272,7 +325,7 @@ uint32_t TopologyGraph::NextLink(uint32_t at, uint32_t dst, const std::vector<ui
   auto downhill = [&](uint32_t next) { return hops[next] + 1 == hops[at] && (next == dst || IsSwitch(next)); };
   for (const auto& [next, link] : adjacent[at]) count += downhill(next);
   if (count == 0) return UINT32_MAX;
-  uint64_t n = Mix(flow_hash ^ (uint64_t(at) + 1) * 0x9E3779B97F4A7C15ull) % count;
+  uint64_t n = Mix(flow_hash ^ (uint64_t(at) + 1) * 0x9E3779B97F4A7C15ull ^ ecmp_seed * 0xC2B2AE3D27D4EB4Full) % count;
   for (const auto& [next, link] : adjacent[at])
     if (downhill(next) && n-- == 0) {
       pick = link;

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # Builds the out-of-tree module (and so `dltrace simulate`) against an ns-3
 # source tree built with ./ns3 (for example the release-profile tree that
 # scripts/ns3-contrib-build.sh makes) instead of an installed ns-3.

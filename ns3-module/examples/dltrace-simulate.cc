@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace-simulate: replays one or more dltrace trace sets in ns-3 over a
 // chosen topology and congestion control, as `dltrace simulate` does, with
 // ns-3 CommandLine arguments (--PrintHelp lists them; Config::SetDefault

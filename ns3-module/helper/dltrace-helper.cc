@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceHelper: one DltraceApplication per endpoint on the mapped node.
 #include "dltrace-helper.h"
 
@@ -97,25 +98,25 @@ DltraceHelper::AssignSourcePorts(const std::vector<Ptr<Node>>& nodes)
         {
             continue;
         }
-        for (const auto& p : dltrace::executor::PeersOf(m_job->GetSchedule(), int32_t(e)))
+        for (const auto& [peer, lanes] : m_job->GetLanes(e))
         {
-            if (p.peer <= int32_t(e))
+            if (peer <= int32_t(e))
             {
                 continue; // the lower endpoint of a pair connects
             }
-            const InetSocketAddress to(m_job->GetEndpointAddress(uint32_t(p.peer)),
-                                       m_job->GetEndpointPort(uint32_t(p.peer)));
-            for (uint16_t ch = 0; ch < p.channels; ++ch)
+            const InetSocketAddress to(m_job->GetEndpointAddress(uint32_t(peer)),
+                                       m_job->GetEndpointPort(uint32_t(peer)));
+            for (size_t lane = 0; lane < lanes.size(); ++lane)
             {
                 const uint16_t port = paths->NextSourcePort(nodes[e]->GetId());
-                if (ch == 0)
+                if (lane == 0)
                 {
-                    m_job->SetSourcePort(e, p.peer, port);
+                    m_job->SetSourcePort(e, peer, port);
                 }
                 paths->AddConnection(InetSocketAddress(m_job->GetEndpointAddress(e), port),
                                      to,
                                      m_job->GetIndex(),
-                                     ch);
+                                     lanes[lane]);
             }
         }
     }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Installs a DltraceJob's applications: one per endpoint, on the node the
 // rank -> node mapping names, with the job's endpoint addresses filled in.
 #ifndef DLTRACE_HELPER_H

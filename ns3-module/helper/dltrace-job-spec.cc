@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceJobSpec: models::JobPlacement (the --job syntax every simulator
 // takes, parsed in models/) with its start as an ns-3 time.
 #include "dltrace-job-spec.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One job of a dltrace scenario as a user gives it: a trace set (or a schedule
 // built in code), its lowering, hosts and start; and the --job text syntax.
 #ifndef DLTRACE_JOB_SPEC_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceNetworkHelper: TCP defaults and congestion control by name, the
 // Internet stack with per-flow ECMP, switch and host queue discs, addresses.
 #include "dltrace-network-helper.h"
@@ -236,7 +237,11 @@ DltraceNetworkHelper::Install(const DltraceTopologyHelper& topology, std::string
             Ptr<NetDevice> dev = side == 0 ? links[i].a : links[i].b;
             Ptr<Ipv4> ipv4 = dev->GetNode()->GetObject<Ipv4>();
             const int32_t interface = ipv4->GetInterfaceForDevice(dev);
-            paths->AddInterface(dev->GetNode()->GetId(), ends[side], i, uint32_t(interface));
+            paths->AddInterface(dev->GetNode()->GetId(),
+                                ends[side],
+                                i,
+                                uint32_t(interface),
+                                ipv4->GetAddress(uint32_t(interface), 0).GetLocal());
             if (!graph.IsSwitch(ends[side]))
             {
                 paths->AddHostAddress(ipv4->GetAddress(uint32_t(interface), 0).GetLocal(), ends[side]);

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Turns a built dltrace topology into a network: TCP defaults and congestion
 // control, the Internet stack with per-flow ECMP, queue discs and addresses.
 #ifndef DLTRACE_NETWORK_HELPER_H

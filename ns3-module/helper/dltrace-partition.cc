@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltracePartition: the default cut by pod or leaf, a user's map file, and
 // the checks ns-3's distributed simulators need (a cut, a lookahead above 0).
 #include "dltrace-partition.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Which MPI process (ns-3 SystemId) simulates each node of a topology, for
 // `dltrace simulate --partitions N` on ns-3's distributed simulator.
 #ifndef DLTRACE_PARTITION_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltracePartitionedRun: MPI for partitioned runs, only where the ns-3 build
 // has its mpi module (DLTRACE_NS3_MPI); elsewhere Enable() says how to get one.
 #include "dltrace-partitioned-run.h"

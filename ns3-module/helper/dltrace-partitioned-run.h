@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The MPI side of `dltrace simulate --partitions N`: ns-3's distributed
 // simulator (null-message or global-barrier PDES), the common stop, and the
 // gathering of every partition's part of the results on partition 0.

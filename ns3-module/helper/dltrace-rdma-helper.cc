@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaHelper: nodes, cables and ports from the graph; routes by the graph's ECMP.
 #include "dltrace-rdma-helper.h"
 
@@ -80,6 +81,7 @@ DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
         {
             nic->SetCongestionControl(m_cc);
         }
+        nic->Setup(h, m_routing);
         m_hosts.Get(h)->AggregateObject(nic);
         m_nics.push_back(nic);
     }
@@ -112,12 +114,7 @@ DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
             }
             else
             {
-                if (m_nics[n]->GetDevice())
-                {
-                    NS_FATAL_ERROR("DltraceRdmaHelper: host " << graph.names[n]
-                                                              << " has more than one link");
-                }
-                m_nics[n]->Setup(n, ends[e]);
+                m_nics[n]->AddPort(ends[e], l); // a GPU: its NVLink link and NIC ports
             }
         }
         std::string nameA = graph.names[link.a];

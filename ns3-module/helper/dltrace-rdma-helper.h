@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Builds an RDMA fabric (RoCEv2 NICs, PFC switches, cables) from a
 // models::TopologyGraph and opens queue pairs on it.
 #ifndef DLTRACE_RDMA_HELPER_H
@@ -19,7 +20,10 @@ namespace ns3
 
 /**
  * \ingroup dltrace
- * \brief The RDMA fabric of one topology: a NIC per host, a switch per switch node.
+ * \brief The RDMA fabric of one topology: a NIC per endpoint node (a GPU,
+ * with a port per link: NVLink and NIC ports), a switch per switch node
+ * (NVSwitches too). Every QP takes its direct per-flow ECMP path
+ * (models::RailMode::kDirect): GPU nodes do not relay.
  *
  * Device, NIC, MMU, QP and congestion-control parameters come from their
  * attributes' defaults (Config::SetDefault), as ns-3 helpers do.

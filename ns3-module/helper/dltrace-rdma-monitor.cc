@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaMonitor: queue samples during the run, the RDMA CSV files and
 // summary lines after it.
 #include "dltrace-rdma-monitor.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What an RDMA run reports beyond the TCP outputs: queue occupancy of every
 // egress port over time, PFC per port and priority, CNPs and resends per QP,
 // and each message's completion time against an empty network.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceScenario: checks the configuration, then puts the network helper,
 // the applications and the link monitor in order, and hands back the records
 // that runs/ writes (results, flows.csv, links.csv, the summary).
@@ -29,6 +30,8 @@
 #include <map>
 #include <set>
 #include <sstream>
+
+#include <unistd.h>
 
 namespace ns3
 {
@@ -199,9 +202,14 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     {
         return false;
     }
+    m_fabric = std::make_shared<const dltrace::models::TopologyGraph>(dltrace::models::BuildTopology(m_topo));
+    for (size_t j = 0; j < m_jobs.size(); ++j)
+    {
+        m_jobs[j]->Place(m_fabric, m_specs[j].hosts, m_specs[j].nic);
+    }
     if (partitioned)
     {
-        if (!DltracePartition::Make(dltrace::models::BuildTopology(m_topo),
+        if (!DltracePartition::Make(*m_fabric,
                                     config.partitions,
                                     config.partitionMap,
                                     &m_partition,
@@ -287,6 +295,11 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
         }
     }
     m_links->Start();
+    if (config.progress)
+    {
+        PrintPlan();
+        m_links->SetPacketHook(8192, [this] { PrintProgress(); });
+    }
     if (config.flowMonitor && !m_rdma)
     {
         m_flowHelper = std::make_unique<FlowMonitorHelper>();
@@ -390,7 +403,7 @@ DltraceScenario::BuildRdma()
     }
     Config::SetDefault("ns3::DltraceRdmaSwitchMmu::LosslessClasses",
                        UintegerValue(uint32_t(classes.size())));
-    m_rdma->Build(dltrace::models::BuildTopology(m_topo));
+    m_rdma->Build(*m_fabric);
     m_rdmaNetwork = CreateObject<DltraceRdmaNetwork>();
     m_rdmaNetwork->SetFabric(m_rdma.get());
 }
@@ -454,7 +467,14 @@ DltraceScenario::PlaceJobs(uint32_t* hostsNeeded, std::string* error)
         placements.push_back(m_specs[j]);
         endpoints.push_back(m_jobs[j]->GetEndpointCount());
     }
-    if (!dltrace::models::PlaceJobs(&placements, endpoints, hostsNeeded, error, &groups))
+    // On a fabric of multi-GPU hosts each endpoint runs on a GPU of its own
+    // (a node of its own); several endpoints share a node only with one GPU per host.
+    uint32_t fabricGpus = 1;
+    if (!dltrace::models::TopologyGpusPerHost(m_config.topology, &fabricGpus, error))
+    {
+        return false;
+    }
+    if (!dltrace::models::PlaceJobs(&placements, endpoints, hostsNeeded, error, &groups, fabricGpus))
     {
         return false;
     }
@@ -473,8 +493,9 @@ DltraceScenario::PlaceJobs(uint32_t* hostsNeeded, std::string* error)
                 *error = "job " + std::to_string(j) + " (" + m_specs[j].trace + "): endpoints " +
                          std::to_string(it->second) + " and " + std::to_string(e) + " on host " +
                          std::to_string(it->first) +
-                         ": the ns-3 simulator runs one endpoint of a job per host (use --engine "
-                         "flow, or give each endpoint its own host)";
+                         ": the ns-3 simulator runs one endpoint of a job per host of one GPU (use "
+                         "--engine flow, give each endpoint its own host, or a fabric with several "
+                         "GPUs per host, e.g. --topo rail-optimized:gpus=8)";
                 return false;
             }
         }
@@ -510,6 +531,10 @@ DltraceScenario::Run()
         }
     }
     auto t0 = std::chrono::steady_clock::now();
+    m_runStart = t0;
+    m_lastProgress = t0;
+    m_lastProgressPackets = 0;
+    m_progressTotals = {0, 0};
     Simulator::Run();
     m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     m_simSeconds = Simulator::Now().GetSeconds();
@@ -535,6 +560,152 @@ DltraceScenario::Run()
         m_flowMonitor->CheckForLostPackets();
     }
     FillRecords();
+}
+
+namespace
+{
+
+// Resident memory now, in MiB (/proc/self/statm; 0 where there is none).
+double
+CurrentRssMib()
+{
+    long pages = 0;
+    if (FILE* f = std::fopen("/proc/self/statm", "r"))
+    {
+        long size = 0;
+        if (std::fscanf(f, "%ld %ld", &size, &pages) != 2)
+        {
+            pages = 0;
+        }
+        std::fclose(f);
+    }
+    return double(pages) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
+}
+
+// Partitioned runs: every partition prints its own lines, named.
+std::string
+ProgressPrefix(bool partitioned)
+{
+    return partitioned ? "dltrace simulate (ns3, partition " +
+                             std::to_string(DltracePartitionedRun::Rank()) + "): "
+                       : "dltrace simulate (ns3): ";
+}
+
+} // namespace
+
+void
+DltraceScenario::PrintPlan() const
+{
+    const dltrace::models::TopologyGraph& g = *m_fabric;
+    uint32_t nvlink = 0;
+    uint32_t nics = 0;
+    for (const auto& l : g.links)
+    {
+        nvlink += l.scale_up;
+        nics += l.host_link;
+    }
+    uint64_t endpoints = 0;
+    uint64_t messages = 0;
+    uint64_t bytes = 0;
+    uint64_t local = 0;
+    for (const auto& job : m_jobs)
+    {
+        const auto& schedule = job->GetSchedule();
+        endpoints += schedule.ranks.size();
+        for (const auto& rank : schedule.ranks)
+        {
+            for (const auto& st : rank.steps)
+            {
+                if (st.type == dltrace::models::StepType::kSend)
+                {
+                    ++messages;
+                    bytes += st.bytes;
+                    local += st.local;
+                }
+            }
+        }
+    }
+    std::fprintf(stderr,
+                 "%s%" PRIu64 " endpoints of %zu job%s on %u host%s x %u GPU%s (%u GPU nodes), %zu "
+                 "switches, %zu links (%u NVLink, %u NIC ports); %" PRIu64 " messages (%" PRIu64
+                 " on one node, timed by the model), %.3f GB to move over %s; memory %.0f MiB\n",
+                 ProgressPrefix(bool(m_mpi)).c_str(),
+                 endpoints,
+                 m_jobs.size(),
+                 m_jobs.size() == 1 ? "" : "s",
+                 g.Machines(),
+                 g.Machines() == 1 ? "" : "s",
+                 g.gpus_per_host,
+                 g.gpus_per_host == 1 ? "" : "s",
+                 g.hosts,
+                 g.names.size() - g.hosts,
+                 g.links.size(),
+                 nvlink,
+                 nics,
+                 messages,
+                 local,
+                 double(bytes) * 1e-9,
+                 m_rdma ? "RDMA" : "TCP",
+                 CurrentRssMib());
+}
+
+void
+DltraceScenario::PrintProgress()
+{
+    const auto now = std::chrono::steady_clock::now();
+    if (now - m_lastProgress < std::chrono::seconds(2))
+    {
+        return;
+    }
+    const double dt = std::chrono::duration<double>(now - m_lastProgress).count();
+    m_lastProgress = now;
+    uint64_t steps = 0;
+    uint64_t bytes = 0;
+    uint64_t endpoints = 0;
+    uint64_t finished = 0;
+    const bool first = m_progressTotals.first == 0;
+    for (size_t j = 0; j < m_jobs.size(); ++j)
+    {
+        for (uint32_t i = 0; i < m_apps[j].GetN(); ++i)
+        {
+            Ptr<DltraceApplication> app = DynamicCast<DltraceApplication>(m_apps[j].Get(i));
+            const auto done = app->GetStepsAndBytesDone();
+            steps += done.first;
+            bytes += done.second;
+            // Totals of this process's endpoints (a partition runs its own), counted once.
+            if (first)
+            {
+                for (const auto& st : m_jobs[j]->GetSchedule().ranks[app->GetEndpoint()].steps)
+                {
+                    ++m_progressTotals.first;
+                    m_progressTotals.second +=
+                        st.type == dltrace::models::StepType::kRecv ? st.bytes : 0;
+                }
+            }
+        }
+        endpoints += m_apps[j].GetN();
+        finished += m_jobs[j]->GetEndpointsDone();
+    }
+    const uint64_t stepsTotal = m_progressTotals.first;
+    const uint64_t bytesTotal = m_progressTotals.second;
+    const uint64_t packets = GetLinkPackets();
+    std::fprintf(stderr,
+                 "%s%.3f ms simulated, %" PRIu64 " packets (%.0f per wall s), %" PRIu64 " of %" PRIu64
+                 " steps, %.3f of %.3f GB received, %" PRIu64 " of %" PRIu64
+                 " endpoints finished, memory %.0f MiB, %.0f s wall\n",
+                 ProgressPrefix(bool(m_mpi)).c_str(),
+                 Simulator::Now().GetSeconds() * 1e3,
+                 packets,
+                 double(packets - m_lastProgressPackets) / dt,
+                 steps,
+                 stepsTotal,
+                 double(bytes) * 1e-9,
+                 double(bytesTotal) * 1e-9,
+                 std::min(finished, endpoints),
+                 endpoints,
+                 CurrentRssMib(),
+                 std::chrono::duration<double>(now - m_runStart).count());
+    m_lastProgressPackets = packets;
 }
 
 bool
@@ -670,7 +841,13 @@ DltraceScenario::FillRecords()
             r.links.time_s.push_back(sample.timeS);
             r.links.bytes.emplace_back(sample.bytes.begin(), sample.bytes.end());
         }
+        // Directions in AddLink order, which is the graph's link order: [2i] a to b.
+        for (uint32_t d = 0; d < m_links->GetDirectionCount(); ++d)
+        {
+            r.link_bytes.push_back(double(m_links->GetDirection(d).bytes));
+        }
     }
+    r.fabric = m_fabric;
     // Packets on links, ECN marks, drops at switch queues, host queues, devices.
     uint64_t counters[5] = {GetLinkPackets(),
                             GetEcnMarks(),
@@ -905,6 +1082,11 @@ DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
         }
     }
     w.Put(UINT32_MAX);
+    w.Put(uint64_t(m_records.link_bytes.size()));
+    for (double b : m_records.link_bytes)
+    {
+        w.Put(b);
+    }
     const auto& samples = m_records.links.bytes;
     w.Put(uint64_t(samples.size()));
     for (const auto& sample : samples)
@@ -947,6 +1129,17 @@ DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
             if (p != 0)
             {
                 m_jobs.at(j)->NotifyEndpointDone(result);
+            }
+        }
+        uint64_t directions = 0;
+        in.Get(&directions);
+        for (uint64_t d = 0; d < directions; ++d)
+        {
+            double b = 0;
+            in.Get(&b);
+            if (p != 0 && d < m_records.link_bytes.size())
+            {
+                m_records.link_bytes[d] += b; // each direction counts where its sender runs
             }
         }
         uint64_t count = 0;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A whole dltrace simulation: topology, congestion control and queues, one
 // or more jobs placed on hosts, outputs and a summary. The `dltrace simulate`
 // command and the dltrace-simulate example both drive it.
@@ -20,6 +21,7 @@
 
 #include "dltrace/runs/simulation_output.h"
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <ostream>
@@ -71,6 +73,7 @@ struct DltraceScenarioConfig
     uint32_t partitions = 1;          ///< MPI processes on ns-3's distributed simulator (DltracePartition)
     std::string partitionMap;         ///< "NODE PARTITION" lines; empty: by pod or leaf
     std::string pdes = "null-message"; ///< null-message or barrier (DltracePartitionedRun)
+    bool progress = false;            ///< a line on stderr before the run and every few wall seconds in it
     std::vector<DltraceJobSpec> jobs;
 };
 
@@ -148,11 +151,15 @@ class DltraceScenario
     void JobDone(Ptr<DltraceJob> job);
     bool LocalEndpointsDone() const;
     void FillRecords();
+    /// Progress lines (config.progress): what will be simulated, and how far it got.
+    void PrintPlan() const;
+    void PrintProgress();
     /// Partitioned runs: every partition's endpoints and counters gathered on partition 0.
     void MergePartitions(uint64_t* counters, size_t n);
 
     DltraceScenarioConfig m_config;
     DltraceTopologyConfig m_topo;
+    std::shared_ptr<const dltrace::models::TopologyGraph> m_fabric; ///< the graph m_topo describes
     DltraceTopologyHelper m_topology;
     Ptr<DltraceNetworkHelper> m_network;
     Ptr<DltraceLinkMonitor> m_links;
@@ -169,6 +176,10 @@ class DltraceScenario
     bool m_needsLaunch = false;
     std::vector<std::string> m_partitionLines;    ///< partition 0: one summary line per partition
     dltrace::runs::SimulationRecords m_records;
+    std::chrono::steady_clock::time_point m_runStart;
+    std::chrono::steady_clock::time_point m_lastProgress;
+    uint64_t m_lastProgressPackets = 0;
+    std::pair<uint64_t, uint64_t> m_progressTotals{0, 0}; ///< this process's steps and bytes to receive
     double m_wallSeconds;
     double m_simSeconds;
     bool m_built;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The ns-3 module behind the one simulator interface: `dltrace simulate
 // --simulator ns3`. Turns a SimulationConfig (and the ns-3 settings declared
 // below) into a DltraceScenarioConfig, runs the scenario, hands back its records.
@@ -222,6 +223,7 @@ class Ns3Simulator final : public Simulator
                                     ns3::DoubleValue(config.mltcp.intercept));
         }
         c.topology = config.topology;
+        c.progress = config.progress;
         c.utilInterval = ns3::NanoSeconds(int64_t(config.util_interval_ns));
         c.jobs.clear();
         for (const auto& job : config.jobs)
@@ -392,7 +394,7 @@ RegisterNs3()
         Setting("--pcap", "a pcap of every link under DIR/pcap/", Kind::kFlag),
         Repeatable(Setting("--cc-param",
                            "rdma: NAME=VALUE, an attribute of the congestion control (e.g. "
-                           "RateAi=40000000, Eta=0.9); see README \"RDMA transport\"")),
+                           "RateAi=40000000, Eta=0.9); see the docs, explanation/rdma-model")),
         Setting("--rdma-egress",
                 "rdma: switch egress over traffic classes: strict (priority 7 first, default) or "
                 "wrr[:W0,...,W7] (weighted round robin)"),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The ns-3 module as the `ns3` backend of dltrace's one simulator interface
 // (simulator/): what `dltrace simulate --simulator ns3` runs.
 #ifndef DLTRACE_SIMULATOR_BACKEND_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // ns-3 nodes and point-to-point links for a topology that models/ defines
 // (models::BuildTopology); the spec parser and the graph live there.
 #include "dltrace-topology-helper.h"

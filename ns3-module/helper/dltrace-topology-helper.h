@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Data-centre topologies for dltrace scenarios: star (one switch), dumbbell,
 // ring, leaf-spine and fat-tree, all point-to-point links of a chosen rate and delay.
 #ifndef DLTRACE_TOPOLOGY_HELPER_H

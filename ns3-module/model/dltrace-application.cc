@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceApplication: wires a ScheduleExecutor to a DltraceSocketTransport at
 // start, hands the result to the job at the end, and reports ops as they run.
 #include "dltrace-application.h"
@@ -72,6 +73,23 @@ DltraceApplication::GetJob() const
     return m_job;
 }
 
+uint32_t
+DltraceApplication::GetEndpoint() const
+{
+    return m_endpoint;
+}
+
+std::pair<uint64_t, uint64_t>
+DltraceApplication::GetStepsAndBytesDone() const
+{
+    if (!m_executor)
+    {
+        return {0, 0};
+    }
+    const auto& r = m_executor->result();
+    return {r.steps_done, r.bytes_received};
+}
+
 void
 DltraceApplication::StartApplication()
 {
@@ -95,15 +113,20 @@ DltraceApplication::StartApplication()
             addresses.emplace_back(m_job->GetEndpointAddress(e), m_job->GetEndpointPort(e));
         }
         std::vector<DltraceSocketTransport::PeerChannels> peers;
-        for (const auto& p : dltrace::executor::PeersOf(schedule, int32_t(m_endpoint)))
+        for (auto& [peer, lanes] : m_job->GetLanes(m_endpoint))
         {
-            peers.push_back({p.peer, p.channels, m_job->GetSourcePort(m_endpoint, p.peer)});
+            peers.push_back({peer, std::move(lanes), m_job->GetSourcePort(m_endpoint, peer)});
         }
         auto socket = std::make_unique<DltraceSocketTransport>(GetNode(),
                                                                m_job->GetIndex(),
                                                                int32_t(m_endpoint),
                                                                std::move(addresses),
                                                                std::move(peers));
+        Ptr<DltraceJob> job = m_job;
+        const int32_t self = int32_t(m_endpoint);
+        socket->SetLanes([job, self](int32_t peer, uint16_t channel, uint64_t tag) {
+            return job->GetLane(self, peer, channel, tag);
+        });
         m_socket = socket.get();
         m_transport = std::move(socket);
     }

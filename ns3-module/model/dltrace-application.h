@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The ns-3 application that runs one endpoint of a dltrace job: the replay
 // schedule executor over ns-3 TCP sockets, in simulated time.
 #ifndef DLTRACE_APPLICATION_H
@@ -55,6 +56,11 @@ class DltraceApplication : public Application
     typedef void (*OpFinishCallback)(uint32_t endpoint, uint32_t op, Time start, Time end);
 
     Ptr<DltraceJob> GetJob() const;
+    /// The endpoint of the job's schedule it runs (Endpoint attribute).
+    uint32_t GetEndpoint() const;
+    /// How far the engine got so far: steps done and payload bytes received
+    /// (zeros before it started).
+    std::pair<uint64_t, uint64_t> GetStepsAndBytesDone() const;
     /// Stops an unfinished engine with REASON, so the job gets a partial result.
     void Abandon(const std::string& reason);
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceAttributes: GetTypeId()'s chain with one typed call per attribute
 // that a data member holds (the value, accessor and checker of its type).
 #ifndef DLTRACE_ATTRIBUTES_H

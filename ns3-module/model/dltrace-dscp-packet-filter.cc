@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceDscpPacketFilter: the IPv4 header's class selector picks the band.
 #include "dltrace-dscp-packet-filter.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Classifies IPv4 packets into a PrioQueueDisc's bands by DSCP class
 // selector, so the TCP transport's job priorities act at the switches.
 #ifndef DLTRACE_DSCP_PACKET_FILTER_H

@@ -1,7 +1,9 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Per-flow ECMP on top of ns-3's global routing tables.
 #include "dltrace-flow-ecmp-routing.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-job.h"
 
 #include "ns3/abort.h"
 #include "ns3/global-router-interface.h"
@@ -28,10 +30,14 @@ DltraceEcmpPaths::DltraceEcmpPaths(dltrace::models::TopologyGraph graph)
 }
 
 void
-DltraceEcmpPaths::AddInterface(uint32_t nodeId, uint32_t graphNode, uint32_t link, uint32_t interface)
+DltraceEcmpPaths::AddInterface(uint32_t nodeId,
+                               uint32_t graphNode,
+                               uint32_t link,
+                               uint32_t interface,
+                               Ipv4Address address)
 {
     m_graphNode[nodeId] = graphNode;
-    m_interface[{graphNode, link}] = interface;
+    m_interface[{graphNode, link}] = {interface, address};
 }
 
 void
@@ -44,12 +50,12 @@ void
 DltraceEcmpPaths::AddConnection(const InetSocketAddress& a,
                                 const InetSocketAddress& b,
                                 uint32_t job,
-                                uint16_t channel)
+                                uint16_t lane)
 {
     const uint32_t ia = a.GetIpv4().Get();
     const uint32_t ib = b.GetIpv4().Get();
-    m_connections[Key{ia, ib, a.GetPort(), b.GetPort()}] = {job, channel};
-    m_connections[Key{ib, ia, b.GetPort(), a.GetPort()}] = {job, channel};
+    m_connections[Key{ia, ib, a.GetPort(), b.GetPort()}] = Connection{job, lane, {}};
+    m_connections[Key{ib, ia, b.GetPort(), a.GetPort()}] = Connection{job, lane, {}};
 }
 
 uint16_t
@@ -60,12 +66,23 @@ DltraceEcmpPaths::NextSourcePort(uint32_t nodeId)
     return next++;
 }
 
-uint32_t
-DltraceEcmpPaths::Interface(uint32_t nodeId,
-                            Ipv4Address source,
-                            Ipv4Address destination,
-                            uint16_t sourcePort,
-                            uint16_t destinationPort)
+const std::vector<uint32_t>&
+DltraceEcmpPaths::HopsTo(uint32_t node)
+{
+    auto hops = m_hopsTo.find(node);
+    if (hops == m_hopsTo.end())
+    {
+        hops = m_hopsTo.emplace(node, m_graph.HopsTo(node)).first;
+    }
+    return hops->second;
+}
+
+DltraceEcmpPaths::Hop
+DltraceEcmpPaths::Next(uint32_t nodeId,
+                       Ipv4Address source,
+                       Ipv4Address destination,
+                       uint16_t sourcePort,
+                       uint16_t destinationPort)
 {
     auto c = m_connections.find(Key{source.Get(), destination.Get(), sourcePort, destinationPort});
     auto node = m_graphNode.find(nodeId);
@@ -74,18 +91,40 @@ DltraceEcmpPaths::Interface(uint32_t nodeId,
     if (c == m_connections.end() || node == m_graphNode.end() || from == m_hostOf.end() ||
         to == m_hostOf.end())
     {
-        return UINT32_MAX;
+        return {};
     }
-    auto hops = m_hopsTo.find(to->second);
-    if (hops == m_hopsTo.end())
+    Connection& conn = c->second;
+    if (conn.path.empty())
     {
-        hops = m_hopsTo.emplace(to->second, m_graph.HopsTo(to->second)).first;
+        const uint16_t channel = DltraceJob::LaneChannel(conn.lane);
+        conn.path = dltrace::models::ConnectionPath(
+            m_graph,
+            from->second,
+            to->second,
+            channel,
+            DltraceJob::LaneMode(conn.lane),
+            dltrace::models::FlowHash(from->second, to->second, conn.job, channel),
+            [this](uint32_t n) -> const std::vector<uint32_t>& { return HopsTo(n); });
     }
-    const uint64_t hash =
-        dltrace::models::FlowHash(from->second, to->second, c->second.first, c->second.second);
-    const uint32_t link = m_graph.NextLink(node->second, to->second, hops->second, hash);
-    auto interface = m_interface.find({node->second, link});
-    return interface == m_interface.end() ? UINT32_MAX : interface->second;
+    // The path's link that leaves this node (a path visits a node once).
+    uint32_t at = from->second;
+    for (uint32_t link : conn.path)
+    {
+        const auto& l = m_graph.links[link];
+        const uint32_t next = l.a == at ? l.b : l.a;
+        if (at == node->second)
+        {
+            auto mine = m_interface.find({at, link});
+            auto theirs = m_interface.find({next, link});
+            if (mine == m_interface.end() || theirs == m_interface.end())
+            {
+                return {};
+            }
+            return {mine->second.first, theirs->second.second};
+        }
+        at = next;
+    }
+    return {};
 }
 
 std::shared_ptr<DltraceEcmpPaths>
@@ -179,8 +218,47 @@ DltraceFlowEcmpRouting::Hops(Ipv4Address destination)
 }
 
 Ptr<Ipv4Route>
+DltraceFlowEcmpRouting::MakeRoute(const Ipv4Header& header, uint32_t interface, Ipv4Address gateway) const
+{
+    Ptr<Ipv4Route> route = Create<Ipv4Route>();
+    route->SetDestination(header.GetDestination());
+    // A node's address is its first interface's, whichever link a packet
+    // leaves by: TCP takes a connecting socket's address from the route
+    // (TcpSocketBase::SetupEndpoint asks with no packet, so no path yet), and
+    // a GPU with NVLink and NIC links must keep the address its endpoint
+    // listens on and its connections were registered with.
+    const Ipv4Address given = header.GetSource();
+    route->SetSource(given != Ipv4Address() && given != Ipv4Address::GetAny()
+                         ? given
+                         : m_ipv4->GetAddress(m_ipv4->GetNInterfaces() > 1 ? 1 : interface, 0).GetLocal());
+    route->SetGateway(gateway);
+    route->SetOutputDevice(m_ipv4->GetNetDevice(interface));
+    return route;
+}
+
+Ptr<Ipv4Route>
 DltraceFlowEcmpRouting::Lookup(const Ipv4Header& header, Ptr<const Packet> p, Ptr<NetDevice> oif)
 {
+    // Ports are the first four bytes of TCP and UDP headers.
+    uint8_t ports[4] = {};
+    if (!oif && p && p->GetSize() >= 4 && (header.GetProtocol() == 6 || header.GetProtocol() == 17))
+    {
+        p->CopyData(ports, 4);
+    }
+    // A dltrace connection follows its path, even where that leaves the
+    // shortest routes (through a relay GPU).
+    if (const auto& paths = g_paths; paths && !oif)
+    {
+        const DltraceEcmpPaths::Hop hop = paths->Next(m_nodeId,
+                                                      header.GetSource(),
+                                                      header.GetDestination(),
+                                                      uint16_t(ports[0] << 8 | ports[1]),
+                                                      uint16_t(ports[2] << 8 | ports[3]));
+        if (hop.interface != UINT32_MAX)
+        {
+            return MakeRoute(header, hop.interface, hop.gateway);
+        }
+    }
     const std::vector<Hop>& hops = Hops(header.GetDestination());
     const Hop* chosen = nullptr;
     if (oif)
@@ -200,57 +278,25 @@ DltraceFlowEcmpRouting::Lookup(const Ipv4Header& header, Ptr<const Packet> p, Pt
     }
     else if (!hops.empty())
     {
-        // Ports are the first four bytes of TCP and UDP headers.
-        uint8_t ports[4] = {};
-        if (p && p->GetSize() >= 4 && (header.GetProtocol() == 6 || header.GetProtocol() == 17))
-        {
-            p->CopyData(ports, 4);
-        }
-        if (const auto& paths = g_paths)
-        {
-            const uint32_t interface =
-                paths->Interface(m_nodeId,
-                                 header.GetSource(),
-                                 header.GetDestination(),
-                                 uint16_t(ports[0] << 8 | ports[1]),
-                                 uint16_t(ports[2] << 8 | ports[3]));
-            for (const Hop& h : hops)
+        uint64_t h = 1469598103934665603ull ^ m_salt;
+        auto mix = [&h](uint32_t v) {
+            for (int i = 0; i < 4; ++i)
             {
-                if (h.interface == interface)
-                {
-                    chosen = &h;
-                    break;
-                }
+                h ^= (v >> (8 * i)) & 0xFF;
+                h *= 1099511628211ull;
             }
-        }
-        if (!chosen)
-        {
-            uint64_t h = 1469598103934665603ull ^ m_salt;
-            auto mix = [&h](uint32_t v) {
-                for (int i = 0; i < 4; ++i)
-                {
-                    h ^= (v >> (8 * i)) & 0xFF;
-                    h *= 1099511628211ull;
-                }
-            };
-            mix(header.GetSource().Get());
-            mix(header.GetDestination().Get());
-            mix(header.GetProtocol());
-            mix(uint32_t(ports[0]) << 24 | uint32_t(ports[1]) << 16 | uint32_t(ports[2]) << 8 |
-                ports[3]);
-            chosen = &hops[(h ^ (h >> 29)) % hops.size()];
-        }
+        };
+        mix(header.GetSource().Get());
+        mix(header.GetDestination().Get());
+        mix(header.GetProtocol());
+        mix(uint32_t(ports[0]) << 24 | uint32_t(ports[1]) << 16 | uint32_t(ports[2]) << 8 | ports[3]);
+        chosen = &hops[(h ^ (h >> 29)) % hops.size()];
     }
     if (!chosen)
     {
         return nullptr;
     }
-    Ptr<Ipv4Route> route = Create<Ipv4Route>();
-    route->SetDestination(header.GetDestination());
-    route->SetSource(m_ipv4->GetAddress(chosen->interface, 0).GetLocal());
-    route->SetGateway(chosen->gateway);
-    route->SetOutputDevice(m_ipv4->GetNetDevice(chosen->interface));
-    return route;
+    return MakeRoute(header, chosen->interface, chosen->gateway);
 }
 
 Ptr<Ipv4Route>

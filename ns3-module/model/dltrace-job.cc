@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceJob: reads and lowers a trace set once for all of a job's
 // applications, holds the endpoint address table and collects results.
 #include "dltrace-job.h"
@@ -5,6 +6,7 @@
 #include "dltrace-attributes.h"
 
 #include <iostream>
+#include <set>
 
 #include "ns3/double.h"
 #include "ns3/log.h"
@@ -202,6 +204,95 @@ DltraceJob::GetSourcePort(uint32_t endpoint, int32_t peer) const
 {
     auto it = m_sourcePorts.find({endpoint, peer});
     return it == m_sourcePorts.end() ? 0 : it->second;
+}
+
+void
+DltraceJob::Place(std::shared_ptr<const dltrace::models::TopologyGraph> graph,
+                  std::vector<uint32_t> nodes,
+                  const dltrace::models::NcclNicOptions& nic)
+{
+    NS_ABORT_MSG_IF(nodes.size() != m_schedule.ranks.size(),
+                    "DltraceJob: " << nodes.size() << " nodes for " << m_schedule.ranks.size()
+                                   << " endpoints");
+    dltrace::models::LocaliseSteps(&m_schedule, nodes);
+    m_graph = std::move(graph);
+    m_nodes = std::move(nodes);
+    m_opMode.assign(m_schedule.ops.size(), dltrace::models::RailMode::kDirect);
+    if (m_graph && m_graph->gpus_per_host > 1)
+    {
+        for (size_t op = 0; op < m_schedule.ops.size(); ++op)
+        {
+            m_opMode[op] = nic.ModeFor(dltrace::models::RailCollective(m_schedule.ops[op]));
+        }
+    }
+}
+
+uint32_t
+DltraceJob::GetNode(int32_t endpoint) const
+{
+    return m_nodes.empty() ? uint32_t(endpoint) : m_nodes.at(size_t(endpoint));
+}
+
+uint16_t
+DltraceJob::GetLane(int32_t src, int32_t dst, uint16_t channel, uint64_t tag) const
+{
+    NS_ABORT_MSG_IF(channel >> kLaneModeShift,
+                    "DltraceJob: channel " << channel << " is past the "
+                                           << (1u << kLaneModeShift) << " channels a lane can name");
+    const uint32_t op = dltrace::models::TagOp(tag);
+    if (!m_graph || op >= m_opMode.size() || m_opMode[op] == dltrace::models::RailMode::kDirect)
+    {
+        return channel;
+    }
+    const uint32_t a = GetNode(src);
+    const uint32_t b = GetNode(dst);
+    const auto relays = dltrace::models::ConnectionRelays(*m_graph, a, b, channel, m_opMode[op]);
+    if (relays.first == a && relays.second == b)
+    {
+        return channel; // the mode's path is the direct one
+    }
+    return uint16_t(channel | uint32_t(m_opMode[op]) << kLaneModeShift);
+}
+
+uint16_t
+DltraceJob::LaneChannel(uint16_t lane)
+{
+    return uint16_t(lane & ((1u << kLaneModeShift) - 1));
+}
+
+dltrace::models::RailMode
+DltraceJob::LaneMode(uint16_t lane)
+{
+    return dltrace::models::RailMode(lane >> kLaneModeShift);
+}
+
+std::map<int32_t, std::vector<uint16_t>>
+DltraceJob::GetLanes(uint32_t endpoint) const
+{
+    std::map<int32_t, std::set<uint16_t>> lanes;
+    const int32_t self = int32_t(endpoint);
+    for (const auto& st : m_schedule.ranks.at(endpoint).steps)
+    {
+        if (st.type == dltrace::models::StepType::kCompute || st.peer == self || st.peer < 0)
+        {
+            continue;
+        }
+        const bool send = st.type == dltrace::models::StepType::kSend;
+        std::set<uint16_t>& mine = lanes[st.peer];
+        // Channels 0 .. st.channel, from the top down: the direct ones in the
+        // set are always a prefix, so the first one already there ends it.
+        for (int32_t c = st.channel; c >= 0 && mine.insert(uint16_t(c)).second; --c)
+        {
+        }
+        mine.insert(send ? GetLane(self, st.peer, st.channel, st.tag)
+                         : GetLane(st.peer, self, st.channel, st.tag));
+    }
+    std::map<int32_t, std::vector<uint16_t>> out;
+    for (const auto& [peer, set] : lanes)
+    {
+        out[peer].assign(set.begin(), set.end());
+    }
+    return out;
 }
 
 uint32_t

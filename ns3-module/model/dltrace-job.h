@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One training job inside a simulation: its trace set lowered to a schedule
 // (shared by the job's applications), where each endpoint runs, and what each did.
 #ifndef DLTRACE_JOB_H
@@ -10,6 +11,7 @@
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/mltcp.h"
 #include "dltrace/models/schedule.h"
+#include "dltrace/models/topology.h"
 #include "dltrace/executor/schedule_executor.h"
 
 #include <map>
@@ -57,6 +59,36 @@ class DltraceJob : public Object
     /// Bytes per iteration and sent so far, shared by the job's endpoints (MLTCP).
     std::shared_ptr<dltrace::models::JobProgress> GetProgress() const;
     uint32_t GetEndpointCount() const;
+    /**
+     * Where the endpoints run: per endpoint its fabric endpoint node (a GPU),
+     * on GRAPH, with NIC as NCCL's settings for how its traffic uses the NICs.
+     * Marks a step local only where both its endpoints are on one node
+     * (models::LocaliseSteps), and decides each op's models::RailMode.
+     */
+    void Place(std::shared_ptr<const dltrace::models::TopologyGraph> graph,
+               std::vector<uint32_t> nodes,
+               const dltrace::models::NcclNicOptions& nic);
+    /// Endpoint E's fabric node (after Place(); else E).
+    uint32_t GetNode(int32_t endpoint) const;
+    /**
+     * The lane of a message from SRC to DST on CHANNEL of the op TAG names: a
+     * connection per endpoint pair and lane. CHANNEL itself where the message
+     * takes the direct path (one GPU per host, one scale-up domain, or the
+     * mode's relays are the endpoints themselves); else CHANNEL | (mode <<
+     * kLaneModeShift), so messages of different RailModes never share a
+     * connection (its path is the mode's).
+     */
+    uint16_t GetLane(int32_t src, int32_t dst, uint16_t channel, uint64_t tag) const;
+    /// The channel and RailMode a lane stands for.
+    static uint16_t LaneChannel(uint16_t lane);
+    static dltrace::models::RailMode LaneMode(uint16_t lane);
+    static constexpr uint32_t kLaneModeShift = 14;
+    /**
+     * Per peer, the lanes ENDPOINT and the peer use: every channel below the
+     * highest the pair uses (as one connection per channel always was), then
+     * the lanes of other modes, ascending. Both ends of a pair get the same list.
+     */
+    std::map<int32_t, std::vector<uint16_t>> GetLanes(uint32_t endpoint) const;
     /// The recorded job when loaded from a file (for recorded times), else null.
     const dltrace::models::Job* GetLoadedJob() const;
 
@@ -64,8 +96,8 @@ class DltraceJob : public Object
     void SetEndpointAddress(uint32_t endpoint, Ipv4Address address);
     Ipv4Address GetEndpointAddress(uint32_t endpoint) const;
     uint16_t GetEndpointPort(uint32_t endpoint) const;
-    /// The source port of ENDPOINT's first connection to PEER (channel C uses
-    /// FIRST + C), given by DltraceHelper; 0 when none was given (ephemeral).
+    /// The source port of ENDPOINT's first connection to PEER (its I-th lane,
+    /// GetLanes(), uses FIRST + I), given by DltraceHelper; 0 when none was given (ephemeral).
     void SetSourcePort(uint32_t endpoint, int32_t peer, uint16_t first);
     uint16_t GetSourcePort(uint32_t endpoint, int32_t peer) const;
 
@@ -108,6 +140,9 @@ class DltraceJob : public Object
     std::shared_ptr<dltrace::models::JobProgress> m_progress;
     std::vector<Ipv4Address> m_addresses;
     std::map<std::pair<uint32_t, int32_t>, uint16_t> m_sourcePorts; // (endpoint, peer) -> first port
+    std::shared_ptr<const dltrace::models::TopologyGraph> m_graph; // null: not placed on a fabric
+    std::vector<uint32_t> m_nodes;                             // per endpoint, after Place()
+    std::vector<dltrace::models::RailMode> m_opMode;           // per op
     std::vector<dltrace::executor::RankResult> m_results;
     std::vector<bool> m_done;
     uint32_t m_doneCount;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceLinkMonitor: per-direction byte and packet counters from the
 // devices' trace sources, and the samples links.csv is written from.
 #include "dltrace-link-monitor.h"
@@ -48,7 +49,7 @@ DltraceLinkMonitor::AddLink(const std::string& name,
         dir->rateBps = rateBps;
         dev->TraceConnectWithoutContext(
             "PhyTxEnd",
-            MakeBoundCallback(&DltraceLinkMonitor::CountTx, &dir->bytes, &dir->packets));
+            MakeBoundCallback(&DltraceLinkMonitor::CountLinkTx, this, dir.get()));
         dev->TraceConnectWithoutContext(
             "MacTxDrop",
             MakeBoundCallback(&DltraceLinkMonitor::CountTx, &m_deviceDropBytes, &m_deviceDrops));
@@ -71,6 +72,26 @@ DltraceLinkMonitor::CountTx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet
 {
     *bytes += packet->GetSize();
     ++*packets;
+}
+
+void
+DltraceLinkMonitor::CountLinkTx(DltraceLinkMonitor* monitor, Direction* direction, Ptr<const Packet> packet)
+{
+    direction->bytes += packet->GetSize();
+    ++direction->packets;
+    if (monitor->m_untilHook && --monitor->m_untilHook == 0)
+    {
+        monitor->m_untilHook = monitor->m_hookEvery;
+        monitor->m_hook();
+    }
+}
+
+void
+DltraceLinkMonitor::SetPacketHook(uint64_t every, std::function<void()> hook)
+{
+    m_hook = std::move(hook);
+    m_hookEvery = m_hook ? every : 0;
+    m_untilHook = m_hookEvery;
 }
 
 void

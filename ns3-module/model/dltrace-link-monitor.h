@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Counts what each direction of each link carries (bytes, packets, device
 // drops) and samples the bytes per direction every Interval, for links.csv.
 #ifndef DLTRACE_LINK_MONITOR_H
@@ -9,6 +10,7 @@
 #include "ns3/packet.h"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,6 +63,13 @@ class DltraceLinkMonitor : public Object
     /// do stops between samples), as the flow simulator's last sample does.
     void Finish();
 
+    /**
+     * Calls HOOK after every EVERY packets put on the watched links (over all
+     * directions): a cheap place to look at the wall clock while the
+     * simulation runs (DltraceScenario's progress lines). EVERY 0: never.
+     */
+    void SetPacketHook(uint64_t every, std::function<void()> hook);
+
     uint32_t GetDirectionCount() const;
     const Direction& GetDirection(uint32_t d) const;
     const std::vector<Sample>& GetSamples() const;
@@ -71,6 +80,7 @@ class DltraceLinkMonitor : public Object
 
   private:
     static void CountTx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> packet);
+    static void CountLinkTx(DltraceLinkMonitor* monitor, Direction* direction, Ptr<const Packet> packet);
     void SampleLinks();
     void TakeSample();
 
@@ -79,6 +89,9 @@ class DltraceLinkMonitor : public Object
     std::vector<std::unique_ptr<Direction>> m_directions;
     std::vector<uint64_t> m_sampledBytes; ///< per direction, at the last sample
     std::vector<Sample> m_samples;
+    uint64_t m_hookEvery = 0;
+    uint64_t m_untilHook = 0;
+    std::function<void()> m_hook;
     uint64_t m_deviceDropBytes;
     uint64_t m_deviceDrops;
 };

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaChannel: schedules each frame's arrival in the peer's node context.
 #include "dltrace-rdma-channel.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A full-duplex point-to-point cable between two RDMA net devices: a frame
 // arrives at the peer after its transmission time plus the propagation delay.
 #ifndef DLTRACE_RDMA_CHANNEL_H

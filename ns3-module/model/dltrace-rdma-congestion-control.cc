@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaCongestionControl: the interface's defaults (no congestion control).
 #include "dltrace-rdma-congestion-control.h"
 

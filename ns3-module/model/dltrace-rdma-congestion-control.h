@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The small interface every RDMA congestion control implements (on send, on
 // ACK, on CNP, its own timers) and the plain one: line rate, no window.
 #ifndef DLTRACE_RDMA_CONGESTION_CONTROL_H

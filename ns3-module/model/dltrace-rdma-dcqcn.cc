@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaDcqcn: the reaction point's cut, alpha and increase state machine.
 #include "dltrace-rdma-dcqcn.h"
 

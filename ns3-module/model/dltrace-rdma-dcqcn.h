@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DCQCN's reaction point (Zhu et al., "Congestion Control for Large-Scale
 // RDMA Deployments", SIGCOMM 2015): rate cut by alpha on a CNP, fast
 // recovery, additive and hyper increase driven by a timer and a byte counter.

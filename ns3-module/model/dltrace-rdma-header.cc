@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaHeader: fixed fields, zero padding to the RoCEv2 (or minimum
 // Ethernet) frame size, then the INT records when the packet carries them.
 #include "dltrace-rdma-header.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The one header every RDMA fabric frame carries: RoCEv2 data, ACK, NACK and
 // CNP packets and 802.1Qbb PFC frames, with HPCC's per-hop INT records.
 #ifndef DLTRACE_RDMA_HEADER_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaHpcc: MeasureInflight, ComputeWind and NewAck of HPCC's Algorithm 1.
 #include "dltrace-rdma-hpcc.h"
 

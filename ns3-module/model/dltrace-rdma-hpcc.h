@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // HPCC (Li et al., "HPCC: High Precision Congestion Control", SIGCOMM 2019):
 // a window from the INT records on each ACK, aiming at utilisation eta.
 #ifndef DLTRACE_RDMA_HPCC_H

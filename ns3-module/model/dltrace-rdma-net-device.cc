@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaNetDevice: queues, the transmit loop, and both halves of PFC.
 #include "dltrace-rdma-net-device.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The RDMA fabric's port: per-priority egress queues, a control queue served
 // first, strict-priority or weighted-round-robin service, and 802.1Qbb PFC
 // (pause and resume per priority, in both directions).

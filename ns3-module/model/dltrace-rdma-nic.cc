@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaNic: QP round robin with pacing on the send side; PSN checks,
 // ACK/NACK and CNP generation on the receive side.
 #include "dltrace-rdma-nic.h"
@@ -5,6 +6,7 @@
 #include "dltrace-attributes.h"
 
 #include "dltrace-rdma-net-device.h"
+#include "dltrace-rdma-switch.h"
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -40,7 +42,6 @@ DltraceRdmaNic::GetTypeId()
 DltraceRdmaNic::DltraceRdmaNic()
     : m_host(0),
       m_haveCc(false),
-      m_rr(0),
       m_cnpsSent(0),
       m_nacks(0)
 {
@@ -49,13 +50,17 @@ DltraceRdmaNic::DltraceRdmaNic()
 void
 DltraceRdmaNic::DoDispose()
 {
-    m_wakeEvent.Cancel();
+    for (auto& port : m_ports)
+    {
+        port.wakeEvent.Cancel();
+    }
     for (auto& qp : m_qps)
     {
         qp->Dispose();
     }
     m_qps.clear();
-    m_device = nullptr;
+    m_ports.clear();
+    m_routing.reset();
     m_deliver = DeliverCallback();
     Object::DoDispose();
 }
@@ -64,9 +69,44 @@ void
 DltraceRdmaNic::Setup(uint32_t host, Ptr<DltraceRdmaNetDevice> device)
 {
     m_host = host;
-    m_device = device;
-    device->SetPullCallback(MakeCallback(&DltraceRdmaNic::Pull, this));
+    AddPort(device, UINT32_MAX);
+}
+
+void
+DltraceRdmaNic::Setup(uint32_t host, std::shared_ptr<DltraceRdmaRouting> routing)
+{
+    m_host = host;
+    m_routing = std::move(routing);
+}
+
+void
+DltraceRdmaNic::AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link)
+{
+    const uint32_t port = uint32_t(m_ports.size());
+    m_ports.push_back(Port{device, {}, 0, EventId()});
+    m_portOfLink[link] = port;
+    device->SetPullCallback(MakeBoundCallback(
+        +[](DltraceRdmaNic* nic, uint32_t p) { return nic->Pull(p); },
+        this,
+        port));
     device->SetRdmaReceiveCallback(MakeCallback(&DltraceRdmaNic::Receive, this));
+}
+
+uint32_t
+DltraceRdmaNic::PortTo(uint32_t dst, uint64_t flowHash) const
+{
+    if (m_ports.size() == 1 || !m_routing)
+    {
+        return 0;
+    }
+    const auto& graph = m_routing->GetGraph();
+    const uint32_t link = graph.NextLink(m_host, dst, m_routing->HopsTo(dst), flowHash);
+    auto port = m_portOfLink.find(link);
+    if (port == m_portOfLink.end())
+    {
+        NS_FATAL_ERROR("DltraceRdmaNic " << graph.names[m_host] << ": no port towards node " << dst);
+    }
+    return port->second;
 }
 
 void
@@ -83,6 +123,8 @@ DltraceRdmaNic::CreateQueuePair(uint32_t dst, uint32_t priority, uint64_t flowHa
         m_haveCc ? m_ccFactory.Create<DltraceRdmaCongestionControl>()
                  : CreateObject<DltraceRdmaCongestionControl>();
     Ptr<DltraceRdmaQueuePair> qp = CreateObject<DltraceRdmaQueuePair>();
+    Port& port = m_ports.at(PortTo(dst, flowHash));
+    port.qps.push_back(uint32_t(m_qps.size()));
     qp->Setup(static_cast<uint32_t>(m_qps.size()),
               m_host,
               dst,
@@ -90,7 +132,7 @@ DltraceRdmaNic::CreateQueuePair(uint32_t dst, uint32_t priority, uint64_t flowHa
               flowHash,
               m_mtu,
               cc,
-              static_cast<double>(m_device->GetDataRate().GetBitRate()),
+              static_cast<double>(port.device->GetDataRate().GetBitRate()),
               baseRtt);
     qp->SetWakeCallback(MakeCallback(&DltraceRdmaNic::Wake, this));
     m_qps.push_back(qp);
@@ -106,36 +148,41 @@ DltraceRdmaNic::SetDeliverCallback(DeliverCallback cb)
 void
 DltraceRdmaNic::Wake()
 {
-    m_device->TriggerTransmit();
+    for (auto& port : m_ports)
+    {
+        port.device->TriggerTransmit();
+    }
 }
 
 Ptr<Packet>
-DltraceRdmaNic::Pull()
+DltraceRdmaNic::Pull(uint32_t p)
 {
-    const uint32_t n = static_cast<uint32_t>(m_qps.size());
+    Port& port = m_ports[p];
+    const uint32_t n = static_cast<uint32_t>(port.qps.size());
     const Time now = Simulator::Now();
     Time earliest = Time::Max();
     for (uint32_t i = 0; i < n; ++i)
     {
-        uint32_t index = (m_rr + i) % n;
-        DltraceRdmaQueuePair* qp = PeekPointer(m_qps[index]);
-        if (!qp->HasDataToSend() || m_device->IsPaused(qp->GetPriority()) || !qp->WindowAllows())
+        uint32_t index = (port.rr + i) % n;
+        DltraceRdmaQueuePair* qp = PeekPointer(m_qps[port.qps[index]]);
+        if (!qp->HasDataToSend() || port.device->IsPaused(qp->GetPriority()) || !qp->WindowAllows())
         {
             continue;
         }
         Time at = qp->GetNextSendTime();
         if (at <= now)
         {
-            m_rr = (index + 1) % n;
+            port.rr = (index + 1) % n;
             return qp->NextPacket();
         }
         earliest = std::min(earliest, at);
     }
     if (earliest != Time::Max() &&
-        (!m_wakeEvent.IsRunning() || Simulator::GetDelayLeft(m_wakeEvent) > earliest - now))
+        (!port.wakeEvent.IsRunning() || Simulator::GetDelayLeft(port.wakeEvent) > earliest - now))
     {
-        m_wakeEvent.Cancel();
-        m_wakeEvent = Simulator::Schedule(earliest - now, &DltraceRdmaNic::Wake, this);
+        port.wakeEvent.Cancel();
+        Ptr<DltraceRdmaNetDevice> device = port.device;
+        port.wakeEvent = Simulator::Schedule(earliest - now, &DltraceRdmaNetDevice::TriggerTransmit, device);
     }
     return nullptr;
 }
@@ -145,6 +192,11 @@ DltraceRdmaNic::Receive(Ptr<DltraceRdmaNetDevice> /*device*/, Ptr<Packet> packet
 {
     DltraceRdmaHeader h;
     packet->RemoveHeader(h);
+    if (h.dstHost != m_host)
+    {
+        NS_FATAL_ERROR("DltraceRdmaNic host " << m_host << ": a packet for host " << h.dstHost
+                                              << " (GPU nodes do not forward)");
+    }
     switch (h.type)
     {
     case DltraceRdmaHeader::DATA:
@@ -238,13 +290,19 @@ DltraceRdmaNic::SendControl(uint8_t type, const DltraceRdmaHeader& data, uint32_
     }
     Ptr<Packet> p = Create<Packet>();
     p->AddHeader(c);
-    m_device->EnqueueControl(p);
+    m_ports[PortTo(c.dstHost, c.flowHash)].device->EnqueueControl(p);
 }
 
 Ptr<DltraceRdmaNetDevice>
 DltraceRdmaNic::GetDevice() const
 {
-    return m_device;
+    return m_ports.empty() ? nullptr : m_ports[0].device;
+}
+
+uint32_t
+DltraceRdmaNic::GetPortCount() const
+{
+    return uint32_t(m_ports.size());
 }
 
 uint32_t

@@ -1,5 +1,6 @@
-// A host's RoCEv2 NIC: its queue pairs served round robin onto one port,
-// and the receiving side of every QP that sends to it (in-order delivery,
+// SPDX-License-Identifier: GPL-2.0-only
+// A GPU's RoCEv2 NIC: its queue pairs served round robin onto its ports
+// (a GPU of a multi-GPU host also has its NVLink port), and the receiving side of every QP that sends to it (in-order delivery,
 // ACK/NACK, and DCQCN's notification point that turns ECN marks into CNPs).
 #ifndef DLTRACE_RDMA_NIC_H
 #define DLTRACE_RDMA_NIC_H
@@ -12,6 +13,7 @@
 #include "ns3/object.h"
 
 #include <cstdint>
+#include <memory>
 #include <unordered_map>
 #include <vector>
 
@@ -19,12 +21,20 @@ namespace ns3
 {
 
 class DltraceRdmaNetDevice;
+class DltraceRdmaRouting;
 
 /**
  * \ingroup dltrace
  * \brief The RDMA NIC of one host (aggregated to its Node).
  *
- * Sending: when the port is free the NIC looks at its QPs round robin from
+ * A node with several links (a GPU with its NVLink link and its NIC ports)
+ * sends each QP, and the ACKs, NACKs and CNPs of what it receives, on the
+ * first link of the path models::TopologyGraph::NextLink gives (the per-flow
+ * ECMP rule the switches route by), so every QP keeps one port. Relays
+ * (rail-aligned and PXN paths through another GPU) are not modelled: a GPU
+ * node does not forward.
+ *
+ * Sending: when a port is free the NIC looks at that port's QPs round robin from
  * the one after the last served and sends the first that has data, whose
  * class is not paused, whose window allows and whose pacing time has come;
  * if none can send now it wakes the port when the earliest pacing time comes.
@@ -45,15 +55,21 @@ class DltraceRdmaNic : public Object
     static TypeId GetTypeId();
     DltraceRdmaNic();
 
-    /// This NIC is host HOST and sends through DEVICE.
+    /// This NIC is host HOST and sends through DEVICE (its only port).
     void Setup(uint32_t host, Ptr<DltraceRdmaNetDevice> device);
+    /// This NIC is node HOST of ROUTING's graph; its ports come with AddPort().
+    void Setup(uint32_t host, std::shared_ptr<DltraceRdmaRouting> routing);
+    /// Adds a port: DEVICE on graph link LINK.
+    void AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link);
     /// Congestion control of new QPs ("" or "none": line rate).
     void SetCongestionControl(const ObjectFactory& factory);
     /// Opens a QP to DST in class PRIORITY on the path FLOW_HASH picks; BASE_RTT for its CC.
     Ptr<DltraceRdmaQueuePair> CreateQueuePair(uint32_t dst, uint32_t priority, uint64_t flowHash, Time baseRtt);
     void SetDeliverCallback(DeliverCallback cb);
 
+    /// The first port (null before Setup).
     Ptr<DltraceRdmaNetDevice> GetDevice() const;
+    uint32_t GetPortCount() const;
     uint32_t GetMtu() const;
     uint64_t GetCnpsSent() const;
     uint64_t GetNacksSent() const;
@@ -71,7 +87,9 @@ class DltraceRdmaNic : public Object
         uint64_t messageBytes = 0;
     };
 
-    Ptr<Packet> Pull();
+    /// The port a packet to DST on FLOW_HASH's path leaves by.
+    uint32_t PortTo(uint32_t dst, uint64_t flowHash) const;
+    Ptr<Packet> Pull(uint32_t port);
     void Wake();
     void Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet);
     void ReceiveData(Ptr<Packet> packet, const DltraceRdmaHeader& h);
@@ -82,13 +100,21 @@ class DltraceRdmaNic : public Object
     uint32_t m_ackInterval{0};
     Time m_cnpInterval;
 
+    struct Port
+    {
+        Ptr<DltraceRdmaNetDevice> device;
+        std::vector<uint32_t> qps; ///< indices into m_qps of the QPs it sends
+        uint32_t rr = 0;
+        EventId wakeEvent;
+    };
+
     uint32_t m_host;
-    Ptr<DltraceRdmaNetDevice> m_device;
+    std::shared_ptr<DltraceRdmaRouting> m_routing; ///< null: one port, no choice
+    std::vector<Port> m_ports;
+    std::unordered_map<uint32_t, uint32_t> m_portOfLink; ///< graph link -> port
     ObjectFactory m_ccFactory;
     bool m_haveCc;
     std::vector<Ptr<DltraceRdmaQueuePair>> m_qps;
-    uint32_t m_rr;
-    EventId m_wakeEvent;
     std::unordered_map<uint64_t, Receiver> m_receivers;
     DeliverCallback m_deliver;
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaQueuePair: segmentation, pacing, cumulative ACKs and go-back-N.
 #include "dltrace-rdma-queue-pair.h"
 

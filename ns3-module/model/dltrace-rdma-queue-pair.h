@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The sending half of a reliable-connection queue pair: messages cut into
 // MTU packets with PSNs, paced at the congestion control's rate, held to
 // its window, acknowledged cumulatively, and recovered by go-back-N.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaSwitchMmu: admission, release, PFC decisions and ECN marking.
 #include "dltrace-rdma-switch-mmu.h"
 

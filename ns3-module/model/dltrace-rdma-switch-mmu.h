@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A shared-buffer switch's memory manager: ingress accounting with dynamic
 // thresholds, PFC headroom per port and the XOFF/XON decisions, lossy drops,
 // and RED-style ECN marking on egress queues.

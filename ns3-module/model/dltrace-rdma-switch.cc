@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaSwitch: receive, route, admit, mark, queue; release and stamp INT at dequeue.
 #include "dltrace-rdma-switch.h"
 

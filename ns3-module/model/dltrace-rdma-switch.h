@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A RoCEv2 switch: forwards frames by the topology graph's per-flow ECMP,
 // asks its MMU to admit each data packet, marks ECN and stamps INT.
 #ifndef DLTRACE_RDMA_SWITCH_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaTimely: TIMELY's gradient-based rate update per completion event.
 #include "dltrace-rdma-timely.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // TIMELY (Mittal et al., "TIMELY: RTT-based Congestion Control for the
 // Datacenter", SIGCOMM 2015): rate from the RTT and its gradient.
 #ifndef DLTRACE_RDMA_TIMELY_H

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceRdmaNetwork and DltraceRdmaTransport: engine messages as RDMA sends
 // on per-(endpoint, peer, channel) queue pairs.
 #include "dltrace-rdma-transport.h"

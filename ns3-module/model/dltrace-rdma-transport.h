@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The schedule engine's Transport on the RDMA fabric: each (job, endpoint,
 // peer, channel) that would get a TCP connection gets a queue pair, each
 // message is one RDMA send, and every message's timing is recorded.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // DltraceSimulatedTransport: Send/SendNotice as one Post, and guarded timers.
 #include "dltrace-simulated-transport.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the schedule executor's transports on ns-3 (TCP sockets, the RDMA
 // fabric) share: Send and SendNotice as one Post, and timers on the
 // simulator's clock that do nothing once the transport is gone.

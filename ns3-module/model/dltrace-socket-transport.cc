@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // ns-3 TCP transport for the schedule executor: connection set-up with hello
 // frames, a queue of framed messages per connection, stream parsing on receive.
 #include "dltrace-socket-transport.h"
 
 #include "dltrace-flow-ecmp-routing.h"
+#include "dltrace-job.h"
 #include "dltrace-tcp-mltcp.h"
 
 #include "ns3/log.h"
@@ -67,8 +69,10 @@ DltraceSocketTransport::~DltraceSocketTransport()
 std::string
 DltraceSocketTransport::Describe(const Connection& c) const
 {
+    static const char* const modes[] = {"", " (rail-aligned)", " (PXN)", " (mode 3)"};
     return "endpoint " + std::to_string(m_self) + ": connection to endpoint " +
-           std::to_string(c.peer) + " channel " + std::to_string(c.channel);
+           std::to_string(c.peer) + " channel " + std::to_string(DltraceJob::LaneChannel(c.channel)) +
+           modes[uint32_t(DltraceJob::LaneMode(c.channel)) & 3];
 }
 
 DltraceSocketTransport::Connection&
@@ -98,6 +102,12 @@ void
 DltraceSocketTransport::SetProgress(std::shared_ptr<dltrace::models::JobProgress> progress)
 {
     m_progress = std::move(progress);
+}
+
+void
+DltraceSocketTransport::SetLanes(LaneFunction lanes)
+{
+    m_lanes = std::move(lanes);
 }
 
 void
@@ -133,14 +143,15 @@ DltraceSocketTransport::Start()
         {
             continue; // the lower endpoint of a pair connects
         }
-        for (uint16_t ch = 0; ch < p.channels; ++ch)
+        for (size_t lane = 0; lane < p.lanes.size(); ++lane)
         {
+            const uint16_t ch = p.lanes[lane];
             Connection& c = GetConnection(p.peer, ch);
             c.socket = Socket::CreateSocket(m_node, TcpSocketFactory::GetTypeId());
             if (p.firstSourcePort)
             {
                 // DltraceHelper gave the port and registered the connection.
-                const uint16_t port = uint16_t(p.firstSourcePort + ch);
+                const uint16_t port = uint16_t(p.firstSourcePort + lane);
                 NS_ABORT_MSG_IF(c.socket->Bind(InetSocketAddress(me.GetIpv4(), port)) != 0,
                                 "dltrace: endpoint " << m_self << " cannot bind source port "
                                                      << port);
@@ -270,7 +281,7 @@ DltraceSocketTransport::ClosedByError(Ptr<Socket> socket)
 void
 DltraceSocketTransport::Post(const DltraceMessage& m, std::function<void()> onSent)
 {
-    Connection& c = GetConnection(m.peer, m.channel);
+    Connection& c = GetConnection(m.peer, m_lanes ? m_lanes(m.peer, m.channel, m.tag) : m.channel);
     // A notice frame carries the count alone: no payload follows it.
     c.out.push_back(Message{m.notice ? kNotice : kData,
                             m.channel,

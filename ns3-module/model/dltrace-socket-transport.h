@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The schedule executor's Transport on ns-3 TCP sockets: one connection per
 // endpoint pair and channel, framed messages, send-until-full in simulated time.
 #ifndef DLTRACE_SOCKET_TRANSPORT_H
@@ -26,8 +27,9 @@ namespace ns3
  * \ingroup dltrace
  * \brief dltrace::executor::Transport over ns-3 TCP sockets.
  *
- * The lower endpoint of a pair connects to the higher one, once per channel,
- * and opens with a hello frame naming itself and the channel. Every message
+ * The lower endpoint of a pair connects to the higher one, once per lane (a
+ * channel, and the RailMode of its messages where that changes their path:
+ * DltraceJob::GetLane), and opens with a hello frame naming itself and the lane. Every message
  * is a 24-byte frame header (kind, channel, endpoint, tag, bytes) followed by
  * BYTES of payload; payloads are ns-3 virtual (zero-filled) bytes, so only the
  * headers are real data. Sending follows BulkSendApplication: fill the socket
@@ -39,13 +41,15 @@ class DltraceSocketTransport : public DltraceSimulatedTransport
     static constexpr uint32_t kFrameBytes = 24;
     static constexpr uint32_t kFraming = UINT32_MAX; //!< "op" of frame headers in the ACK count
 
-    /// A peer endpoint and the channels this endpoint shares with it.
+    /// A peer endpoint and the lanes (DltraceJob::GetLanes) this endpoint shares with it.
     struct PeerChannels
     {
         int32_t peer;
-        uint16_t channels;
-        uint16_t firstSourcePort = 0; //!< channel C binds FIRST + C; 0: ephemeral (unregistered)
+        std::vector<uint16_t> lanes;
+        uint16_t firstSourcePort = 0; //!< lane I binds FIRST + I; 0: ephemeral (unregistered)
     };
+    /// The lane (connection) of a message to PEER on CHANNEL of the op TAG names.
+    using LaneFunction = std::function<uint16_t(int32_t peer, uint16_t channel, uint64_t tag)>;
 
     /**
      * \param node the host this endpoint runs on
@@ -64,6 +68,8 @@ class DltraceSocketTransport : public DltraceSimulatedTransport
     /// Counts the payload bytes handed to TCP in PROGRESS, and binds MLTCP
     /// congestion controls to it (when the sockets' type is one). Before Start().
     void SetProgress(std::shared_ptr<dltrace::models::JobProgress> progress);
+    /// Which lane each message takes (default: its channel), set before Start().
+    void SetLanes(LaneFunction lanes);
     /// IP TOS of every socket of this endpoint (0: best effort), set before Start().
     void SetIpTos(uint8_t tos);
     /// Listens, and connects to every higher peer on every channel.
@@ -97,7 +103,7 @@ class DltraceSocketTransport : public DltraceSimulatedTransport
     struct Connection
     {
         int32_t peer = -1;
-        uint16_t channel = 0;
+        uint16_t channel = 0; // the lane: its channel, and its mode above DltraceJob::kLaneModeShift
         Ptr<Socket> socket;
         bool ready = false;  // connected and (on the accepting side) identified
         bool pumping = false;
@@ -141,6 +147,7 @@ class DltraceSocketTransport : public DltraceSimulatedTransport
     std::vector<InetSocketAddress> m_addresses;
     std::vector<PeerChannels> m_peers;
     std::shared_ptr<dltrace::models::JobProgress> m_progress;
+    LaneFunction m_lanes;
     Ptr<Socket> m_listener;
     std::map<std::pair<int32_t, uint16_t>, std::unique_ptr<Connection>> m_connections;
     // Accepted sockets waiting for their hello frame.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // MLTCP variants of TcpNewReno and TcpDctcp, and their binding to a job's
 // progress on the sockets the dltrace transport opens.
 #include "dltrace-tcp-mltcp.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // MLTCP (Rajasekaran et al., HotNets'24) on ns-3's NewReno and DCTCP: the
 // congestion-avoidance increase is scaled by F(bytes_ratio), the fraction of
 // the current iteration's bytes the flow's job has sent (models/mltcp.h).

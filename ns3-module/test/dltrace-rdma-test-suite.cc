@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The RDMA fabric's validations: each compares a simulated result with a
 // closed form or model written here (PFC line rate and headroom, go-back-N
 // delivery, the DCQCN fluid model's fixed point, HPCC's eta, TIMELY's band).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Runs the dltrace module's TestSuite with ns-3's TestRunner against an
 // installed ns-3 (inside an ns-3 tree, ./test.py and test-runner do this).
 #include "ns3/test.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What the module's test suites (dltrace-test-suite.cc,
 // dltrace-rdma-test-suite.cc) share: one collective lowered by models/, and
 // running a scenario to read its results.

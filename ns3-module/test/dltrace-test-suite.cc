@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The dltrace module's tests: a ring all-reduce against the alpha-beta
 // estimate, two jobs sharing a bottleneck, DCTCP's ECN marks at the switches,
 // ECMP on a fat-tree, and the name/spec checks users hit first.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The few CUDA driver API types and functions the recorder uses for GPU
 // timing, declared here and loaded from libcuda.so.1 at run time, so the
 // library has no link-time dependency on any CUDA version. nccl_abi_check.cc

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // GPU timing: pooled event pairs per calling thread, a per-thread queue that
 // keeps issue order, and the flusher's side that polls the events without
 // blocking the program and maps GPU times onto CLOCK_MONOTONIC.

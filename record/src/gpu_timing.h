@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // GPU-side timing of NCCL operations: a CUDA event on the operation's stream
 // before and after it, read later by the recorder's background thread and
 // put on the trace's host clock. The driver is loaded at run time.

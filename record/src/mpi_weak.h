@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Weak references to everything the wrappers take from libmpi, so that the
 // library loads into processes that have no MPI (mpirun, shells, Python):
 // there the references resolve to null and the recorder never touches them.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The MPI side of the recorder: MpiCall (one recorded call), the communicator
 // registry, nonblocking and persistent request tracking, and the C and
 // Fortran wrappers generated from tables/mpi.py (record/gen_wrappers.py). C wrappers forward to

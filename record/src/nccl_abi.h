@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The recorder's own declarations of the NCCL ABI it intercepts (the types,
 // and the functions it calls itself), so it builds without nccl.h; nccl_abi_check.cc proves
 // them equal to nccl.h's where that header exists.

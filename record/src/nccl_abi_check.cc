@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Compile-time proof that the recorder's own NCCL and CUDA driver declarations
 // (nccl_abi.h, cuda_abi.h) match nccl.h and cuda.h: built only where those
 // headers exist; it emits no code, a mismatch fails the build.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libdltrace-nccl-profiler.so: the recorder as an NCCL profiler plugin, for
 // programs whose NCCL the interposer cannot see (linked in statically). NCCL
 // loads it by itself (NCCL_PROFILER_PLUGIN=path) and reports each collective

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // NCCL's profiler plugin interface as dltrace uses it, declared here (no NCCL
 // header needed): the function tables NCCL looks up by name in the library
 // NCCL_PROFILER_PLUGIN names (ncclProfiler_v5 first, down to v1), and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // NCCL's datatypes as the recorder records them, in ncclDataType_t's order
 // (ncclInt8 = 0 ... ncclFloat8e5m2 = 11): the interposer indexes this table
 // by the ncclDataType_t it was passed, the profiler plugin finds the name

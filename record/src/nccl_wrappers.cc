@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The NCCL side of the recorder: the communicator registry, groups, what each
 // intercepted call records, and the wrappers generated from tables/nccl.py
 // (record/gen_wrappers.py). Each wrapper forwards to the real function (dlsym(RTLD_NEXT), once),

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Recorder: buffering, the flusher thread, resource samples, output naming
 // and the exit paths. Nothing here may throw into or abort the host program.
 #include "recorder.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The API-agnostic recorder: per-thread event buffers, a background thread
 // that flushes them to this process's trace file and samples resources, and
 // the exit paths (finalize, exit, signals, abort) that write the footer.

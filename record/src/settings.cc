@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The settings table and its parsing; unknown or malformed values fall back
 // to the default with a warning rather than stopping the host program.
 #include "settings.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Every DLTRACE_* setting in one table with its default, read once from the
 // environment. `dltrace record --help` and the settings file list them.
 #pragma once

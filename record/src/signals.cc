@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Interposed sigaction() and signal(): for the signals the recorder handles,
 // the program's handler is kept aside and run after the recorder's (which
 // writes the footer); every other signal goes straight to libc.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The recorder's termination-signal handlers stay first when the program
 // installs its own later: sigaction() and signal() are interposed for them.
 #pragma once

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The one table of intercepted MPI functions, for the C and the Fortran
 # wrappers (record/gen_wrappers.py turns each row into both). A row:
 #   F(name, OpKind, C parameters as in mpi.h, before=..., after=...)

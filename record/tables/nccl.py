@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 # The one table of intercepted NCCL functions (record/gen_wrappers.py turns
 # each row into a wrapper, as it does for tables/mpi.py). A row:
 #   F(name, OpKind, C parameters as in nccl.h, before=..., after=...)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* dltrace-mpi-pingpong: the MPI library's cost per small message, for
  * `dltrace calibrate` (run under mpirun with 2 ranks): rank 0 and rank 1
  * bounce an 8-byte message; prints "mpi_message_ns N", half the round trip

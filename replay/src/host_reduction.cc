@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The reduction arithmetic of socket replay: element-wise sums of received
 // payloads into a local accumulator, in the op's datatype.
 #include "dltrace/replay/host_reduction.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Launcher-driven start: ranks from the environment, and a one-shot coordinator
 // (a thread of rank 0) that collects every rank's data address and hands out the list.
 #include "dltrace/replay/rendezvous.h"

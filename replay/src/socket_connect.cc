@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Connection set-up of the socket transport: listening, connecting with
 // retries, the handshake (schedule hash, endpoints, token), socket options,
 // control frames, the job-wide start barrier and peers ending.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Socket replay: host lists, the congestion-control check, and the schedule
 // executor run over the socket transport (socket_transport.h) for one endpoint.
 #include "dltrace/replay/socket_replay.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One connection of the socket transport: frames out without blocking (one
 // gathered sendmsg, sendfile for large payloads), frames in through a staging
 // buffer, large payloads spliced into /dev/null.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The socket transport as the executor sees it: sends and same-host
 // notices, timers, the stall watchdog and shutdown.
 #include "socket_transport.h"

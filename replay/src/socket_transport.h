@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Internal to replay/: the socket transport's wire format (frame header,
 // handshake), one connection (Session) and the transport over all of them
 // (SocketTransport). Implemented in socket_session.cc (framing, zero-copy

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Write-to-temporary-then-rename, the one implementation every results file,
 // export and simulation output goes through.
 #include "dltrace/runs/atomic_file.h"

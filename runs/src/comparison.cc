@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The rows of runs against a baseline: per op kind (time, difference, bus
 // bandwidth) and per iteration, over what every run saw.
 #include "dltrace/runs/comparison.h"

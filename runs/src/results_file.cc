@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Results files through nlohmann-json: fields in a fixed order, integers
 // exact, doubles at full precision (NaN and infinities as null).
 #include "dltrace/runs/results_file.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reading runs of a job into one shape: recorded times from the trace set,
 // replayed and simulated times from results files.
 #include "dltrace/runs/run.h"

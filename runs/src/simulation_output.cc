@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The one writer of a simulation's outputs: results files through
 // results_file.h, flows.csv and links.csv through atomic_file.h, and the
 // summary through comparison.h, from the records any backend hands back.
@@ -191,6 +192,25 @@ bool WriteLinks(const LinkSamples& links, const std::string& path, std::string* 
 
 }  // namespace
 
+namespace {
+
+bool WriteNics(const SimulationRecords& records, const std::string& path, std::string* error) {
+  if (!records.fabric || records.link_bytes.empty()) return true;
+  const models::TopologyGraph& g = *records.fabric;
+  const models::FabricLoad load = models::ComputeFabricLoad(g, records.link_bytes);
+  if (load.ports.empty()) return true;
+  AtomicFile out(path);
+  if (!out.Open(error)) return false;
+  std::fputs("port,gpu,host,rail,plane,rate_bps,sent_bytes,received_bytes\n", out.get());
+  for (const auto& p : load.ports)
+    std::fprintf(out.get(), "%s,%s,%u,%d,%d,%" PRIu64 ",%.0f,%.0f\n", g.links[p.link].name.c_str(),
+                 g.names[p.gpu].c_str(), g.MachineOf(p.gpu), p.rail, p.plane, g.links[p.link].rate_bps, p.sent,
+                 p.received);
+  return out.Commit(error);
+}
+
+}  // namespace
+
 bool WriteSimulationOutputs(const SimulationRecords& records, const std::string& dir, std::string* error) {
   for (size_t j = 0; j < records.jobs.size(); ++j) {
     std::string job_dir = dir;
@@ -207,7 +227,37 @@ bool WriteSimulationOutputs(const SimulationRecords& records, const std::string&
       return false;
   }
   return (records.flows_written || WriteFlows(records.flows, dir + "/flows.csv", error)) &&
-         (records.links_written || WriteLinks(records.links, dir + "/links.csv", error));
+         (records.links_written || WriteLinks(records.links, dir + "/links.csv", error)) &&
+         WriteNics(records, dir + "/nics.csv", error);
+}
+
+std::vector<std::string> FormatFabricLoad(const SimulationRecords& records) {
+  std::vector<std::string> lines;
+  if (!records.fabric || records.link_bytes.empty()) return lines;
+  const models::TopologyGraph& g = *records.fabric;
+  const models::FabricLoad load = models::ComputeFabricLoad(g, records.link_bytes);
+  if (load.ports.empty()) return lines;
+  char line[256];
+  auto gb = [](double b) { return b / 1e9; };
+  std::snprintf(line, sizeof line,
+                "fabric: %.6g GB sent through %zu NIC ports of %u GPUs on %u hosts, %.6g GB over NVLink; "
+                "NIC imbalance (max/mean) %.3f",
+                gb(load.nic_sent), load.ports.size(), g.hosts, g.Machines(), gb(load.nvlink_sent),
+                models::FabricLoad::Imbalance(load.per_nic));
+  lines.push_back(line);
+  auto per = [&](const char* what, const std::vector<double>& v) {
+    if (v.size() < 2) return;
+    std::string l = std::string("fabric: per ") + what + " GB sent:";
+    for (size_t i = 0; i < v.size(); ++i) {
+      std::snprintf(line, sizeof line, " %s%zu %.6g", what[0] == 'r' ? "r" : "p", i, gb(v[i]));
+      l += line;
+    }
+    std::snprintf(line, sizeof line, "; imbalance %.3f", models::FabricLoad::Imbalance(v));
+    lines.push_back(l + line);
+  };
+  per("rail", load.per_rail);
+  per("plane", load.per_plane);
+  return lines;
 }
 
 std::string FormatSimulationSummary(const SimulationRecords& records) {
@@ -245,6 +295,7 @@ std::string FormatSimulationSummary(const SimulationRecords& records) {
   }
   out += "\n";
   for (const auto& l : records.network) out += l + "\n";
+  for (const auto& l : FormatFabricLoad(records)) out += l + "\n";
   const double wall = records.wall_s;
   std::snprintf(line, sizeof line,
                 "speed: %.6f simulated s in %.3f wall s: %.4g simulated s per wall s, %" PRIu64

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The registry of simulator backends and the settings helpers.
 #include "dltrace/simulator/simulator.h"
 

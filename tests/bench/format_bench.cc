@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace-format-bench: bytes per operation event of the trace format on
 // realistic flush patterns, schema version 2 against version 1 written in the
 // same run from the same events, and write/read throughput.

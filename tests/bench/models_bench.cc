@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace-models-bench: how fast a large trace set is written by synth and
 // lowered to a schedule (steps per second), and how much memory it takes
 // (peak RSS), printed. --tp/--pp/--dp make it a hybrid transformer job (the

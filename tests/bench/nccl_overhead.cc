@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Host time the recorder adds per NCCL call, against the test double of
 // libnccl/libcuda: the same loop of 8-byte all-reduces on a one-rank
 // communicator runs without the recorder, with it and GPU timing off, and

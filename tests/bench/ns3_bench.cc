@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace-ns3-bench: wall time of one ResNet-50 data-parallel iteration
 // (synthetic, 8 hosts, ring all-reduce) simulated on a 100 Gbit/s leaf-spine,
 // for each event scheduler and TCP buffer size, as ratios against the

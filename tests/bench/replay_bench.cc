@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace-replay-bench: the socket replayer's data path over 127.0.0.1, printed
 // against baselines measured in the same run: one large transfer against
 // iperf3 (throughput, one TCP stream each), and small messages against a plain

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A typical training trace for size and speed measurements: DDP-style
 // gradient buckets (NCCL all-reduce, GPU-timed) plus MPI point-to-point and
 // small collectives, with jittered timings from a fixed seed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace compare`: the recorded run and replayed (and, when this dltrace
 has it, simulated) runs of one job side by side. --algos runs the job under
 parameter server, ring, tree and step-wise reduce over real loopback TCP and

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace convert`: every exporter read back by a real reader. Chrome JSON
 through a JSON parser (one process per rank, one thread per communicator or
 stream with no overlapping events, microseconds, args); CSV one row per op;

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A trace set with one corrupt chunk in the middle of one rank's file: the
 reader skips that chunk and reads on, every command says which bytes and
 events were lost, `info`, `schedule` and `compare` call the set incomplete

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace info` on generated trace sets, checked field by field (text and JSON),
 and its errors: missing path, not a trace, truncated file, missing rank."""
 import json

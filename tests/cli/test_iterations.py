@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Iteration time means one thing everywhere (README, "Iteration time"): on a
 pipeline-parallel synthetic job (Llama-3 8B, tp 2 x pp 2 x dp 2, 10 identical
 iterations), the per-iteration times that `schedule`, `simulate --engine

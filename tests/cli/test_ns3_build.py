@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Which ns-3 `dltrace simulate` runs on. The build's choice (Debian's
 libns3-dev, or an ns-3 tree through DLTRACE_NS3_TREE) is named by
 `dltrace --version` and by the simulate summary; its libraries load without

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace simulate --engine ns3 --partitions N`: what cannot be partitioned
 is refused with one line before anything runs (more partitions than leaves
 or pods, a topology with no cut of point-to-point links, a zero lookahead,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # ctest ns3_partitions_long (label long): builds the release ns-3 tree with
 # MPI (NS3_MPI=1 NS3_LIBS_ONLY=1 scripts/ns3-contrib-build.sh, 20-40 minutes
 # on 2 cores the first time), dltrace against it in build-mpi/, and runs the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace simulate --engine ns3 --partitions 2` against the same run in one
 process: a two-job leaf-spine scenario whose jobs share the leaves' uplinks
 and cross the cut between the two partitions (one leaf each, by leaf), with

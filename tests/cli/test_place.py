@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace place`: CASSINI time shifts for two synthetic data-parallel jobs
 that share a dumbbell's bottleneck; the plan it writes runs with
 `dltrace simulate --plan` (flow engine) and lowers the mean iteration time

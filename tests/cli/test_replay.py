@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace replay` over loopback TCP: every algorithm moves every scheduled
 byte and writes complete results; channels and iteration cuts; the explicit
 --rank/--hosts form; ranks under mpirun (or any launcher's environment)

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace scale`: data-parallel trace sets grown from 4 to 64 and 1,024
 ranks with per-rank bytes unchanged, a merge without problems and the ring's
 per-rank bytes at 2(n-1)/n of the payload; hybrid synth jobs grown along their

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace schedule`: GOAL-like steps, per-rank totals matching the ring
 formula, an estimate per op and iteration, every algorithm, and errors."""
 import json

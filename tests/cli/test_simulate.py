@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace simulate` from the command line: bad --topo, unknown --cc and a
 missing trace each give one error line and a non-zero exit; a run writes
 complete results (bytes delivered == bytes scheduled) in the replayer's

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace simulate --engine flow` from the command line: the flow-level
 engine writes results files (source "flow") whose bytes equal the schedule's,
 flows.csv with one row per message and links.csv; a ring all-reduce on a star

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace synth`: trace sets that `dltrace info` reads, bucket bytes summing
 to the model's gradient, ranks on hosts, hybrid-parallel transformer jobs that
 `dltrace schedule --algo recorded` lowers without a warning, and its errors."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """Trace sets and helpers the CLI tests share: a synthetic one from
 `dltrace synth`, and a real one recorded from the MPI training program under
 mpirun (when MPI and the recorder were built: DLTRACE_MPI_TRAIN names it)."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // ReceiveMatcher: receives complete exactly when all their bytes came,
 // whether data arrived before the post, in parts, or out of order across tags.
 #include <gtest/gtest.h>

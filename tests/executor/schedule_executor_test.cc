@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The schedule executor over the in-memory loopback network: every algorithm on
 // 2..8 ranks finishes on every endpoint, moves exactly the scheduled bytes and
 // never starts a step before its dependencies ended; results files round-trip.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What every replay of a schedule must show, whatever carried it (the
 // in-memory loopback network, real sockets): every endpoint complete, the
 // scheduled bytes moved (totals from the lowering, models::ComputeTotals), no

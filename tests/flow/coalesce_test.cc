@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Coalescing in the flow simulator (FlowConfig::coalesce): equal messages
 // that start together between the same two hosts go as one SimGrid
 // communication carrying their bytes and weight. Checked against max-min

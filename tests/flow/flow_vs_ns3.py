@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The flow-level engine against the ns-3 module on the same traces: a matrix
 of algorithms (ring, tree, hd, ps), topologies (star, leaf-spine at
 oversubscription 1 and 4, fat-tree) and one or two jobs on a shared

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // FluidNetwork (dltrace's own incremental max-min flow network): its finish
 // times against shares worked in closed form, and on random networks against
 // a reference written here that re-solves max-min from scratch at every event.

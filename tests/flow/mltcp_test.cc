@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // MLTCP in the flow-level engine (SimGrid): bandwidth shares weighted by
 // F(bytes_ratio), against a case computed by hand and against plain max-min
 // on two jobs that collide. Every simulation runs in a child process of its

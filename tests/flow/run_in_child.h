@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Helpers of the flow simulator's tests: SimGrid's engine is one per
 // process, so each simulation runs in a child process of its own; and the
 // network and one-iteration schedules the hand-computed cases share.

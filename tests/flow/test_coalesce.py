@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Coalescing in the flow simulator, as a user runs it: a 32-rank GPT-3
 job (TP 8, PP 2, DP 2, 8 ranks per recorded host, `hosts=trace`) simulated
 with equal messages that start together between two hosts sent as one

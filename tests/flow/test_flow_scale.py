@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A 1,024-rank job in the flow simulator, small enough for the default run:
 ResNet-50 data parallel (synth, 8 ranks per host, one iteration), tree
 all-reduce on a k=16 fat-tree. Every endpoint completes, and the bytes

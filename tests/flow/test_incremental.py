@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The flow simulator's two solvers, as a user runs them: `--solver simgrid`
 (SimGrid's engine and max-min) and `--solver incremental` (dltrace's own
 FluidNetwork, re-solving only what changed) model the same sharing, so

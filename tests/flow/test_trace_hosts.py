@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """--job TRACE:hosts=trace in the flow simulator: the ranks a trace recorded
 on one host share one topology host. 16 ResNet-50 ranks synthesized 8 per
 host are 16 / 8 = 2 topology hosts (summary: "on hosts 0-1"; SimGrid

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Trace format: round trips, torn tails, corruption, versions and trace sets,
 // tested on files in a temporary directory and on in-memory buffers.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The format's compactness promise (issue #16's goals): a typical training
 // trace costs at most 24 bytes per operation event in 8,192-event chunks and
 // at most 32 when every iteration is a chunk of its own (deterministic:

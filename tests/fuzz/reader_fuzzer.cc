@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // libFuzzer target for the trace reader. When the first input byte is odd,
 // the rest is treated as a trace whose frame checksums are recomputed, so the
 // fuzzer reaches the FlatBuffers verifier and column decoding, not just CRCs.

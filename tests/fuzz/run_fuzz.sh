@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
 # Builds the reader fuzzer with clang (-fsanitize=fuzzer,address,undefined)
 # and runs it for a bounded time on a seed corpus of real trace files.
 # usage: run_fuzz.sh SOURCE_DIR GENERATED_DIR SAMPLE_TOOL SECONDS

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Every algorithm, for every collective it defines, on 2..64 ranks: every send
 // has exactly one receive, and bytes per rank match the textbook formulas.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // CASSINI's time shifts against hand-computed offsets: jobs of known period
 // and duty cycle on one link, periods of different length on the LCM circle,
 // a chain of links in the affinity graph, and demand profiles from schedules.

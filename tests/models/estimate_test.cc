@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The alpha-beta estimate against closed forms: a ring all-reduce takes
 // 2(n-1) steps of (alpha + S/n / B); compute gaps add up along dependencies.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Hybrid-parallel synthetic training: published model sizes, Megatron-LM's
 // rank layout, exact bytes per group against closed forms written here, the
 // 1F1B order per stage, and trace sets that merge and lower without a problem.

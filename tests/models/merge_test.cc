@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Merging trace sets written with the formats writer, and lowering them:
 // communicators, matched calls and transfers, hosts, problems, gaps, iterations.
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // MLTCP's bookkeeping against hand counts: bytes per iteration from the
 // schedule, the ratio sent so far (per job and per endpoint), and F.
 #include <gtest/gtest.h>

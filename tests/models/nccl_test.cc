@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The nccl algorithm: NCCL's choice of algorithm and protocol from 8 B to
 // 1 GiB and 2 to 1,024 ranks, its settings, and bytes per link of its ring and tree.
 #include <gtest/gtest.h>

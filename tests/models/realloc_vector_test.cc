@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // ReallocVector, the container of a schedule's steps and dependencies: every
 // operation lowering and the executors use gives what std::vector gives, on
 // random sequences that cross the sizes where glibc maps blocks; pushing or

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // CheckSchedule finds each kind of unsound message pairing in a schedule of
 // 3 endpoints, whichever way it is checked inside (a sound schedule is
 // recognised without a map of every send; a broken one is named exactly).

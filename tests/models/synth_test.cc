@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Synthetic workloads: model sizes, DDP buckets summing to the gradient, and
 // trace sets that merge and lower like recorded ones.
 #include <gtest/gtest.h>

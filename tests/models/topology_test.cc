@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Topologies every simulator builds: sizes against closed-form counts, and the
 // per-flow ECMP rule (NextLink/Route) the ns-3 module and the flow engine share.
 #include <gtest/gtest.h>

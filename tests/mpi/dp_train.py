@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A data-parallel training loop in Python, as Horovod runs one: every rank
 trains the same numpy MLP on its own shard of a generated, seeded data set
 and averages its gradients with mpi4py's Allreduce, one call per gradient

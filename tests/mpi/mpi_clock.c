@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* dltrace-mpi-clock: the program's own CLOCK_MONOTONIC around each of its MPI
  * calls, to check the recorder's times against a clock it does not read.
  * Prints one line per call, "<kind> <before_ns> <after_ns>", for MPI_Init and

@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: GPL-2.0-only
 ! Fortran (use mpi_f08) calls the C/Fortran twins leave out, for the recorder's
 ! Fortran wrappers: MPI_Init_thread, Comm_split_type, Cart_create, Scan,
 ! Exscan, Ibcast, Ibarrier with Testany, Issend, Iprobe, Testsome, Test and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* The MPI-3 families the recorder wraps beyond point-to-point and the classic
  * collectives, each in a fixed pattern whose bytes per rank the test
  * (tests/record/test_mpi_families.py) writes as closed forms: a halo exchange

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* dltrace-mpi-halo: a real nonblocking halo-exchange stencil to record.
  *
  * Ranks form a periodic 1-D chain; each owns ROWS x CELLS doubles of a

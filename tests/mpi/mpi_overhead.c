@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* dltrace-mpi-overhead: mean time per MPI_Allreduce call for a tiny (8 B) and
  * a large (1 MB) message, to measure what the recorder adds per call.
  *

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* dltrace-mpi-patterns: small MPI programs, one per pattern that MPI lets a
  * rank finish without its peer, for the lowering's completion semantics
  * (tests/mpi/test_patterns.py records each under mpirun and lowers it).

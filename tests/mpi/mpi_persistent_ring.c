@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* A ring exchange on persistent requests: each rank sets up one send to its
  * right neighbour and one receive from its left, then starts them ITERS
  * times, alternately with MPI_Startall + MPI_Waitall and with two MPI_Start

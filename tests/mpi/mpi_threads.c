@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* MPI_THREAD_MULTIPLE: THREADS threads per rank, each exchanging ITERS
  * messages with the partner rank on its own duplicated communicator, after
  * a fork()ed child (which makes no MPI calls) has exited through exit().

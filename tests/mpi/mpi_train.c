@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* dltrace-mpi-train: a small, real data-parallel training job (an MLP trained
  * by SGD, gradients averaged with one MPI_Allreduce per layer) to record.
  *

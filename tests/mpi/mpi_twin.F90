@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: GPL-2.0-only
 ! The Fortran twin of mpi_twin.c: the same calls in the same order, through
 ! mpif.h (-DDLTRACE_MPIFH), `use mpi` (default) or `use mpi_f08`
 ! (-DDLTRACE_F08), so that the recorder's Fortran wrappers can be checked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* The C twin of mpi_twin.F90: the same calls in the same order and the same
  * output line, so the recorder's Fortran wrappers can be checked against its
  * C ones. Needs an even rank count. */

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A real nonblocking halo exchange (tests/mpi/mpi_halo.c: MPI_Irecv,
 MPI_Isend to both neighbours, MPI_Waitall, per iteration) recorded under
 mpirun: it lowers with no forced order (no "contradicting orders" warning,

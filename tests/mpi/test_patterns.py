@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """MPI's completion semantics in the lowering, on real programs under real
 mpirun (tests/mpi/mpi_patterns.c): an Isend/Testall polling exchange,
 broadcasts on overlapping split communicators entered in different orders,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Test double of libcuda.so.1: the driver functions the recorder and the test
 // programs use, with simulated GPU time. A stream is busy until a host time;
 // an event recorded on it completes when the stream gets there, so event

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Test double of libnccl.so.2: the public NCCL API on host memory across
 // processes, enough for test programs to call every function the recorder
 // wraps and check that data really moved. One POSIX shared-memory segment per

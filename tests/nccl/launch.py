@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A torchrun-like launcher for tests without PyTorch: starts N copies of a
 command with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR,
 MASTER_PORT and TORCHELASTIC_RUN_ID set as torchrun sets them (plus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* Calls every NCCL function the recorder wraps, from one of WORLD_SIZE
    processes (RANK, WORLD_SIZE from the environment, as torchrun sets them),
    checks that the data moved, and writes what the recorder should have seen

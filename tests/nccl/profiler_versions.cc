@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Test-only: the NCCL profiler plugin called through its v1, v2 or v3 table
 // (argv[1]), as NCCL 2.23, 2.24 and 2.25 call it; fake_nccl.cc calls v4 and v5.
 // One communicator (hash 0x1234), rank 0: an AllReduce of 1000 float32 (seq 7,

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only
 """What the recorder's tests share: a recording read back with `dltrace
 dump`, the NCCL test double's programs recorded as torchrun starts them
 (4 ranks, 2 per node, tests/nccl/launch.py), and a replay's results checked

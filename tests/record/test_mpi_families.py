@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """tests/mpi/mpi_families.c recorded under real mpirun (4 ranks): what each
 rank recorded for the neighbourhood collectives, one-sided epochs, the newer
 nonblocking collectives, matched probes and the intercommunicator equals the

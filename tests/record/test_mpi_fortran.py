@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The MPI recorder sees Fortran programs: one call sequence (point-to-point,
 probe, nonblocking with Waitall/Waitany/Waitsome/Testall, collectives with
 their v and w forms, MPI_IN_PLACE, split and duplicated communicators,

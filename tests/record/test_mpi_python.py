@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """A Python program that calls MPI through mpi4py (Debian's python3-mpi4py):
 mpi4py loads libmpi privately with its extension module, after the recorder.
 Under `dltrace record` alone the program runs unharmed with its output

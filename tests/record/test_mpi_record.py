@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The MPI recorder end to end, under real Open MPI mpirun: every wrapped call
 recorded with the exact fields the program used, persistent requests,
 MPI_THREAD_MULTIPLE, fork, inert non-MPI processes, every exit path (finalize,

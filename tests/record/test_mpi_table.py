@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The MPI table (record/tables/mpi.py) against the MPI library's own mpi.h
 (Open MPI 4.1 on Debian 12): every function that moves data or makes a
 communicator, a window or a matched message is wrapped, unless it is one of

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The NCCL profiler plugin end to end against the test double of libnccl
 (tests/nccl/fake_nccl.cc loads NCCL_PROFILER_PLUGIN and makes NCCL 2.28's
 plugin calls; tests/nccl/profiler_versions.cc makes NCCL 2.23-2.25's): 4

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The NCCL recorder end to end against the test double of libnccl/libcuda
 (tests/nccl/): 4 processes started the way torchrun starts them call every
 wrapped function; every recorded field is checked against what the program

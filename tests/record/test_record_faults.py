@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """The recorder when its file system fails, under real mpirun: a full disk
 (a 24 KB tmpfs), the trace directory removed while recording, and a burst of
 10 million calls against a file system that stalls (an ext4 image frozen

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Recording under a real Slurm: the test starts its own slurmctld and slurmd
 (Debian's, with a minimal configuration in a temporary directory naming this
 host as controller and only node), runs a real Open MPI training program

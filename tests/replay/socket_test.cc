@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The socket transport over real TCP on 127.0.0.1, each endpoint in a thread
 // of its own: messages on both sides of the sizes where the transport changes
 // how it moves payload (one sendmsg with the header below 64 KiB, sendfile

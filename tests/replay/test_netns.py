@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace replay --rank R --hosts ...` across several hosts on one machine:
 each rank in a network namespace of its own, joined to a bridge (in a
 namespace of its own too) by a veth pair shaped with tc tbf to 1 Gbit/s in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """`dltrace replay --rank R --hosts ...` when a link fails mid-run, on the
 namespace network of test_netns.py (ranks in namespaces of their own on one
 bridge, links shaped to 1 Gbit/s with tc tbf), under namespace names and a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // runs/: the results file round-trips every string and 64-bit integer
 // exactly; a run's rows are the longest endpoint's; runs compare against the
 // first per op kind and per iteration as the formulas in this file say.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The simulator registry: what `dltrace simulate --simulator NAME` finds, and
 // the one line it gives for a backend the build could not make.
 #include <gtest/gtest.h>

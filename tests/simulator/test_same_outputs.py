@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Both simulator backends, run on a fixed scenario (a 4-rank sample trace as
 two jobs, one recorded and one re-lowered to ring, on a leaf-spine at
 10 Gbit/s), write byte for byte the files kept in fixture/ from before the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Communicators the C++ tests, benchmarks and sample-trace tool put in their
 // traces: MPI_COMM_WORLD as the MPI recorder registers it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace-sample-trace: writes a small, deterministic trace set with the
 // trace writer (a data-parallel job: NCCL all-reduce buckets with GPU timing,
 // an MPI broadcast and barrier, ring point-to-point, resource samples).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A small data-parallel recording the C++ tests build on: written by the
 // synthesiser into a directory and loaded back.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The C++ tests' scratch space: a fresh directory under /tmp, removed with
 // everything in it when the object goes.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Chakra execution traces (what ASTRA-sim's workload layer reads): per rank
 // a stream of varint-length-prefixed protobuf records, GlobalMetadata first,
 // then Nodes whose data_deps follow the lowered schedule's dependencies.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Chrome/Perfetto trace JSON of a recorded job: what chrome://tracing and
 // ui.perfetto.dev open. Events on one thread must nest or not overlap, so
 // each communicator/stream gets as many lanes as its overlapping calls need.

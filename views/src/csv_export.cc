@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // CSV of every recorded op, one row each, for spreadsheets and pandas.
 #include <cinttypes>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // GOAL text schedules (LogGOPSim's txt2bin and ATLAHS read them) from a
 // lowered schedule. GOAL tags are 32-bit, so the schedule's 64-bit
 // (op << 32 | k) tags are renumbered densely, the same way on every rank.

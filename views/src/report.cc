@@ -1,6 +1,8 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Gathers what the report shows (traffic matrix, timeline, per-kind totals,
 // message sizes, resource samples, runs side by side) as one JSON object and
-// places it, with the page's CSS and JavaScript, into one HTML file.
+// places it, with the page's CSS and JavaScript and the vendored uPlot, into
+// one HTML file.
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/views/report.h"
 
@@ -250,8 +252,10 @@ bool WriteReport(const models::Job& job, const ReportOptions& options, const std
   // The placeholders, in the order report.html has them.
   size_t pos = 0;
   ReplaceNext(&html, &pos, "@TITLE@", escaped);
+  ReplaceNext(&html, &pos, "/*@UPLOT_CSS@*/", Join(kUplotCss));
   ReplaceNext(&html, &pos, "/*@CSS@*/", Join(kReportCss));
   ReplaceNext(&html, &pos, "@DATA@", BuildData(job, options, notes));
+  ReplaceNext(&html, &pos, "/*@UPLOT_JS@*/", Join(kUplotJs));
   ReplaceNext(&html, &pos, "/*@JS@*/", Join(kReportJs));
   return runs::WriteFileAtomically(path, html, error);
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // MPI host threads in the lowering: their calls in the order made, walked as
 // far as the lowered ops allow.
 #include "host_threads.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // MPI host threads in the lowering: each thread's calls in the order it made
 // them (the schedule's ops, the Waits/Tests that completed nonblocking ones,
 // calls that only waited for messages), walked as far as the lowered ops

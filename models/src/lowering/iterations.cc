@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Finding iterations: the period of a rank's op signatures, or the period a
 // writer stored in the header, split into per-op iteration numbers.
 #include <algorithm>

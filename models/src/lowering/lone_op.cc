@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One op lowered on its own, copied into the schedule one endpoint at a time.
 #include "lone_op.h"
 

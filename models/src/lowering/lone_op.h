@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One op lowered on its own, so that its steps on each endpoint can join the
 // schedule at different times: MPI lets a rank finish some ops (a broadcast's
 // root, an eager send) before its peers reach them. Private to models/.

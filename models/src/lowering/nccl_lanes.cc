@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // NCCL ops in the lowering: per-rank order, per-stream entries and exits.
 #include "nccl_lanes.h"
 

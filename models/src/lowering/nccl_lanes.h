@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // NCCL ops in the lowering: each rank's NCCL calls in file order (a cursor
 // per rank), and per GPU stream the steps and idle time the next op follows;
 // ops of one ncclGroupStart/End start together. Private to models/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The lowering's input: schedule ops from a merged trace's collective calls
 // and transfers, and each rank's recorded order of them.
 #include "recorded_ops.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The lowering's input: the ops a merged trace lowers to (one per consistent
 // collective call, one per transfer), which recorded calls take part in each,
 // and each rank's recorded order of them. Private to models/.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // For the GPU programs scripts/gpu-check.sh builds: CUDA_OK(call) and
 // NCCL_OK(call) exit with "PROGRAM: CALL: why" when the call did not succeed.
 #pragma once

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """For scripts/gpu-check.sh: checks a trace recorded on a real GPU.
 
   check_gpu_trace.py --dltrace BIN world1 DIR       the one-rank program

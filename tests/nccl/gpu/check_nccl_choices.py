@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """Compares what the NCCL profiler plugin recorded with what NCCL itself
 logged: NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=TUNING makes rank 0 print, for every
 collective it enqueues (src/enqueue.cc, NCCL 2.2x),

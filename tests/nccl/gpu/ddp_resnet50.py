@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
 """For scripts/gpu-check.sh: a few steps of PyTorch DDP training of
 torchvision's ResNet-50 (random weights, generated data) with the NCCL
 backend, one process per GPU under torchrun. Prints the loss of every step on

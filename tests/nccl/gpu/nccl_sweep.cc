@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // For scripts/gpu-check.sh: an nccl-tests-shaped sweep (all-reduce,
 // all-gather, reduce-scatter and broadcast, sizes MIN to MAX bytes by a
 // factor, one warm-up and ITERS timed calls each) over RANKS processes that

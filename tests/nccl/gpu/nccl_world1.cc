@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // For scripts/gpu-check.sh on a machine with a GPU, CUDA and NCCL: a world of
 // one rank on GPU 0 that calls every NCCL collective, a send/recv pair, a
 // group and a split, checks the results and prints them (the check compares

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* The CUDA driver API subset that the test double of libcuda.so.1
    (tests/nccl/fake_cuda.cc) implements, plus two test-only hooks. */
 #ifndef DLTRACE_TEST_CUDA_H_

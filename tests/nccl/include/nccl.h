@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 /* The NCCL API as the test double (tests/nccl/fake_nccl.cc) implements it, for
    test programs on machines without NCCL. Written from NCCL's public API; the
    recorder does not use this file (it has its own declarations). */

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // An in-memory network in simulated time that runs every endpoint of a
 // schedule in one process: what the executor's tests (and quick checks) use.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Matches incoming bytes to receive steps by (peer, tag): data may arrive
 // before its receive is posted, in several parts, and in any order across tags.
 #pragma once

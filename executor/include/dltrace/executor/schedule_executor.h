@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Runs one endpoint's lowered schedule over a Transport: issues each step when
 // its dependencies are met, matches receives, and times steps, ops and iterations.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What executors need on top of a lowered schedule: a fingerprint both ends of
 // a connection compare, and the peers and channels of an endpoint. (Cutting a
 // schedule to its first iterations is models::KeepIterations.)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The transport interface the schedule executor runs over: send, timer, clock,
 // delivery of incoming bytes, and notices of same-host transfers the model
 // times. Sockets (Asio), ns-3 and the in-memory test network implement it;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The flow-level simulator: the schedule executor over SimGrid's flow-level TCP
 // model, on the same topologies, jobs and outputs as the ns-3 module, for
 // runs of hundreds to thousands of ranks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // dltrace's own flow-level network (`--solver incremental`): an event queue in
 // simulated seconds and flows that share directed links by weighted max-min,
 // the sharing SimGrid's CM02 and LV08 models compute, solved incrementally.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // CRC-32C (Castagnoli), the checksum of every frame in a trace file.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The NCCL settings from the environment that the recorder keeps in the
 // trace header (Header::nccl_env) and the nccl lowering reads back.
 #pragma once

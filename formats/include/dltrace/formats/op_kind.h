@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What each recorded call is, semantically: which collective it performs,
 // whether it is point-to-point, and its bus-bandwidth factor (nccl-tests).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The environment variables launchers (torchrun, mpirun, srun, PMI) set for a
 // process's rank, in the order dltrace reads them: one list for the recorder,
 // which keeps their raw values in the trace header, and the replayer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Reads one .dltrace file back. Every frame is checked (length, CRC-32C,
 // FlatBuffers verifier, column shapes); reading stops cleanly at a torn
 // tail and says where, keeping what came before. A chunk that fails its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // In-memory form of everything a .dltrace file holds. The writer and the
 // reader convert between these structs and the FlatBuffers schema.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // A trace set: the per-rank .dltrace files of one run, in one directory
 // (or a single file). Loading checks that the ranks fit together.
 #pragma once

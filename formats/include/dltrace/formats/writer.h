@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Writes one rank's .dltrace file: a header frame, then one checksummed
 // chunk frame per Flush(), and a footer in the last chunk on Close().
 // Chunks share one operation-shape dictionary per file: each carries only

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Collective algorithms: each is one table entry, a pure function from
 // (collective, members, bytes, options) to steps, as nccl-tests lists collectives.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // CASSINI (Rajasekaran et al., NSDI'24) time shifts for jobs that share links:
 // each job's periodic bandwidth demand per link (from its lowered schedule),
 // per shared link the rotation on the circle of the periods' LCM that least

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Alpha-beta estimate of a schedule: each transfer costs latency + bytes /
 // bandwidth, each compute step its duration, taken along the dependency graph.
 #pragma once

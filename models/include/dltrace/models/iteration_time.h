@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Iteration time, one definition for every run of a job: the recorded run,
 // the estimate, socket replays and both simulators.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One recorded job, loaded once for every command, executor and view: the
 // trace set, its merged view, the schedule lowered for one algorithm, and a
 // job-wide clock. LoadJob is the only place that loads, merges and lowers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Lowering a merged trace to one schedule: every call and transfer through
 // the chosen algorithm, compute gaps as compute steps, ops assigned to iterations.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // One view of a trace set: communicators as world ranks, the parts of each
 // collective call matched across ranks, send/receive pairs matched, ranks by host.
 #pragma once

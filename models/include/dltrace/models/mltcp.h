@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // MLTCP (Rajasekaran et al., HotNets'24): each flow's additive increase is
 // scaled by F(bytes_ratio), the fraction of the current iteration's bytes sent
 // so far. The bookkeeping and F live here, free of any simulator, so the ns-3

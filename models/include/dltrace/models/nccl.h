@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // NCCL's own choice of algorithm, protocol and channels for one collective:
 // the tuning model of NCCL's src/graph/tuning.cc and src/enqueue.cc as data and pure functions.
 #pragma once

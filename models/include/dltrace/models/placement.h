@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Jobs on a shared network: which trace, lowered how, on which hosts and from
 // when; the "--job TRACE[:hosts=..][:start=..][:algo=..]" spec every
 // simulator takes, the placement of jobs onto topology hosts, and the one
@@ -13,6 +14,7 @@
 #include "dltrace/models/algorithms.h"
 #include "dltrace/models/job.h"
 #include "dltrace/models/schedule.h"
+#include "dltrace/models/topology.h"
 
 namespace dltrace::models {
 
@@ -22,7 +24,12 @@ struct JobPlacement {
   LowerOptions lower;                         // algorithm, channels, ...
   int32_t iterations = 0;                     // first N iterations (0: all)
   double time_scale = 1.0;                    // compute gaps multiplied by this
-  std::vector<uint32_t> hosts;                // host per endpoint; empty: the next free hosts
+  // Before PlaceJobs: the hosts to use (one per endpoint, or one per
+  // gpus_per_host endpoints); empty: the next free hosts. After: per
+  // endpoint, its fabric endpoint node (host * fabric GPUs per host + GPU).
+  std::vector<uint32_t> hosts;
+  uint32_t gpus_per_host = 0;                 // ranks per host (gpus-per-host=); 0: the fabric's GPUs per host
+  NcclNicOptions nic;                         // cross-nic=, pxn=: how NCCL's traffic uses the NICs
   // "hosts=trace": the ranks the trace recorded on one host share one
   // topology host (the next free ones, in the order the hosts first appear);
   // endpoints of no recorded host (a ps server) get one each.
@@ -34,17 +41,34 @@ struct JobPlacement {
 // "0-3,8,10-11" -> {0,1,2,3,8,10,11}.
 bool ParseHostList(const std::string& text, std::vector<uint32_t>* out);
 
-// TEXT = "TRACE[:hosts=A-B|trace][:start=T][:algo=A][:channels=C][:iterations=N][:priority=P]"
-// onto *OUT, whose fields are the defaults for what TEXT leaves out.
+// TEXT = "TRACE[:hosts=A-B|trace][:gpus-per-host=N][:start=T][:algo=A][:channels=C][:iterations=N]
+// [:priority=P][:cross-nic=0|1|2][:pxn=0|1]" onto *OUT, whose fields are the
+// defaults for what TEXT leaves out.
 bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* error);
 
-// Fills the host lists left empty with the next hosts no job took yet, and
-// checks the given ones against each job's endpoint count (ENDPOINTS[j]).
-// GROUPS (optional, per job): per endpoint a group number (-1: none);
-// endpoints of one group share a host (JobPlacement::trace_hosts).
+// Places every job's endpoints on GPUs of a fabric with FABRIC_GPUS per
+// host: the host lists left empty filled with the next hosts no job took
+// yet, gpus_per_host endpoints to a host (GPU 0 up), the given ones checked
+// against each job's endpoint count (ENDPOINTS[j]). GROUPS (optional, per
+// job): per endpoint a group number (-1: none); endpoints of one group share
+// a host (JobPlacement::trace_hosts). With one GPU per host several
+// endpoints may share it (they talk over the schedule's local link); with
+// more, an endpoint more than a host's GPUs is an error.
 // *HOSTS_NEEDED: one past the highest host any job uses.
 bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& endpoints, uint32_t* hosts_needed,
-               std::string* error, const std::vector<std::vector<int32_t>>* groups = nullptr);
+               std::string* error, const std::vector<std::vector<int32_t>>* groups = nullptr,
+               uint32_t fabric_gpus = 1);
+
+// Placement decides what is local, not the host names a trace recorded: a
+// step is local (timed on the schedule's local link by the executor) only
+// where both endpoints are on one endpoint node (FABRIC_GPUS 1 and a shared
+// host); every other step crosses the fabric, the scale-up domain included.
+void LocaliseSteps(Schedule* schedule, const std::vector<uint32_t>& endpoint_nodes);
+
+// Whether steps of OP use the NICs the way NCCL's collectives do (rings and
+// trees, RailMode from NcclNicOptions::ModeFor(true)) or as point-to-point
+// and all-to-all traffic does.
+bool RailCollective(const ScheduleOp& op);
 
 // Job J's GROUPS entry for PlaceJobs: with hosts=trace and no host list, the
 // recorded host of each rank of LOADED (which must be a trace set, else
@@ -72,9 +96,11 @@ struct PreparedJob {
 bool PrepareJob(const JobPlacement& placement, PreparedJob* out, std::string* error,
                 const std::function<void(const char* stage)>& on_stage = {});
 
-// Every job prepared, then placed: the host lists left empty filled
-// (PlaceJobs). *HOSTS_NEEDED: one past the highest host any job uses.
+// Every job prepared, then placed on a fabric of FABRIC_GPUS per host
+// (PlaceJobs, then LocaliseSteps). *HOSTS_NEEDED: one past the highest host
+// any job uses.
 bool PrepareJobs(std::vector<JobPlacement>* placements, std::vector<PreparedJob>* out, uint32_t* hosts_needed,
-                 std::string* error, const std::function<void(const char* stage)>& on_stage = {});
+                 std::string* error, const std::function<void(const char* stage)>& on_stage = {},
+                 uint32_t fabric_gpus = 1);
 
 }  // namespace dltrace::models

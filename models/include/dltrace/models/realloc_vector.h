@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // ReallocVector: std::vector's interface for trivially copyable elements,
 // grown and shrunk with realloc, for the per-endpoint steps of a schedule.
 //

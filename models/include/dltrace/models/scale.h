@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Growing a job to more ranks: a data-parallel trace set (recorded or
 // synthetic) or a hybrid one made by synth, rewritten at a new rank count.
 #pragma once

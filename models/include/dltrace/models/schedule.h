@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The lowered form of a trace that executors run: per endpoint, a list of
 // compute/send/recv steps with explicit dependencies, plus what op each step came from.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Synthetic training workloads written as ordinary trace sets every command
 // accepts: DDP gradient buckets of known models, and hybrid-parallel (tensor,
 // pipeline, data, expert) transformer training laid out as Megatron-LM does.

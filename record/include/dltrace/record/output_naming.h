@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // How a recorded run's output is named: the %-codes of DLTRACE_OUTPUT and
 // `dltrace record -o`, shared by the recorder (each rank's file) and
 // `dltrace record` (the directory it makes, alone or as one Slurm task).

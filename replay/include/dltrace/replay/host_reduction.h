@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The host's arithmetic in a reduction, done for real on the bytes a socket
 // replay receives: each reduce receive's payload (Step::reduce) is added,
 // element by element in the op's datatype, into a local buffer before the

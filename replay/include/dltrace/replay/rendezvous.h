@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Launcher-driven start (mpirun, srun): the rank comes from the environment,
 // and ranks learn each other's data addresses through a coordinator that rank 0 serves.
 #pragma once

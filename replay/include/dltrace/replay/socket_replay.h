@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Replays one endpoint of a schedule over real TCP connections (Boost.Asio):
 // connection set-up with a handshake, then the schedule executor over the sockets.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Files that appear whole or not at all: written under a temporary name and
 // renamed into place once complete, so an interrupted run never leaves a
 // half-written file looking complete.

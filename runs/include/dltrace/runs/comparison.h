@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Runs of one job against each other: per op kind and per iteration, each run
 // against the first (the baseline). The one builder of these rows: dltrace
 // compare prints them, replay and simulate print a run against its recording

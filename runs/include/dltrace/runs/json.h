@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The JSON dltrace writes (results files, exports, the report's data, the cli's --json
 // and dump): nlohmann-json values, turned into text in one way.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The results file every executor writes (socket replay, ns-3, and any later
 // one): per endpoint, per-op and per-iteration rows as JSON, written whole or
 // not at all. The format is owned here and nowhere else.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Runs of one job in one shape: the recorded run itself (from the trace set),
 // socket replays, ns-3 simulations and any later executor (from their results
 // files or, in memory, their results), each as times per schedule op and per iteration.

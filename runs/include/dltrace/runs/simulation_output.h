@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // What a simulation hands back (per job its schedule and per-endpoint
 // results, every message, link samples, speed) and the one writer of its
 // outputs: per-rank results files, flows.csv, links.csv and the summary.
@@ -7,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -15,6 +17,7 @@
 #include "dltrace/executor/schedule_executor.h"
 #include "dltrace/models/job.h"
 #include "dltrace/models/schedule.h"
+#include "dltrace/models/topology.h"
 #include "dltrace/runs/atomic_file.h"
 #include "dltrace/runs/results_file.h"
 #include "dltrace/runs/run.h"
@@ -111,6 +114,11 @@ struct SimulationRecords {
   LinkSamples links;
   bool links_written = false;  // the same for DIR/links.csv (LinksCsvWriter); links is empty
   std::vector<std::string> network;  // summary lines after the jobs (packet counters)
+  // The fabric the run was on and the bytes each of its link directions
+  // carried in all ([2i]: link i's a to b): nics.csv and the summary's
+  // per-NIC, per-rail and per-plane lines. Null / empty: none.
+  std::shared_ptr<const models::TopologyGraph> fabric;
+  std::vector<double> link_bytes;
   double simulated_s = 0, wall_s = 0;
   uint64_t events = 0;               // what the backend counts per wall second
   std::string event_unit;            // "packets", "messages"
@@ -132,12 +140,18 @@ bool ForEachJobResultsFile(const SimulationRecords& records, size_t job,
                            const std::function<bool(const ResultsFile&)>& fn);
 
 // DIR/rank<E>.results.json (one job) or DIR/job<J>/rank<E>.results.json
-// (several), DIR/flows.csv and DIR/links.csv, each through a temporary name.
+// (several), DIR/flows.csv and DIR/links.csv, and DIR/nics.csv on a fabric
+// with NICs (one row per NIC port: bytes sent and received), each through a
+// temporary name.
 // DIR must exist.
 bool WriteSimulationOutputs(const SimulationRecords& records, const std::string& dir, std::string* error);
 
+// The summary lines of the fabric's load: bytes through NICs and NVLink, per
+// rail and per plane, and the imbalance (max/mean) over NICs, rails and planes.
+std::vector<std::string> FormatFabricLoad(const SimulationRecords& records);
+
 // The summary: header lines, per job its op kinds and iterations against the
-// recorded times and its bytes, the network lines, then the speed (simulated
+// recorded times and its bytes, the network lines, the fabric's load, then the speed (simulated
 // s per wall s, events per wall s, peak memory).
 std::string FormatSimulationSummary(const SimulationRecords& records);
 

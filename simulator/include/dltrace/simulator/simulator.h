@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The one interface every simulator backend implements (the ns-3 module at
 // packet level, the flow simulator on SimGrid, later ones): configured from
 // one SimulationConfig, run with progress, and handing back records that the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // Exports of a recorded job for other tools: Chrome/Perfetto trace JSON,
 // CSV of operations, GOAL schedules (LogGOPSim, ATLAHS), Chakra execution
 // traces (ASTRA-sim). Every writer goes through a temporary name.

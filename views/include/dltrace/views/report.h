@@ -1,5 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0-only
 // The HTML report of a recorded job: one self-contained file (inline CSS,
-// JavaScript and data; SVG charts drawn in the page), no network needed.
+// JavaScript, the charting library and data; charts drawn in the page with
+// uPlot), no network needed.
 #pragma once
 
 #include <string>
@@ -24,9 +26,12 @@ std::vector<std::string> ReportChartIds(const ReportOptions& options);
 bool WriteReport(const models::Job& job, const ReportOptions& options, const std::string& path,
                  std::vector<std::string>* notes, std::string* error);
 
-// The page's parts, compiled in from views/report/ (null-terminated lists of pieces).
+// The page's parts, compiled in from views/report/ (null-terminated lists of
+// pieces): its own HTML, CSS and script, and the vendored uPlot (vendor/).
 extern const char* const kReportHtml[];
 extern const char* const kReportCss[];
 extern const char* const kReportJs[];
+extern const char* const kUplotCss[];
+extern const char* const kUplotJs[];
 
 }  // namespace dltrace::views

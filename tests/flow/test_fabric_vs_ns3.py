@@ -1,0 +1,102 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""The flow simulator against ns-3 (TCP) on AI-cluster fabrics: one
+description of the fabric, the same placement and the same NIC rules
+(models::ConnectionPath) in both, so what differs is the network model.
+
+Cases (issue #43): a rail-aligned ring all-reduce (bandwidth-bound: 512 KB
+per ring step) on a rail-optimized fabric; the same on an hpn dual-plane
+fabric with one failed ToR; with DLTRACE_FABRIC_FULL=1 (the `long` label)
+also a MoE job's all-to-all on rails with PXN, and the ring at 16 hosts x 8
+GPUs. Asserted by default: every endpoint's bytes in both, and the same
+bytes on every NIC port in both (nics.csv; ns-3 counts headers). The mean
+iteration times are printed; the long label also asserts them within
+TOLERANCE, which the rail-aligned ring does not meet yet (flow 14% slower
+than ns-3 at 2 x 4 GPUs: the flow simulator's connections carry one message
+at a time and pay the relay path's latency per 512 KB message; see
+docs/results). Run as a script it prints the table."""
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from flow_vs_ns3 import DLTRACE, SAMPLE, check_bytes, mean_iteration, simulate  # noqa: E402
+
+TOLERANCE = 0.05
+FULL = os.environ.get("DLTRACE_FABRIC_FULL") == "1"
+
+
+def nic_bytes(out):
+    with open(os.path.join(out, "nics.csv")) as f:
+        return {r["port"]: (float(r["sent_bytes"]), float(r["received_bytes"])) for r in csv.DictReader(f)}
+
+
+def cases(tmp):
+    """(name, trace maker, simulate arguments after the trace)."""
+    hosts = 16 if FULL else 2
+    gpus = 8 if FULL else 4
+    ring = os.path.join(tmp, "ring")
+
+    def make_ring():
+        # 512 KB per ring step: S / (ranks x channels).
+        subprocess.run([SAMPLE, "-o", ring, "--ranks", str(gpus * hosts), "--hosts", str(hosts), "--iterations", "2",
+                        "--buckets", "1", "--bucket-bytes", str(512 * 1024 * gpus * hosts * gpus), "--nccl-only"],
+                       check=True, capture_output=True)
+        return ring
+
+    moe = os.path.join(tmp, "moe")
+
+    def make_moe():
+        subprocess.run([DLTRACE, "synth", "--model", "mixtral-8x7b", "--tp", "2", "--pp", "1", "--dp", "8",
+                        "--ep", "8", "--sequence-parallel", "--ranks-per-host", "8", "--seq-len", "64", "--iterations", "2", "-o", moe],
+                       check=True, capture_output=True)
+        return moe
+
+    out = [
+        ("ring all-reduce, rail-optimized %d x %d" % (hosts, gpus), make_ring,
+         lambda t: ["--job", t + ":algo=ring:channels=%d" % gpus,
+                    "--topo", "rail-optimized:hosts=%d,gpus=%d,hosts-per-leaf=2,rate=100G" % (hosts, gpus)]),
+        ("ring all-reduce, hpn dual plane, one ToR failed", make_ring,
+         lambda t: ["--job", t + ":algo=ring:channels=%d" % gpus,
+                    "--topo", "hpn:hosts=%d,gpus=%d,planes=2,hosts-per-leaf=2,rate=50G,fail=p0.s0.r1" % (hosts, gpus)]),
+    ]
+    if FULL:
+        out.append(("MoE all-to-all with PXN, rail-optimized 2 x 8", make_moe,
+                    lambda t: ["--job", t, "--topo", "rail-optimized:hosts=2,gpus=8,rate=100G"]))
+    return out
+
+
+class FabricVsNs3Test(unittest.TestCase):
+    def test_flow_and_ns3_agree_on_ai_fabrics(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            made = {}
+            for name, make, args in cases(tmp):
+                if make not in made:
+                    made[make] = make()
+                out = {}
+                for engine in ("flow", "ns3"):
+                    out[engine] = os.path.join(tmp, "%s-%d" % (engine, len(os.listdir(tmp))))
+                    # The incremental solver: SimGrid's link-load plugin counts short messages' bytes
+                    # high (18% on a star with 16 KB chunks), and nics.csv compares bytes.
+                    simulate(engine, args(made[make]), out[engine],
+                             ["--solver", "incremental"] if engine == "flow" else [])
+                    check_bytes(self, out[engine])
+                flow_nics, ns3_nics = nic_bytes(out["flow"]), nic_bytes(out["ns3"])
+                self.assertEqual(flow_nics.keys(), ns3_nics.keys(), name)
+                mean = sum(sent for sent, _ in flow_nics.values()) / len(flow_nics)
+                for port, (sent, received) in flow_nics.items():
+                    # ns-3 counts headers on the wire, and TCP's ACKs leave through the port the reverse
+                    # connection's path takes (a dual-plane port with no data of its own sends ACKs).
+                    self.assertAlmostEqual(sent, ns3_nics[port][0], delta=0.1 * sent + 0.1 * mean, msg=(name, port))
+                (flow_ms, ns3_ms), = mean_iteration([out["flow"], out["ns3"]])
+                print("%-48s flow %9.3f ms  ns-3 %9.3f ms  %+.1f%%" % (name, flow_ms, ns3_ms,
+                                                                     100 * (flow_ms / ns3_ms - 1)))
+                if FULL:
+                    self.assertAlmostEqual(flow_ms / ns3_ms, 1.0, delta=TOLERANCE, msg=name)
+
+
+if __name__ == "__main__":
+    unittest.main()
