@@ -221,7 +221,7 @@ int RunCompare(CompareOptions options, const Args& extra) {
 
   // Text: the runs, per op kind (one line per run), per iteration (one column per run).
   std::printf("# dltrace compare: %zu runs; op time = the longest endpoint's, iteration time = from the previous "
-              "iteration being done on every rank (docs: explanation/lowering, "Iteration time")\n",
+              "iteration being done on every rank (docs: explanation/lowering, Iteration time)\n",
               runs.size());
   std::printf("%-22s %-9s %-10s %-9s %s\n", "run", "source", "algorithm", "complete", "path");
   for (size_t k = 0; k < runs.size(); ++k)
@@ -264,7 +264,7 @@ int RunCompare(CompareOptions options, const Args& extra) {
   for (size_t k = 0; k < runs.size(); ++k)
     if (runs[k].times.setup_ops)
       std::printf("(set-up of %s: connection set-up in the %d ops of iteration 0 that first used a peer pair, "
-                  "taken out of iteration 0; docs: explanation/lowering, "Set-up")\n",
+                  "taken out of iteration 0; docs: explanation/lowering, Set-up)\n",
                   label(k).c_str(), runs[k].times.setup_ops);
   if (!out_dir.empty()) std::printf("results: %s\n", out_dir.c_str());
   bool complete = true;
