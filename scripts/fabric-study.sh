@@ -40,7 +40,9 @@ for fabric in $ORDER; do
 done
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
 if [ "$failed" -ne 0 ]; then exit 1; fi
-python3 - "$OUT" "$ORDER" "$SEEDS" <<'PY'
+# Debian's python3 has python3-matplotlib; another python3 first on PATH may not.
+PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+"$PYTHON" - "$OUT" "$ORDER" "$SEEDS" <<'PY'
 import csv, os, re, sys
 out, order, seeds = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 rows = []

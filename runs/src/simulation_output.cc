@@ -194,8 +194,19 @@ bool WriteLinks(const LinkSamples& links, const std::string& path, std::string* 
 
 namespace {
 
+// A fabric of hosts with several GPUs, NIC ports or planes: one whose NICs
+// are worth a file of their own (a classic one-link-per-host topology's are
+// its links.csv host links).
+bool HasNicsToReport(const SimulationRecords& records) {
+  if (!records.fabric || records.link_bytes.empty()) return false;
+  const models::TopologyGraph& g = *records.fabric;
+  size_t ports = 0;
+  for (const auto& l : g.links) ports += l.host_link;
+  return g.gpus_per_host > 1 || g.planes > 1 || ports > g.hosts;
+}
+
 bool WriteNics(const SimulationRecords& records, const std::string& path, std::string* error) {
-  if (!records.fabric || records.link_bytes.empty()) return true;
+  if (!HasNicsToReport(records)) return true;
   const models::TopologyGraph& g = *records.fabric;
   const models::FabricLoad load = models::ComputeFabricLoad(g, records.link_bytes);
   if (load.ports.empty()) return true;
@@ -233,7 +244,7 @@ bool WriteSimulationOutputs(const SimulationRecords& records, const std::string&
 
 std::vector<std::string> FormatFabricLoad(const SimulationRecords& records) {
   std::vector<std::string> lines;
-  if (!records.fabric || records.link_bytes.empty()) return lines;
+  if (!HasNicsToReport(records)) return lines;
   const models::TopologyGraph& g = *records.fabric;
   const models::FabricLoad load = models::ComputeFabricLoad(g, records.link_bytes);
   if (load.ports.empty()) return lines;

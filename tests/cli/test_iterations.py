@@ -52,7 +52,8 @@ class IterationTimeTest(unittest.TestCase):
 
     def test_recorded_and_flow_simulated_iterations_add_up_to_the_job(self):
         out = os.path.join(self.tmp, "flow")
-        p = run("simulate", self.set, "--engine", "flow", "--algo", "ring", "-o", out)
+        # hosts=trace: each tensor-parallel pair on the one host its trace recorded (placement decides locality).
+        p = run("simulate", "--job", self.set + ":hosts=trace", "--engine", "flow", "--algo", "ring", "-o", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         job_ms = float(re.search(r"job time ([\d.]+) ms", p.stdout).group(1))
         table = p.stdout.split("\niteration ", 1)[1]
