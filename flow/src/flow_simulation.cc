@@ -37,6 +37,7 @@
 #include "dltrace/executor/schedule_executor.h"
 #include "dltrace/executor/schedule_tools.h"
 #include "dltrace/models/job.h"
+#include "dltrace/models/lanes.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/models/topology.h"
 
@@ -182,6 +183,7 @@ struct Connection {
   s4u::Host* from = nullptr;          // the two ends' SimGrid hosts
   s4u::Host* to = nullptr;
   uint32_t route = FluidNetwork::kNone;  // or its FluidNetwork route (--solver incremental), once known
+  const std::vector<uint32_t>* links = nullptr;  // on SimGrid: its route's directed links
   bool active = false;                // a message of it is on its way
 };
 
@@ -301,7 +303,6 @@ struct FlowSimulation::State {
   FlowConfig config;
   models::TopologySpec spec;
   models::TopologyGraph graph;
-  uint32_t fabric_gpus = 1;  // GPUs per host of the fabric (models::TopologyGpusPerHost)
   std::unique_ptr<s4u::Engine> engine;
   // SimGrid hosts, one per (topology host, job, channel) that sends or
   // receives: SimGrid routes per host pair, and per-flow ECMP routes each
@@ -323,8 +324,8 @@ struct FlowSimulation::State {
   std::unique_ptr<FluidNetwork> fluid;
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, uint32_t> fluid_routes;
   // On SimGrid: each route's directed links, and the bytes delivered over
-  // each (nics.csv and the fabric lines count messages, not the link-load
-  // plugin, which counts short messages' bytes high).
+  // each link direction (nics.csv and the fabric lines count messages, not
+  // the link-load plugin, which counts short messages' bytes high).
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, std::vector<uint32_t>> simgrid_routes;
   std::vector<double> delivered_link_bytes;
   simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model (null: no bundles)
@@ -370,11 +371,7 @@ struct FlowSimulation::State {
   uint64_t Now() const { return fluid ? uint64_t(std::llround(fluid->now() * 1e9)) : flow::NowNs(); }
   // --solver incremental: sends connection C's first queued message; the next goes when it arrived.
   void FluidSendNext(Connection& c);
-  // A connection's route channel: its channel and the RailMode its op's
-  // traffic takes on this fabric (always kDirect with one GPU per host).
-  static uint16_t RouteChannel(uint16_t channel, models::RailMode mode) {
-    return uint16_t(channel | uint16_t(mode) << 14);
-  }
+  // A connection's route channel: its lane (models/lanes.h) for the op of TAG.
   uint16_t RouteChannelOf(uint32_t job, uint16_t channel, uint64_t tag) const;
   // *LINKS: the directed links (2i or 2i+1 for graph link i) from endpoint
   // node A to B for (JOB, ROUTE_CHANNEL), by models::ConnectionPath; HOPS
@@ -445,10 +442,9 @@ class FlowTransport final : public executor::Transport {
 void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                                      uint64_t bytes, bool notice, std::function<void()> on_sent) {
   const size_t m = pending_base + pending.size();
-  pending.push_back({tag, bytes, Now(), 0, src, dst, uint16_t(job), channel, notice, notice, false});
   // flows.csv's local: both ends on one host (over NVLink, or the schedule's local link).
-  pending.back().local =
-      notice || graph.MachineOf(TopologyHost(job, src)) == graph.MachineOf(TopologyHost(job, dst));
+  const bool local = notice || graph.MachineOf(TopologyHost(job, src)) == graph.MachineOf(TopologyHost(job, dst));
+  pending.push_back({tag, bytes, Now(), 0, src, dst, uint16_t(job), channel, notice, local, false});
   // Every callback runs in an actor of its own, never inside another engine's call.
   const bool same_host = notice || TopologyHost(job, src) == TopologyHost(job, dst);
   if (same_host && fluid) {
@@ -463,7 +459,7 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   }
   const uint16_t route_channel = RouteChannelOf(job, channel, tag);
   // Channels are below 64 (models::Step), modes below 4: 8 bits under the job's.
-  const uint64_t key = uint64_t(job) << 56 ^ uint64_t((route_channel >> 14) << 6 | (channel & 63)) << 48 ^
+  const uint64_t key = uint64_t(job) << 56 ^ uint64_t(uint32_t(models::LaneMode(route_channel)) << 6 | (channel & 63)) << 48 ^
                        uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
   Connection& c = connections[key];
   if (fluid) {
@@ -480,6 +476,7 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     c.queued = s4u::Semaphore::create(0);
     c.from = HostOf(job, src, route_channel);
     c.to = HostOf(job, dst, route_channel);
+    c.links = &simgrid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, route_channel});
   }
   c.queue.emplace_back(m, std::move(on_sent));
   c.queued->release();
@@ -489,7 +486,9 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = std::move(c.queue.front());
       c.queue.pop_front();
+      const double bytes = double(At(message).bytes);  // its row may go once delivered
       Send(message, c.from, c.to, sent);
+      for (uint32_t d : *c.links) delivered_link_bytes[d] += bytes;
     }
     c.active = false;
   });
@@ -611,14 +610,6 @@ void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_
   at.done = true;
   ++messages_done;
   const Message msg = at;  // a copy: the callbacks add messages, and the row may go
-  if (!fluid) {
-    const uint32_t a = TopologyHost(msg.job, msg.src), b = TopologyHost(msg.job, msg.dst);
-    const auto route = simgrid_routes.find({b, a, msg.job, RouteChannelOf(msg.job, msg.channel, msg.tag)});
-    if (route != simgrid_routes.end()) {
-      if (delivered_link_bytes.empty()) delivered_link_bytes.assign(2 * graph.links.size(), 0);
-      for (uint32_t d : route->second) delivered_link_bytes[d] += double(msg.bytes);
-    }
-  }
   FlushFlows(false);
   on_sent();
   jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.notice);
@@ -693,15 +684,17 @@ uint16_t FlowSimulation::State::RouteChannelOf(uint32_t job, uint16_t channel, u
   if (graph.gpus_per_host == 1) return channel;
   const models::Schedule& schedule = jobs[job]->schedule;
   const uint32_t op = models::TagOp(tag);
-  const bool collective = op < schedule.ops.size() && models::RailCollective(schedule.ops[op]);
-  return RouteChannel(channel, jobs[job]->placement.nic.ModeFor(collective));
+  const models::RailMode mode = op < schedule.ops.size()
+                                    ? models::OpRailMode(graph, schedule.ops[op], jobs[job]->placement.nic)
+                                    : jobs[job]->placement.nic.ModeFor(false);
+  return models::MakeLane(channel, mode);
 }
 
 bool FlowSimulation::State::RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t route_channel,
                                        std::unordered_map<uint32_t, std::vector<uint32_t>>* hops,
                                        std::vector<uint32_t>* links, std::string* error) const {
-  const uint16_t channel = route_channel & 0x3FFF;
-  const auto mode = models::RailMode(route_channel >> 14);
+  const uint16_t channel = models::LaneChannel(route_channel);
+  const models::RailMode mode = models::LaneMode(route_channel);
   auto hops_to = [&](uint32_t n) -> const std::vector<uint32_t>& {
     auto it = hops->find(n);
     if (it != hops->end()) return it->second;
@@ -792,6 +785,7 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
       simgrid_routes[{b, a, j, ch}] = links;
     }
     zone->seal();
+    delivered_link_bytes.assign(2 * graph.links.size(), 0);
     using simgrid::config::get_value;
     bandwidth_factor = get_value<double>("network/bandwidth-factor");
     // SimGrid's network model is a Model (its actions) and a NetworkModelIntf (what a zone hands out).
@@ -847,8 +841,9 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   // 86.4 s to lowered and a 13,200 MiB peak, against 102.3 s and 14,177 MiB
   // with std::vector and 256 KiB.
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
-  if (!models::TopologyGpusPerHost(config.topology, &s.fabric_gpus, error)) return false;
-  if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage, s.fabric_gpus)) return false;
+  uint32_t fabric_gpus = 1;
+  if (!models::TopologyGpusPerHost(config.topology, &fabric_gpus, error)) return false;
+  if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage, fabric_gpus)) return false;
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // the simulation's own blocks: as they were measured at scale
   for (size_t j = 0; j < prepared.size(); ++j) {
     auto job = std::make_unique<JobState>();
@@ -1114,7 +1109,6 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
   samples.clear();
   records.fabric = std::make_shared<const models::TopologyGraph>(graph);
   records.link_bytes = fluid ? fluid->LinkBytes() : delivered_link_bytes;
-  records.link_bytes.resize(2 * graph.links.size(), 0);
   records.simulated_s = finish_s >= 0 ? finish_s : NowSeconds();
   records.wall_s = wall_seconds;
   records.events = messages_done;

@@ -96,13 +96,13 @@ DltraceEcmpPaths::Next(uint32_t nodeId,
     Connection& conn = c->second;
     if (conn.path.empty())
     {
-        const uint16_t channel = DltraceJob::LaneChannel(conn.lane);
+        const uint16_t channel = dltrace::models::LaneChannel(conn.lane);
         conn.path = dltrace::models::ConnectionPath(
             m_graph,
             from->second,
             to->second,
             channel,
-            DltraceJob::LaneMode(conn.lane),
+            dltrace::models::LaneMode(conn.lane),
             dltrace::models::FlowHash(from->second, to->second, conn.job, channel),
             [this](uint32_t n) -> const std::vector<uint32_t>& { return HopsTo(n); });
     }

@@ -218,11 +218,11 @@ DltraceJob::Place(std::shared_ptr<const dltrace::models::TopologyGraph> graph,
     m_graph = std::move(graph);
     m_nodes = std::move(nodes);
     m_opMode.assign(m_schedule.ops.size(), dltrace::models::RailMode::kDirect);
-    if (m_graph && m_graph->gpus_per_host > 1)
+    if (m_graph)
     {
         for (size_t op = 0; op < m_schedule.ops.size(); ++op)
         {
-            m_opMode[op] = nic.ModeFor(dltrace::models::RailCollective(m_schedule.ops[op]));
+            m_opMode[op] = dltrace::models::OpRailMode(*m_graph, m_schedule.ops[op], nic);
         }
     }
 }
@@ -236,9 +236,10 @@ DltraceJob::GetNode(int32_t endpoint) const
 uint16_t
 DltraceJob::GetLane(int32_t src, int32_t dst, uint16_t channel, uint64_t tag) const
 {
-    NS_ABORT_MSG_IF(channel >> kLaneModeShift,
+    NS_ABORT_MSG_IF(channel >> dltrace::models::kLaneModeShift,
                     "DltraceJob: channel " << channel << " is past the "
-                                           << (1u << kLaneModeShift) << " channels a lane can name");
+                                           << (1u << dltrace::models::kLaneModeShift)
+                                           << " channels a lane can name");
     const uint32_t op = dltrace::models::TagOp(tag);
     if (!m_graph || op >= m_opMode.size() || m_opMode[op] == dltrace::models::RailMode::kDirect)
     {
@@ -251,19 +252,7 @@ DltraceJob::GetLane(int32_t src, int32_t dst, uint16_t channel, uint64_t tag) co
     {
         return channel; // the mode's path is the direct one
     }
-    return uint16_t(channel | uint32_t(m_opMode[op]) << kLaneModeShift);
-}
-
-uint16_t
-DltraceJob::LaneChannel(uint16_t lane)
-{
-    return uint16_t(lane & ((1u << kLaneModeShift) - 1));
-}
-
-dltrace::models::RailMode
-DltraceJob::LaneMode(uint16_t lane)
-{
-    return dltrace::models::RailMode(lane >> kLaneModeShift);
+    return dltrace::models::MakeLane(channel, m_opMode[op]);
 }
 
 std::map<int32_t, std::vector<uint16_t>>

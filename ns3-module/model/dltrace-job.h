@@ -9,6 +9,7 @@
 #include "ns3/traced-callback.h"
 
 #include "dltrace/models/algorithms.h"
+#include "dltrace/models/lanes.h"
 #include "dltrace/models/mltcp.h"
 #include "dltrace/models/schedule.h"
 #include "dltrace/models/topology.h"
@@ -74,15 +75,11 @@ class DltraceJob : public Object
      * The lane of a message from SRC to DST on CHANNEL of the op TAG names: a
      * connection per endpoint pair and lane. CHANNEL itself where the message
      * takes the direct path (one GPU per host, one scale-up domain, or the
-     * mode's relays are the endpoints themselves); else CHANNEL | (mode <<
-     * kLaneModeShift), so messages of different RailModes never share a
-     * connection (its path is the mode's).
+     * mode's relays are the endpoints themselves); else models::MakeLane of
+     * CHANNEL and the mode (models/lanes.h), so messages of different
+     * RailModes never share a connection (its path is the mode's).
      */
     uint16_t GetLane(int32_t src, int32_t dst, uint16_t channel, uint64_t tag) const;
-    /// The channel and RailMode a lane stands for.
-    static uint16_t LaneChannel(uint16_t lane);
-    static dltrace::models::RailMode LaneMode(uint16_t lane);
-    static constexpr uint32_t kLaneModeShift = 14;
     /**
      * Per peer, the lanes ENDPOINT and the peer use: every channel below the
      * highest the pair uses (as one connection per channel always was), then

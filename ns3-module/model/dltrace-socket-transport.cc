@@ -71,8 +71,8 @@ DltraceSocketTransport::Describe(const Connection& c) const
 {
     static const char* const modes[] = {"", " (rail-aligned)", " (PXN)", " (mode 3)"};
     return "endpoint " + std::to_string(m_self) + ": connection to endpoint " +
-           std::to_string(c.peer) + " channel " + std::to_string(DltraceJob::LaneChannel(c.channel)) +
-           modes[uint32_t(DltraceJob::LaneMode(c.channel)) & 3];
+           std::to_string(c.peer) + " channel " + std::to_string(dltrace::models::LaneChannel(c.channel)) +
+           modes[uint32_t(dltrace::models::LaneMode(c.channel)) & 3];
 }
 
 DltraceSocketTransport::Connection&

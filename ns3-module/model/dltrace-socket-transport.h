@@ -103,7 +103,7 @@ class DltraceSocketTransport : public DltraceSimulatedTransport
     struct Connection
     {
         int32_t peer = -1;
-        uint16_t channel = 0; // the lane: its channel, and its mode above DltraceJob::kLaneModeShift
+        uint16_t channel = 0; // the lane: its channel, and its mode above models::kLaneModeShift (models/lanes.h)
         Ptr<Socket> socket;
         bool ready = false;  // connected and (on the accepting side) identified
         bool pumping = false;
