@@ -308,7 +308,20 @@ struct FlowSimulation::State {
   // receives: SimGrid routes per host pair, and per-flow ECMP routes each
   // job's channel between two hosts on its own path (models::FlowHash).
   std::unordered_map<uint64_t, s4u::Host*> hosts;
-  std::vector<s4u::Link*> directed;  // per graph link: [2i] a->b, [2i+1] b->a
+  std::vector<s4u::Link*> directed;  // per graph link: [2i] a->b, [2i+1] b->a; then the shadows
+  // Scale-up (NVLink) hops of a route that also crosses the network (to and
+  // from the GPU whose NIC it leaves by) do not share that link with the
+  // domain's own flows: on the solver's weighted max-min the NIC-bound flow,
+  // with its longer latency, would get a sliver of the NVLink while GPU-to-GPU
+  // copies run (0.3 of its NIC's rate), where a packet network (ns-3) and
+  // NVLink's own arbitration let it keep its NIC's rate at a small fraction of
+  // the NVLink. Such a route crosses a shadow of the link instead: the same
+  // latency, no bandwidth of its own to share (ShadowScaleUp); its bytes count
+  // on the link in links.csv and the fabric lines. shadow_of: per directed
+  // graph link its shadow's id (kNoShadow: none yet); shadow_real: per shadow
+  // (id - 2 x links) the directed link it stands for.
+  static constexpr uint32_t kNoShadow = FluidNetwork::kNone;
+  std::vector<uint32_t> shadow_of, shadow_real;
   std::vector<std::unique_ptr<JobState>> jobs;
   // Messages not yet in flows.csv: message M is pending[M - pending_base].
   std::deque<Message> pending;
@@ -316,7 +329,13 @@ struct FlowSimulation::State {
   std::unique_ptr<runs::FlowsCsvWriter> flows_out;  // config.stream_dir's flows.csv, as the run goes
   std::unique_ptr<runs::LinksCsvWriter> links_out;  // and its links.csv
   std::vector<runs::FlowRecord> flows;              // without stream_dir: the rows, held
-  std::unordered_map<uint64_t, Connection> connections;
+  // Per (job and lane, sender and receiver endpoints): what Transfer's key packs.
+  struct ConnectionKeyHash {
+    size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ k.second);
+    }
+  };
+  std::unordered_map<std::pair<uint64_t, uint64_t>, Connection, ConnectionKeyHash> connections;
   // Bundles that may still be joined, by (from, to, bytes); FlowConfig::coalesce.
   std::map<std::tuple<s4u::Host*, s4u::Host*, uint64_t>, Bundle*> bundles;
   // --solver incremental: dltrace's own network instead of SimGrid's engine,
@@ -380,9 +399,22 @@ struct FlowSimulation::State {
   bool RouteLinks(uint32_t a, uint32_t b, uint32_t job, uint16_t route_channel,
                   std::unordered_map<uint32_t, std::vector<uint32_t>>* hops, std::vector<uint32_t>* links,
                   std::string* error) const;
+  // Puts shadows in place of the scale-up links of LINKS (a route) that it
+  // crosses on its way to or from the network, where the link is at least
+  // kShadowRatio times the route's slowest network link (else it may well be
+  // the bottleneck, and shares as any link).
+  void ShadowScaleUp(std::vector<uint32_t>* links);
+  static constexpr double kShadowRatio = 4;
+  // Per directed link id (shadows after the graph's): bytes per second, latency in seconds.
+  double DirectedRate(uint32_t d) const;
+  double DirectedLatency(uint32_t d) const;
+  // Per-id values (shadows after the graph's) folded onto the graph's directed links.
+  std::vector<double> FoldShadows(std::vector<double> per_id) const;
   // The message count, step count and routes the schedules use (receiver, sender, job, channel).
   using RouteSet = std::set<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>>;
   RouteSet CollectRoutes(uint64_t* deps_total);
+  // Every route of ROUTES as directed links (shadows in place): what both networks are built from.
+  bool AllRouteLinks(const RouteSet& routes, std::vector<std::vector<uint32_t>>* out, std::string* error);
   // The network: SimGrid's platform (its engine, links, hosts and ROUTES), or FluidNetwork's.
   bool BuildSimGrid(const RouteSet& routes, std::string* error);
   bool BuildFluid(const RouteSet& routes, std::string* error);
@@ -458,10 +490,8 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     return;
   }
   const uint16_t route_channel = RouteChannelOf(job, channel, tag);
-  // Channels are below 64 (models::Step), modes below 4: 8 bits under the job's.
-  const uint64_t key = uint64_t(job) << 56 ^ uint64_t(uint32_t(models::LaneMode(route_channel)) << 6 | (channel & 63)) << 48 ^
-                       uint64_t(uint32_t(src)) << 24 ^ uint32_t(dst);
-  Connection& c = connections[key];
+  // One connection per (job, lane: channel, queue pair and mode; models/lanes.h) and endpoint pair.
+  Connection& c = connections[{uint64_t(job) << 16 | route_channel, uint64_t(uint32_t(src)) << 32 | uint32_t(dst)}];
   if (fluid) {
     if (c.route == FluidNetwork::kNone)
       c.route = fluid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, route_channel});
@@ -651,12 +681,15 @@ void FlowSimulation::State::PrintProgress(double wall_s, uint64_t* last_done, do
 }
 
 void FlowSimulation::State::Sample() {
-  const std::vector<double> fluid_bytes = fluid ? fluid->LinkBytes() : std::vector<double>();
+  std::vector<double> cum(directed.size());
+  if (fluid) cum = fluid->LinkBytes();
+  else
+    for (size_t d = 0; d < directed.size(); ++d) cum[d] = sg_link_get_cum_load(directed[d]) * bandwidth_factor;
+  cum = FoldShadows(std::move(cum));
   std::vector<double> bytes(last_cum.size(), 0);
   for (size_t d = 0; d < last_cum.size(); ++d) {
-    const double cum = fluid ? fluid_bytes[d] : sg_link_get_cum_load(directed[d]) * bandwidth_factor;
-    bytes[d] = cum - last_cum[d];
-    last_cum[d] = cum;
+    bytes[d] = cum[d] - last_cum[d];
+    last_cum[d] = cum[d];
   }
   if (links_out) links_out->Add(NowSeconds(), bytes);
   else samples.emplace_back(NowSeconds(), std::move(bytes));
@@ -716,22 +749,69 @@ bool FlowSimulation::State::RouteLinks(uint32_t a, uint32_t b, uint32_t job, uin
   return !links->empty();
 }
 
+void FlowSimulation::State::ShadowScaleUp(std::vector<uint32_t>* links) {
+  double network_rate = 0;  // the route's slowest network link (0: it stays in the domain)
+  for (uint32_t d : *links) {
+    const auto& l = graph.links[d / 2];
+    if (!l.scale_up) network_rate = network_rate > 0 ? std::min(network_rate, double(l.rate_bps)) : double(l.rate_bps);
+  }
+  if (network_rate == 0) return;
+  for (uint32_t& d : *links) {
+    const auto& l = graph.links[d / 2];
+    if (!l.scale_up || double(l.rate_bps) < kShadowRatio * network_rate) continue;
+    if (shadow_of.empty()) shadow_of.assign(2 * graph.links.size(), kNoShadow);
+    if (shadow_of[d] == kNoShadow) {
+      shadow_of[d] = uint32_t(2 * graph.links.size() + shadow_real.size());
+      shadow_real.push_back(d);
+    }
+    d = shadow_of[d];
+  }
+}
+
+double FlowSimulation::State::DirectedRate(uint32_t d) const {
+  // A shadow: enough for any flow that crosses it, so it never binds (nor adds weight-S).
+  if (d >= 2 * graph.links.size()) return 1e9 * DirectedRate(shadow_real[d - 2 * graph.links.size()]);
+  return double(graph.links[d / 2].rate_bps) / 8;
+}
+
+double FlowSimulation::State::DirectedLatency(uint32_t d) const {
+  if (d >= 2 * graph.links.size()) d = shadow_real[d - 2 * graph.links.size()];
+  return double(graph.links[d / 2].delay_ns) * 1e-9;
+}
+
+std::vector<double> FlowSimulation::State::FoldShadows(std::vector<double> per_id) const {
+  const size_t n = 2 * graph.links.size();
+  for (size_t i = 0; i < shadow_real.size() && n + i < per_id.size(); ++i) per_id[shadow_real[i]] += per_id[n + i];
+  per_id.resize(std::min(per_id.size(), n));
+  return per_id;
+}
+
+bool FlowSimulation::State::AllRouteLinks(const RouteSet& routes, std::vector<std::vector<uint32_t>>* out,
+                                          std::string* error) {
+  std::unordered_map<uint32_t, std::vector<uint32_t>> hops;
+  out->clear();
+  out->reserve(routes.size());
+  for (const auto& [b, a, j, ch] : routes) {
+    out->emplace_back();
+    if (!RouteLinks(a, b, j, ch, &hops, &out->back(), error)) return false;
+    ShadowScaleUp(&out->back());
+  }
+  return true;
+}
+
 bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* error) {
   FluidParams params;
   if (!FluidParamsFrom(config.simgrid_cfg, &params, error)) return false;
+  std::vector<std::vector<uint32_t>> route_links;
+  if (!AllRouteLinks(routes, &route_links, error)) return false;
   std::vector<double> bandwidth, latency;
-  for (const auto& l : graph.links)
-    for (int d = 0; d < 2; ++d) {
-      bandwidth.push_back(double(l.rate_bps) / 8);
-      latency.push_back(double(l.delay_ns) * 1e-9);
-    }
-  fluid = std::make_unique<FluidNetwork>(std::move(bandwidth), std::move(latency), params);
-  std::unordered_map<uint32_t, std::vector<uint32_t>> hops;
-  std::vector<uint32_t> links;
-  for (const auto& [b, a, j, ch] : routes) {
-    if (!RouteLinks(a, b, j, ch, &hops, &links, error)) return false;
-    fluid_routes[{b, a, j, ch}] = fluid->AddRoute(links);
+  for (uint32_t d = 0; d < 2 * graph.links.size() + shadow_real.size(); ++d) {
+    bandwidth.push_back(DirectedRate(d));
+    latency.push_back(DirectedLatency(d));
   }
+  fluid = std::make_unique<FluidNetwork>(std::move(bandwidth), std::move(latency), params);
+  auto links = route_links.begin();
+  for (const auto& key : routes) fluid_routes[key] = fluid->AddRoute(*links++);
   return true;
 }
 
@@ -757,11 +837,12 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
     }
     sg_link_load_plugin_init();
     auto* zone = s4u::create_full_zone("dltrace");
+    std::vector<std::vector<uint32_t>> route_links;
+    if (!AllRouteLinks(routes, &route_links, error)) return false;
     const std::vector<std::string> names = LinkNames();  // per direction of each graph link
-    for (size_t d = 0; d < names.size(); ++d) {
-      const auto& l = graph.links[d / 2];
-      directed.push_back(
-          zone->create_link(names[d], double(l.rate_bps) / 8)->set_latency(double(l.delay_ns) * 1e-9)->seal());
+    for (uint32_t d = 0; d < names.size() + shadow_real.size(); ++d) {
+      const std::string name = d < names.size() ? names[d] : names[shadow_real[d - names.size()]] + "/shadow";
+      directed.push_back(zone->create_link(name, DirectedRate(d))->set_latency(DirectedLatency(d))->seal());
     }
     // The SimGrid hosts and the routes between those that exchange data: one
     // equal-cost path per (sender host, receiver host, job, channel), chosen by
@@ -775,14 +856,15 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
     };
     for (uint32_t j = 0; j < jobs.size(); ++j)
       for (uint32_t h : jobs[j]->placement.hosts) host(h, j, 0);
-    std::unordered_map<uint32_t, std::vector<uint32_t>> hops;
-    std::vector<uint32_t> links;
+    auto links = route_links.begin();
     for (const auto& [b, a, j, ch] : routes) {
-      if (!RouteLinks(a, b, j, ch, &hops, &links, error)) return false;
       std::vector<s4u::LinkInRoute> route;
-      for (uint32_t d : links) route.emplace_back(directed[d]);
+      for (uint32_t d : *links) route.emplace_back(directed[d]);
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
-      simgrid_routes[{b, a, j, ch}] = links;
+      // What the message crosses, for the bytes delivered over each link: shadows stand for their links.
+      for (uint32_t& d : *links)
+        if (d >= 2 * graph.links.size()) d = shadow_real[d - 2 * graph.links.size()];
+      simgrid_routes[{b, a, j, ch}] = std::move(*links++);
     }
     zone->seal();
     delivered_link_bytes.assign(2 * graph.links.size(), 0);
@@ -845,10 +927,16 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   if (!models::TopologyGpusPerHost(config.topology, &fabric_gpus, error)) return false;
   if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage, fabric_gpus)) return false;
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // the simulation's own blocks: as they were measured at scale
+  if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
+  s.graph = models::BuildTopology(s.spec);
   for (size_t j = 0; j < prepared.size(); ++j) {
     auto job = std::make_unique<JobState>();
     job->placement = placements[j];
     job->schedule = std::move(prepared[j].schedule);
+    if (!models::SplitQueuePairs(&job->schedule, job->placement.hosts, &s.graph, job->placement.nic, error)) {
+      *error = "job " + std::to_string(j) + ": " + *error;
+      return false;
+    }
     const std::unique_ptr<models::Job> loaded = std::move(prepared[j].loaded);  // null for a schedule given in code
     // Incomplete input (a truncated or damaged file, a missing rank) is
     // simulated as far as it goes, and said as replay and schedule say it.
@@ -866,8 +954,6 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   }
   malloc_trim(0);  // what lowering and the trace sets freed in the heap goes back before the engines are made
   const double lowered_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - setup_start).count();
-  if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;
-  s.graph = models::BuildTopology(s.spec);
 
   uint64_t deps_total = 0;  // for the progress line
   const auto routes = s.CollectRoutes(&deps_total);
@@ -1108,7 +1194,7 @@ void FlowSimulation::State::FillRecords(double wall_seconds) {
   }
   samples.clear();
   records.fabric = std::make_shared<const models::TopologyGraph>(graph);
-  records.link_bytes = fluid ? fluid->LinkBytes() : delivered_link_bytes;
+  records.link_bytes = fluid ? FoldShadows(fluid->LinkBytes()) : delivered_link_bytes;
   records.simulated_s = finish_s >= 0 ? finish_s : NowSeconds();
   records.wall_s = wall_seconds;
   records.events = messages_done;

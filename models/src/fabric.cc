@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "dltrace/models/schedule.h"
 #include "dltrace/models/topology.h"
 #include "fabric.h"
 
@@ -473,7 +474,7 @@ std::pair<uint32_t, uint32_t> ConnectionRelays(const TopologyGraph& g, uint32_t 
     // A ring edge between GPUs of one rail stays on it (a data-parallel
     // group of one GPU per host uses that GPU's NIC, as NCCL's search finds).
     if (g.RailOf(src) == g.RailOf(dst)) return {src, dst};
-    const uint32_t rail = channel % g.gpus_per_host;
+    const uint32_t rail = NcclChannelOf(channel) % g.gpus_per_host;  // queue pairs share their channel's NIC
     return {src_base + rail, dst_base + rail};
   }
   return {src_base + g.RailOf(dst), dst};  // kPxn

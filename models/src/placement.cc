@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
+#include "dltrace/formats/op_kind.h"
 #include "dltrace/models/topology.h"
 
 namespace dltrace::models {
@@ -37,7 +39,7 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
   for (std::string part; std::getline(ss, part, ':');) parts.push_back(part);
   if (parts.empty() || parts[0].empty()) {
     *error = "--job needs TRACE[:hosts=A-B|trace][:gpus-per-host=N][:start=T][:algo=A][:channels=C][:iterations=N]"
-             "[:priority=P][:cross-nic=0|1|2][:pxn=0|1], got '" + text + "'";
+             "[:priority=P][:cross-nic=0|1|2][:pxn=0|1][:qps=N][:qp-split=0|1], got '" + text + "'";
     return false;
   }
   spec.trace = parts[0];
@@ -63,6 +65,13 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
     } else if (key == "pxn") {
       ok = ok && (value == "0" || value == "1");
       spec.nic.pxn = value == "1";
+    } else if (key == "qps") {
+      long c = std::strtol(value.c_str(), &end, 10);
+      ok = ok && *end == '\0' && c >= 1 && c <= 128;
+      spec.nic.qps = uint32_t(c);
+    } else if (key == "qp-split") {
+      ok = ok && (value == "0" || value == "1");
+      spec.nic.qp_split = value == "1";
     } else if (key == "start") {
       ok = ok && ParseDuration(value, &spec.start_ns);
     } else if (key == "algo") {
@@ -82,7 +91,7 @@ bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* 
       spec.priority = uint32_t(c);
     } else {
       *error = "--job " + text + ": unknown key '" + key +
-               "' (hosts, gpus-per-host, start, algo, channels, iterations, priority, cross-nic, pxn)";
+               "' (hosts, gpus-per-host, start, algo, channels, iterations, priority, cross-nic, pxn, qps, qp-split)";
       return false;
     }
     if (!ok) {
@@ -158,6 +167,84 @@ void LocaliseSteps(Schedule* schedule, const std::vector<uint32_t>& node) {
     for (Step& st : schedule->ranks[e].steps)
       if (st.type != StepType::kCompute && st.peer >= 0 && size_t(st.peer) < node.size())
         st.local = node[e] == node[size_t(st.peer)];
+}
+
+bool SplitQueuePairs(Schedule* schedule, const std::vector<uint32_t>& node, const TopologyGraph* graph,
+                     const NcclNicOptions& nic, std::string* error) {
+  const uint32_t n = nic.qps;
+  if (n <= 1) return true;
+  // Whether endpoint E's step ST is NCCL traffic through a NIC (on a queue pair).
+  auto on_queue_pairs = [&](size_t e, const Step& st) {
+    if (st.type == StepType::kCompute || st.local || st.peer < 0 || e >= node.size() || size_t(st.peer) >= node.size())
+      return false;
+    if (st.op() >= schedule->ops.size() || !formats::IsNccl(schedule->ops[st.op()].kind)) return false;
+    const uint32_t a = node[e], b = node[size_t(st.peer)];
+    return a != b && !(graph && graph->SameDomain(a, b));
+  };
+  for (const auto& r : schedule->ranks)
+    for (const Step& st : r.steps)
+      if (QueuePairOf(st.channel) != 0) return true;  // split already (a second placement of one schedule)
+  if (!nic.qp_split) {
+    // Round robin: the sender's I-th message to a peer on a channel takes
+    // queue pair I % N; its receive learns which from (receiver: (sender, tag, qp)).
+    std::vector<std::vector<std::tuple<int32_t, uint64_t, uint32_t>>> at_receiver(schedule->ranks.size());
+    for (size_t e = 0; e < schedule->ranks.size(); ++e) {
+      std::unordered_map<uint64_t, uint32_t> next;  // (peer, channel) -> messages so far
+      for (Step& st : schedule->ranks[e].steps) {
+        if (st.type != StepType::kSend || !on_queue_pairs(e, st)) continue;
+        const uint32_t qp = next[uint64_t(uint32_t(st.peer)) << 16 | st.channel]++ % n;
+        at_receiver[size_t(st.peer)].emplace_back(int32_t(e), st.tag, qp);
+        st.channel = uint16_t(st.channel | qp << kQueuePairShift);
+      }
+    }
+    for (size_t e = 0; e < schedule->ranks.size(); ++e) {
+      auto& sent = at_receiver[e];
+      std::sort(sent.begin(), sent.end());
+      for (Step& st : schedule->ranks[e].steps) {
+        if (st.type != StepType::kRecv || !on_queue_pairs(e, st)) continue;
+        const auto it = std::lower_bound(sent.begin(), sent.end(), std::make_tuple(int32_t(st.peer), uint64_t(st.tag), 0u));
+        if (it != sent.end() && std::get<0>(*it) == st.peer && std::get<1>(*it) == st.tag)
+          st.channel = uint16_t(st.channel | std::get<2>(*it) << kQueuePairShift);
+      }
+      std::vector<std::tuple<int32_t, uint64_t, uint32_t>>().swap(sent);
+    }
+    return true;
+  }
+  // Split: each message in N parts, one per queue pair; what depended on it depends on every part.
+  for (size_t e = 0; e < schedule->ranks.size(); ++e) {
+    RankSchedule& r = schedule->ranks[e];
+    std::vector<uint32_t> first(r.steps.size()), count(r.steps.size());  // old step -> its new steps
+    RankSchedule out;
+    for (size_t i = 0; i < r.steps.size(); ++i) {
+      const Step& st = r.steps[i];
+      const uint64_t bytes = st.bytes;
+      const bool split = on_queue_pairs(e, st);
+      // Part q of the op's k-th transfer is its (k * N + q)-th: unique on the pair whatever each part count.
+      const uint32_t parts = !split ? 1 : bytes >= n ? n : uint32_t(std::max<uint64_t>(1, bytes));
+      const uint64_t k = st.tag & 0xFFFFFFFFu;
+      if (split && k >= (uint64_t(1) << 32) / n) {
+        *error = "qps=" + std::to_string(n) + ": op " + std::to_string(st.op()) + " has too many transfers (" +
+                 std::to_string(k) + ") to split each over the queue pairs; use fewer queue pairs or qp-split=0";
+        return false;
+      }
+      first[i] = uint32_t(out.steps.size());
+      count[i] = parts;
+      for (uint32_t q = 0; q < parts; ++q) {
+        Step part = st;
+        if (split) {
+          part.bytes = bytes / parts + (q < bytes % parts ? 1 : 0);
+          part.channel = uint16_t(st.channel | q << kQueuePairShift);
+          part.tag = MakeTag(st.op(), uint32_t(k * n + q));
+        }
+        for (const uint32_t* d = r.deps_begin(st); d != r.deps_end(st); ++d)
+          for (uint32_t c = 0; c < count[*d]; ++c) out.deps.push_back(first[*d] + c);
+        part.deps_end = uint32_t(out.deps.size());
+        out.steps.push_back(part);
+      }
+    }
+    r = std::move(out);
+  }
+  return true;
 }
 
 bool RailCollective(const ScheduleOp& op) {

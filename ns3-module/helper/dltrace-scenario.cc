@@ -205,7 +205,11 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     m_fabric = std::make_shared<const dltrace::models::TopologyGraph>(dltrace::models::BuildTopology(m_topo));
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
-        m_jobs[j]->Place(m_fabric, m_specs[j].hosts, m_specs[j].nic);
+        if (!m_jobs[j]->Place(m_fabric, m_specs[j].hosts, m_specs[j].nic, error))
+        {
+            *error = "job " + std::to_string(j) + ": " + *error;
+            return false;
+        }
     }
     if (partitioned)
     {

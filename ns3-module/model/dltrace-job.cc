@@ -206,15 +206,20 @@ DltraceJob::GetSourcePort(uint32_t endpoint, int32_t peer) const
     return it == m_sourcePorts.end() ? 0 : it->second;
 }
 
-void
+bool
 DltraceJob::Place(std::shared_ptr<const dltrace::models::TopologyGraph> graph,
                   std::vector<uint32_t> nodes,
-                  const dltrace::models::NcclNicOptions& nic)
+                  const dltrace::models::NcclNicOptions& nic,
+                  std::string* error)
 {
     NS_ABORT_MSG_IF(nodes.size() != m_schedule.ranks.size(),
                     "DltraceJob: " << nodes.size() << " nodes for " << m_schedule.ranks.size()
                                    << " endpoints");
     dltrace::models::LocaliseSteps(&m_schedule, nodes);
+    if (!dltrace::models::SplitQueuePairs(&m_schedule, nodes, graph.get(), nic, error))
+    {
+        return false;
+    }
     m_graph = std::move(graph);
     m_nodes = std::move(nodes);
     m_opMode.assign(m_schedule.ops.size(), dltrace::models::RailMode::kDirect);
@@ -225,6 +230,7 @@ DltraceJob::Place(std::shared_ptr<const dltrace::models::TopologyGraph> graph,
             m_opMode[op] = dltrace::models::OpRailMode(*m_graph, m_schedule.ops[op], nic);
         }
     }
+    return true;
 }
 
 uint32_t

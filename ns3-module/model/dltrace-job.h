@@ -64,11 +64,15 @@ class DltraceJob : public Object
      * Where the endpoints run: per endpoint its fabric endpoint node (a GPU),
      * on GRAPH, with NIC as NCCL's settings for how its traffic uses the NICs.
      * Marks a step local only where both its endpoints are on one node
-     * (models::LocaliseSteps), and decides each op's models::RailMode.
+     * (models::LocaliseSteps), puts NCCL's traffic through a NIC on NIC.qps
+     * queue pairs (models::SplitQueuePairs: each its own connection and
+     * ECMP hash), and decides each op's models::RailMode. False, with
+     * *ERROR, when the queue pairs cannot be numbered.
      */
-    void Place(std::shared_ptr<const dltrace::models::TopologyGraph> graph,
+    bool Place(std::shared_ptr<const dltrace::models::TopologyGraph> graph,
                std::vector<uint32_t> nodes,
-               const dltrace::models::NcclNicOptions& nic);
+               const dltrace::models::NcclNicOptions& nic,
+               std::string* error);
     /// Endpoint E's fabric node (after Place(); else E).
     uint32_t GetNode(int32_t endpoint) const;
     /**

@@ -311,8 +311,101 @@ TEST(Placement, JobSpecsTakeGpusPerHostAndNcclNicSettings) {
   JobPlacement d;
   EXPECT_EQ(d.nic.ModeFor(true), RailMode::kRail);
   EXPECT_EQ(d.nic.ModeFor(false), RailMode::kPxn);
+  ASSERT_TRUE(ParseJobPlacement("t:qps=4:qp-split=1", &p, &error)) << error;
+  EXPECT_EQ(p.nic.qps, 4u);
+  EXPECT_TRUE(p.nic.qp_split);
+  EXPECT_EQ(d.nic.qps, 1u);
+  EXPECT_FALSE(d.nic.qp_split);
+  for (const char* bad : {"t:qps=0", "t:qps=129", "t:qps=x", "t:qp-split=2"})
+    EXPECT_FALSE(ParseJobPlacement(bad, &p, &error)) << bad;
   EXPECT_FALSE(ParseJobPlacement("t:cross-nic=3", &p, &error));
   EXPECT_FALSE(ParseJobPlacement("t:gpus-per-host=0", &p, &error));
+}
+
+// Two GPUs on each of two hosts (spectrum-x sized down): endpoint 0 on host
+// 0 sends B bytes to endpoint 2 on host 1 (NCCL all-reduce, through a NIC)
+// twice on channel 1, and to endpoint 1 on its own host once (NVLink).
+Schedule QueuePairJob(uint64_t bytes) {
+  Schedule s;
+  s.ranks.resize(4);
+  s.endpoints.resize(4);
+  for (int32_t e = 0; e < 4; ++e) s.endpoints[size_t(e)].world_rank = e;
+  s.world_size = 4;
+  ScheduleOp op;
+  op.kind = formats::OpKind::NcclAllReduce;
+  s.ops.push_back(op);
+  auto transfer = [&](int32_t from, int32_t to, uint32_t k, uint32_t dep_count) {
+    Step send;
+    send.type = StepType::kSend;
+    send.peer = to;
+    send.bytes = bytes;
+    send.channel = 1;
+    send.tag = MakeTag(0, k);
+    for (uint32_t d = 0; d < dep_count; ++d) s.ranks[size_t(from)].deps.push_back(d);
+    send.deps_end = uint32_t(s.ranks[size_t(from)].deps.size());
+    s.ranks[size_t(from)].steps.push_back(send);
+    Step recv = send;
+    recv.type = StepType::kRecv;
+    recv.peer = from;
+    recv.deps_end = uint32_t(s.ranks[size_t(to)].deps.size());
+    s.ranks[size_t(to)].steps.push_back(recv);
+  };
+  transfer(0, 2, 0, 0);
+  transfer(0, 2, 1, 1);  // after the first
+  transfer(0, 1, 2, 0);
+  return s;
+}
+
+TEST(Placement, QueuePairsPerConnectionSplitOrTakeTurnsOnlyThroughNics) {
+  TopologySpec spec;
+  std::string error;
+  ASSERT_TRUE(ParseTopology("spectrum-x:hosts=2,gpus=2", 4, &spec, &error)) << error;
+  const TopologyGraph g = BuildTopology(spec);
+  const std::vector<uint32_t> nodes = {0, 1, 2, 3};
+  NcclNicOptions nic;
+  nic.qps = 4;
+  nic.qp_split = true;
+  Schedule s = QueuePairJob(10);
+  ASSERT_TRUE(SplitQueuePairs(&s, nodes, &g, nic, &error)) << error;
+  // 2 messages x 4 parts through the NIC, the NVLink one whole: 10 bytes = 3 + 3 + 2 + 2.
+  ASSERT_EQ(s.ranks[0].steps.size(), 9u);
+  uint64_t sum = 0;
+  std::set<uint64_t> tags;
+  std::set<uint32_t> qps;
+  for (size_t i = 0; i < 8; ++i) {
+    const Step& st = s.ranks[0].steps[i];
+    EXPECT_EQ(NcclChannelOf(st.channel), 1u);
+    qps.insert(QueuePairOf(st.channel));
+    tags.insert(st.tag);
+    sum += st.bytes;
+    EXPECT_EQ(st.bytes, (i % 4) < 2 ? 3u : 2u) << i;
+  }
+  EXPECT_EQ(sum, 20u);
+  EXPECT_EQ(qps.size(), 4u);
+  EXPECT_EQ(tags.size(), 8u);
+  // Each part of the second message waits for every part of the first.
+  const RankSchedule& r0 = s.ranks[0];
+  EXPECT_EQ(r0.DepCount(r0.steps[4]), 4u);
+  EXPECT_EQ(QueuePairOf(r0.steps[8].channel), 0u);
+  EXPECT_EQ(r0.steps[8].bytes, 10u);
+  // The receiver's parts match the sender's, and the schedule stays sound.
+  ASSERT_EQ(s.ranks[2].steps.size(), 8u);
+  EXPECT_TRUE(CheckSchedule(s).empty()) << CheckSchedule(s).front();
+
+  // Round robin (NCCL's default): whole messages, queue pairs in turn, the receiver told which.
+  nic.qp_split = false;
+  Schedule rr = QueuePairJob(10);
+  ASSERT_TRUE(SplitQueuePairs(&rr, nodes, &g, nic, &error)) << error;
+  ASSERT_EQ(rr.ranks[0].steps.size(), 3u);
+  EXPECT_EQ(QueuePairOf(rr.ranks[0].steps[0].channel), 0u);
+  EXPECT_EQ(QueuePairOf(rr.ranks[0].steps[1].channel), 1u);
+  EXPECT_EQ(rr.ranks[2].steps[1].channel, rr.ranks[0].steps[1].channel);
+  EXPECT_TRUE(CheckSchedule(rr).empty());
+
+  // Queue pairs leave by their channel's NIC, on paths of their own hash.
+  const uint32_t lane1 = 1, lane1_qp2 = 1 | 2u << kQueuePairShift;
+  EXPECT_EQ(ConnectionRelays(g, 0, 3, lane1, RailMode::kRail), ConnectionRelays(g, 0, 3, lane1_qp2, RailMode::kRail));
+  EXPECT_NE(FlowHash(0, 3, 0, lane1), FlowHash(0, 3, 0, lane1_qp2));
 }
 
 }  // namespace

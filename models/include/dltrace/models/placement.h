@@ -42,7 +42,7 @@ struct JobPlacement {
 bool ParseHostList(const std::string& text, std::vector<uint32_t>* out);
 
 // TEXT = "TRACE[:hosts=A-B|trace][:gpus-per-host=N][:start=T][:algo=A][:channels=C][:iterations=N]
-// [:priority=P][:cross-nic=0|1|2][:pxn=0|1]" onto *OUT, whose fields are the
+// [:priority=P][:cross-nic=0|1|2][:pxn=0|1][:qps=N][:qp-split=0|1]" onto *OUT, whose fields are the
 // defaults for what TEXT leaves out.
 bool ParseJobPlacement(const std::string& text, JobPlacement* out, std::string* error);
 
@@ -64,6 +64,18 @@ bool PlaceJobs(std::vector<JobPlacement>* jobs, const std::vector<uint32_t>& end
 // where both endpoints are on one endpoint node (FABRIC_GPUS 1 and a shared
 // host); every other step crosses the fabric, the scale-up domain included.
 void LocaliseSteps(Schedule* schedule, const std::vector<uint32_t>& endpoint_nodes);
+
+// NCCL_IB_QPS_PER_CONNECTION as NCCL runs it: every NCCL send and receive
+// between GPUs of different scale-up domains of GRAPH (endpoint E on node
+// ENDPOINT_NODES[E]; without GRAPH, of different nodes) goes over one of
+// NIC.qps queue pairs, each a flow of its own (its index in the channel's bits
+// above kQueuePairShift): NIC.qp_split splits each message into qps parts
+// (part q of a message of tag (op, k) gets tag (op, k * qps + q), the first
+// bytes % qps parts a byte more), else a connection's messages take its queue
+// pairs in turn, in the sender's step order. Steps after a split receive wait
+// for every part. False, with *ERROR, when a split tag would not fit.
+bool SplitQueuePairs(Schedule* schedule, const std::vector<uint32_t>& endpoint_nodes, const TopologyGraph* graph,
+                     const NcclNicOptions& nic, std::string* error);
 
 // Whether steps of OP use the NICs the way NCCL's collectives do (rings and
 // trees, RailMode from NcclNicOptions::ModeFor(true)) or as point-to-point

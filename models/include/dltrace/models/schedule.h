@@ -49,6 +49,14 @@ struct Step {
 };
 static_assert(sizeof(Step) == 24, "Step grew: every lowered job holds hundreds of bytes per rank per op of them");
 
+// A step's channel holds NCCL's channel (below 64) in its low bits and, with
+// queue pairs per connection (SplitQueuePairs), the queue pair above them: the
+// NIC follows the NCCL channel, the ECMP hash the whole value.
+constexpr uint32_t kQueuePairShift = 6;
+constexpr uint32_t kMaxQueuePairs = 1u << (14 - kQueuePairShift);  // 256; NCCL allows 128
+inline uint32_t NcclChannelOf(uint32_t channel) { return channel & ((1u << kQueuePairShift) - 1); }
+inline uint32_t QueuePairOf(uint32_t channel) { return channel >> kQueuePairShift; }
+
 // Tags are (schedule op << 32) | k, the k-th transfer the op lowered to.
 inline uint64_t MakeTag(uint32_t op, uint32_t k) { return (uint64_t(op) << 32) | k; }
 constexpr uint32_t kNoOp = 0xFFFFFFFFu;

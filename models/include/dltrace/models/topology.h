@@ -159,6 +159,12 @@ enum class RailMode : uint8_t { kDirect, kRail, kPxn };
 struct NcclNicOptions {
   int cross_nic = 2;  // NCCL_CROSS_NIC: 0, 1 or 2
   bool pxn = true;    // !NCCL_PXN_DISABLE
+  // NCCL_IB_QPS_PER_CONNECTION: queue pairs per connection between GPUs of
+  // different scale-up domains, each its own flow for ECMP; QP_SPLIT:
+  // NCCL_IB_SPLIT_DATA_ON_QPS (1: every message split over them; 0, NCCL's
+  // default since 2.20: one message per queue pair, round robin).
+  uint32_t qps = 1;
+  bool qp_split = false;
   // The mode of a collective's traffic (COLLECTIVE true) or of
   // point-to-point and all-to-all traffic.
   RailMode ModeFor(bool collective) const {
