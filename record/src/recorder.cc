@@ -486,8 +486,13 @@ RawHeader* Recorder::RawFile() {
   return raw_;
 }
 
-void Recorder::RemoveRawFile() {
-  std::lock_guard<std::mutex> lock(raw_mu_);
+void Recorder::RemoveRawFile(bool from_signal) {
+  // From a signal the interrupted thread may hold the lock (growing the file).
+  std::unique_lock<std::mutex> lock(raw_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    if (from_signal) return;
+    lock.lock();
+  }
   if (raw_fd_ < 0 || !raw_ || raw_->pid != getpid()) return;
   ::unlink(raw_path_.c_str());
   ::close(raw_fd_);
@@ -1213,7 +1218,7 @@ bool Recorder::FinishFile(const char* reason, bool from_signal) {
                  trace_path_.c_str(), (unsigned long long)dropped,
                  discard_.load() ? " (not written)" : " (raise DLTRACE_BUFFER_EVENTS)");
   // Everything the raw file held is in the trace, or counted in its footer.
-  RemoveRawFile();
+  RemoveRawFile(from_signal);
   return ok;
 }
 

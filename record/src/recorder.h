@@ -248,7 +248,7 @@ class Recorder {
   RawHeader* RawFile();
   // Says in the raw file where the trace is (Start), and removes it once
   // the trace is whole (FinishFile) or recording is off.
-  void RemoveRawFile();
+  void RemoveRawFile(bool from_signal = false);
   struct WriterState;
   // This process's CPU, memory, network and disk now (NOW: CLOCK_MONOTONIC
   // ns), from /proc files WS keeps open; taken at flushes, under writer_mu_.
