@@ -32,6 +32,11 @@
 #                                   ns of the calling thread's CPU a call over
 #                                   300,000 calls, +43 over 3,000,000)
 #        DLTRACE_BENCH_CLOCKS       the recorder's clocks     (default "tsc monotonic")
+#        DLTRACE_BENCH_RAW          1: each clock also as a side CLOCK+raw with
+#                                   DLTRACE_RAW=1 (records in a raw file in
+#                                   /dev/shm, no flush timer: the timed loop
+#                                   fits the buffer, so no encoding while it
+#                                   runs); 0: not (default 1)
 #        DLTRACE_BENCH_BASELINE     another libdltrace-record.so (an older build)
 #                                   run as a further side (default clock),
 #                                   alternating with the others: before/after
@@ -59,6 +64,7 @@ cd "$(dirname "$0")/.."
 build=${1:-${DLTRACE_BUILD_DIR:-build}}
 ranks_list=${DLTRACE_BENCH_RANKS:-1 $(nproc)}
 clocks=${DLTRACE_BENCH_CLOCKS:-tsc monotonic}
+raw_sides=${DLTRACE_BENCH_RAW:-1}
 bind=${DLTRACE_BENCH_BIND:-none}
 reps=${DLTRACE_BENCH_REPS:-5}
 baseline=${DLTRACE_BENCH_BASELINE:-}
@@ -85,6 +91,7 @@ if [[ $(id -u) -eq 0 ]]; then mpirun_flags+=(--allow-run-as-root); fi
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/dltrace-bench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/raw"
 
 loadavg() { cut -d' ' -f1-3 /proc/loadavg; }
 cpu_model=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null)
@@ -113,7 +120,7 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   instructions() {
     local out=$work/callgrind.out n drain wrapper ordinary
     n=$(env ${1:+LD_PRELOAD="$1"} DLTRACE_OUTPUT="$work/trace" DLTRACE_SAMPLE_MS=0 DLTRACE_QUIET=1 \
-          DLTRACE_FLUSH_MS=3600000 ${3:+DLTRACE_CLOCK="$3"} \
+          DLTRACE_FLUSH_MS=3600000 ${3:+DLTRACE_CLOCK="$3"} ${4:+DLTRACE_RAW="$4"} \
           valgrind --tool=callgrind --callgrind-out-file="$out" "$prog" "$2" 0 0 2>&1 |
         awk '/Collected :/ { print $4 }')
     rm -rf "$work/trace"
@@ -137,10 +144,10 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   echo "dltrace-mpi-overhead under callgrind, 1 rank: instructions per 8 B MPI_Allreduce ($lo and $hi calls)"
   read -r a _ <<<"$(instructions "" $lo)"
   read -r b _ <<<"$(instructions "" $hi)"
-  report() {  # report <label> <preload> <clock>
+  report() {  # report <label> <preload> <clock> [raw]
     local c d dc dd wc wd oc od
-    read -r c dc wc oc <<<"$(instructions "$2" $lo "$3")"
-    read -r d dd wd od <<<"$(instructions "$2" $hi "$3")"
+    read -r c dc wc oc <<<"$(instructions "$2" $lo "$3" "${4:-}")"
+    read -r d dd wd od <<<"$(instructions "$2" $hi "$3" "${4:-}")"
     awk -v l="$1" -v k="$3" -v a="$a" -v b="$b" -v c="$c" -v d="$d" -v dc="$dc" -v dd="$dd" \
         -v wc="$wc" -v wd="$wd" -v oc="$oc" -v od="$od" -v n=$((hi - lo)) 'BEGIN {
       without = (b - a) / n; with = (d - c) / n; flusher = (dd - dc) / n
@@ -155,12 +162,13 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
     "in the call" flusher wrapper path
   for clock in $clocks; do
     report this "$recorder" "$clock"
+    if [[ $raw_sides == 1 ]]; then report this+raw "$recorder" "$clock" "$work/raw"; fi
     if [[ -n $baseline ]]; then report baseline "$baseline" "$clock"; fi
   done
   exit 0
 fi
 
-# run_once <ranks> <without|tsc|monotonic|baseline> <8B|1MB>: prints "NS CPU
+# run_once <ranks> <without|tsc|monotonic|tsc+raw|monotonic+raw|baseline> <8B|1MB>: prints "NS CPU
 # CLOCK": ns per call, rank 0's CPU time per call in threads other than the calling one
 # (process CPU time less the calling thread's, over the timed loop): with the
 # recorder, mostly its flusher, i.e. what it takes from the cores the ranks
@@ -174,6 +182,8 @@ run_once() {
   case $side in
     without) ;;
     baseline) env_flags=(-x LD_PRELOAD="$baseline" -x DLTRACE_OUTPUT="$work/trace") ;;
+    *+raw) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace"
+                      -x DLTRACE_CLOCK="${side%+raw}" -x DLTRACE_RAW=1) ;;
     *) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace" -x DLTRACE_CLOCK="$side") ;;
   esac
   if [[ $size == 8B ]]; then args=("$small_iters" 0 "$warmup"); else args=(0 "$large_iters" 100); fi
@@ -223,11 +233,14 @@ median() {
 dltrace=$build/cli/dltrace
 # shellcheck disable=SC2206
 sides=(without $clocks)
+if [[ $raw_sides == 1 ]]; then
+  for clock in $clocks; do sides+=("$clock+raw"); done
+fi
 if [[ -n $baseline ]]; then sides+=(baseline); fi
 echo "dltrace-mpi-overhead: $small_iters x 8 B after $warmup untimed, $large_iters x 1 MB (each in its own run);" \
   "mpirun --bind-to $bind; median of $reps runs each side; $(nproc) cores"
 echo "recorder: $recorder${baseline:+ (baseline: $baseline)}"
-echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set)"
+echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set; +raw: and DLTRACE_RAW=1)"
 echo "load average before: $(loadavg)"
 rows=()
 cpu_rows=()

@@ -29,6 +29,7 @@
 #include "dltrace/formats/rank_env.h"
 #include "dltrace/formats/writer.h"
 #include "dltrace/record/output_naming.h"
+#include "raw_file.h"
 #include "signals.h"
 
 namespace dltrace::record {
@@ -135,21 +136,6 @@ Recorder::TickPoint TickNow() {
   }
   return best;
 }
-
-// Ticks to ns on the line through two readings A and B, in fixed point
-// (ns per tick << 40: a multiply and a shift per time; off by under 1 ns
-// for times up to 2^40 ticks, minutes, from A).
-struct TickScale {
-  TickScale(const Recorder::TickPoint& a, const Recorder::TickPoint& b) : origin(a) {
-    if (b.ticks > a.ticks)
-      mult = int64_t((static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks));
-  }
-  int64_t ToNs(int64_t t) const {
-    return origin.ns + int64_t((static_cast<__int128>(t - origin.ticks) * mult) >> 40);
-  }
-  Recorder::TickPoint origin;
-  int64_t mult = int64_t(1) << 40;  // ns per tick << 40 (a TSC of 1 MHz to 10 GHz fits)
-};
 
 bool KernelKeepsTimeWithTsc() {
 #if defined(__x86_64__)
@@ -273,28 +259,6 @@ bool CheckTscOnEveryCpu(double* ns_per_tick, std::string* why) {
 static_assert(int(OpRecord::kGpuTimes) == int(formats::OpTimes::kGpuTimes) &&
                   int(OpRecord::kCompletion) == int(formats::OpTimes::kCompletion),
               "the flags a record and the writer's times share have one value");
-// Writes into *T what an op adds besides its shape, its host times in ns;
-// the optional times only where the op has them (the writer reads no other).
-__attribute__((always_inline)) inline void PutTimes(const OpRecord& c, const TickScale& scale,
-                                                    formats::OpTimes* t) {
-  t->has = c.flags & (OpRecord::kGpuTimes | OpRecord::kCompletion);
-  t->group = c.group;
-  t->seq = c.seq;
-  if (__builtin_expect(c.flags & OpRecord::kTicks, 1)) {
-    t->enter_ns = scale.ToNs(c.enter_ns);
-    t->exit_ns = scale.ToNs(c.exit_ns);
-    if (c.flags & OpRecord::kCompletion) t->completion_ns = scale.ToNs(c.completion_ns);
-  } else {
-    t->enter_ns = c.enter_ns;
-    t->exit_ns = c.exit_ns;
-    if (c.flags & OpRecord::kCompletion) t->completion_ns = c.completion_ns;
-  }
-  if (c.flags & OpRecord::kGpuTimes) {
-    t->gpu_start_ns = c.gpu_start_ns;
-    t->gpu_end_ns = c.gpu_end_ns;
-  }
-}
-
 // Whether two records have one shape and the same flags: every field Expand
 // puts into the OpEvent's shape (all but seq, group and the times; the
 // thread is the caller's to compare) and the flags. Compared as
@@ -329,33 +293,7 @@ __attribute__((always_inline)) inline bool SameShape(const OpRecord& a, const Op
 }
 
 OpEvent Expand(const BufferedOp& e, uint32_t thread, const TickScale& scale) {
-  const OpRecord& c = e.op;
-  OpEvent op;
-  op.kind = c.kind;
-  op.datatype = c.datatype;
-  op.red_op = c.red_op;
-  op.captured_in_graph = c.flags & OpRecord::kCapturedInGraph;
-  op.comm = c.comm;
-  op.peer = c.peer;
-  op.tag = c.tag;
-  op.nccl_algorithm = c.nccl_algorithm;
-  op.nccl_protocol = c.nccl_protocol;
-  op.nccl_channels = c.nccl_channels;
-  op.count = c.count;
-  op.bytes = c.bytes;
-  op.stream = c.stream;
-  op.thread = thread;
-  formats::OpTimes t{};
-  PutTimes(c, scale, &t);
-  op.seq = t.seq;
-  op.group = t.group;
-  op.enter_ns = t.enter_ns;
-  op.exit_ns = t.exit_ns;
-  if (t.has & formats::OpTimes::kGpuTimes) {
-    op.gpu_start_ns = t.gpu_start_ns;
-    op.gpu_end_ns = t.gpu_end_ns;
-  }
-  if (t.has & formats::OpTimes::kCompletion) op.completion_ns = t.completion_ns;
+  OpEvent op = ExpandRecord(e.op, thread, scale);
   if (e.extras) {
     op.peer_send_bytes = std::move(e.extras->send);
     op.peer_recv_bytes = std::move(e.extras->recv);
@@ -434,6 +372,7 @@ void Recorder::Disable(const std::string& message) {
   g_fast_record.store(kFastOff);
   int prev = state_.exchange(3);
   if (prev != 3 && !settings_.quiet) std::fprintf(stderr, "dltrace: %s\n", message.c_str());
+  RemoveRawFile();
 }
 
 std::string Recorder::DefaultOutputDir() {
@@ -456,17 +395,130 @@ inline Recorder::ThreadBuffer* Recorder::ThisThreadBuffer() {
 
 Recorder::ThreadBuffer* Recorder::RegisterThread() {
   auto* b = new ThreadBuffer();  // kept after the thread ends, until flushed
+  // Under the lock: the raw file's threads in the order of buffers_, the
+  // order a drain reads them in.
+  std::lock_guard<std::mutex> lock(buffers_mu_);
   b->index = next_thread_.fetch_add(1);
+  if (RawHeader* raw = RawFile()) {
+    const uint32_t slot = raw->threads.load(std::memory_order_relaxed);
+    if (slot < kRawThreads) {
+      raw->thread[slot].index = b->index;
+      raw->thread[slot].used = 1;
+      raw->threads.store(slot + 1, std::memory_order_release);
+      b->raw_slot = slot;
+    } else {
+      raw->flags.fetch_or(RawHeader::kSomeBlocksAnonymous);
+    }
+  }
   // The first block and a spare, allocated and touched now rather than
   // by the calls that fill them.
   b->write = b->read = NewBlock(b);
   if (Block* spare = NewBlock(b)) b->free = spare;
   if (!b->write) b->write_pos = block_events_;  // no memory: every op counted as dropped
   b->write_limit = b->write ? block_events_ : 0;
-  std::lock_guard<std::mutex> lock(buffers_mu_);
   buffers_.push_back(b);
   t_thread_buffer = b;
   return b;
+}
+
+namespace {
+
+// Where DLTRACE_RAW=1 puts raw files: shared memory (no write-back, no
+// write faults once mapped), else the temporary directory.
+std::string DefaultRawDir() {
+  struct stat st;
+  if (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && ::access("/dev/shm", W_OK) == 0)
+    return "/dev/shm";
+  const char* tmp = Env("TMPDIR");
+  return tmp ? tmp : "/tmp";
+}
+
+}  // namespace
+
+RawHeader* Recorder::RawFile() {
+  if (settings_.raw.empty()) return nullptr;
+  std::lock_guard<std::mutex> lock(raw_mu_);
+  if (raw_tried_) return raw_;
+  raw_tried_ = true;
+  const std::string dir = settings_.raw == "1" ? DefaultRawDir() : settings_.raw;
+  raw_path_ = dir + "/dltrace-" + HostName() + "-" + std::to_string(getpid()) + ".raw";
+  auto fail = [&](const char* what) {
+    if (!settings_.quiet)
+      std::fprintf(stderr, "dltrace: DLTRACE_RAW: %s %s: %s; buffering in memory (events "
+                   "since the last flush are lost on SIGKILL)\n", what, raw_path_.c_str(),
+                   std::strerror(errno));
+    if (raw_fd_ >= 0) {
+      ::unlink(raw_path_.c_str());
+      ::close(raw_fd_);
+      raw_fd_ = -1;
+    }
+    return nullptr;
+  };
+  raw_fd_ = ::open(raw_path_.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (raw_fd_ < 0) return fail("cannot create");
+  // Space taken now (fallocate), not when a page is first written: a full
+  // file system is a failed call here, never a SIGBUS in the program.
+  if (int rc = ::posix_fallocate(raw_fd_, 0, kRawHeaderBytes)) {
+    errno = rc;
+    return fail("no room for");
+  }
+  void* mem = ::mmap(nullptr, kRawHeaderBytes, PROT_READ | PROT_WRITE, MAP_SHARED, raw_fd_, 0);
+  if (mem == MAP_FAILED) return fail("cannot map");
+  auto* h = new (mem) RawHeader();
+  std::memcpy(h->magic, kRawMagic, sizeof(kRawMagic));
+  h->version = kRawVersion;
+  h->header_bytes = kRawHeaderBytes;
+  h->record_bytes = sizeof(BufferedOp);
+  h->block_events = block_events_;
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  raw_block_bytes_ = (BlockBytes(block_events_) + page - 1) / page * page;
+  h->block_bytes = raw_block_bytes_;
+  h->pid = getpid();
+  h->rank = -1;
+  std::snprintf(h->boot_id, sizeof(h->boot_id), "%s", BootId().c_str());
+  raw_ = h;
+  // A process that never starts recording leaves no raw file behind.
+  std::atexit([] {
+    Recorder& r = Recorder::Get();
+    if (r.raw_ && r.raw_->pid == getpid() && !(r.raw_->flags.load() & RawHeader::kStarted))
+      r.RemoveRawFile();
+  });
+  return raw_;
+}
+
+void Recorder::RemoveRawFile(bool from_signal) {
+  // From a signal the interrupted thread may hold the lock (growing the file).
+  std::unique_lock<std::mutex> lock(raw_mu_, std::try_to_lock);
+  if (!lock.owns_lock()) {
+    if (from_signal) return;
+    lock.lock();
+  }
+  if (raw_fd_ < 0 || !raw_ || raw_->pid != getpid()) return;
+  ::unlink(raw_path_.c_str());
+  ::close(raw_fd_);
+  raw_fd_ = -1;  // the mapped blocks stay valid; later ones are anonymous
+}
+
+void* Recorder::NewRawBlock() {
+  std::lock_guard<std::mutex> lock(raw_mu_);
+  if (raw_fd_ < 0) return MAP_FAILED;  // removed: recording is over
+  // The file's next block, as a shared mapping, prefaulted.
+  const uint64_t k = raw_->blocks.load(std::memory_order_relaxed);
+  const off_t at = off_t(kRawHeaderBytes + k * raw_block_bytes_);
+  void* mem = MAP_FAILED;
+  if (int rc = ::posix_fallocate(raw_fd_, at, off_t(raw_block_bytes_))) {
+    errno = rc;
+  } else {
+    mem = ::mmap(nullptr, raw_block_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE,
+                 raw_fd_, at);
+    if (mem != MAP_FAILED) raw_->blocks.store(k + 1, std::memory_order_release);
+  }
+  if (mem == MAP_FAILED &&
+      !(raw_->flags.fetch_or(RawHeader::kSomeBlocksAnonymous) & RawHeader::kSomeBlocksAnonymous) &&
+      !settings_.quiet)
+    std::fprintf(stderr, "dltrace: DLTRACE_RAW: no room for more of %s (%s); further "
+                 "blocks in memory (lost on SIGKILL)\n", raw_path_.c_str(), std::strerror(errno));
+  return mem;
 }
 
 Recorder::Block* Recorder::NewBlock(ThreadBuffer* b) {
@@ -474,14 +526,18 @@ Recorder::Block* Recorder::NewBlock(ThreadBuffer* b) {
   do {
     if (n >= max_blocks_) return nullptr;
   } while (!b->blocks.compare_exchange_weak(n, n + 1, std::memory_order_relaxed));
+  void* mem = b->raw_slot != ~uint32_t(0) ? NewRawBlock() : MAP_FAILED;
   // Prefaulted: the calls that fill it take no page fault.
-  void* mem = ::mmap(nullptr, BlockBytes(block_events_), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+  if (mem == MAP_FAILED)
+    mem = ::mmap(nullptr, BlockBytes(block_events_), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (mem == MAP_FAILED) {
     b->blocks.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;
   }
-  return new (mem) Block();
+  Block* blk = new (mem) Block();
+  blk->slot = b->raw_slot;
+  return blk;
 }
 
 Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
@@ -581,6 +637,7 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
         return drop();
       }
     }
+    next->first = b->write->first + block_events_;
     b->write->next.store(next, std::memory_order_release);
     b->write = next;
     b->write_pos = 0;
@@ -603,7 +660,18 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
 
 void Recorder::AddCommunicator(formats::Communicator comm) {
   std::lock_guard<std::mutex> lock(writer_mu_);
-  if (writer_) writer_->pending_comms.push_back(std::move(comm));
+  if (!writer_) return;
+  // With a raw file there may be no flush before a SIGKILL: the
+  // communicator goes into the trace now (a chunk of its own; making one
+  // is a collective call that costs far more).
+  if (raw_ && writer_->writer && !discard_.load()) {
+    formats::TraceWriter& w = *writer_->writer;
+    w.AddCommunicator(comm);
+    std::string err;
+    if (!w.Flush(&err) && w.failed()) StopWriting(w.failure(), w.ops_written());
+    return;
+  }
+  writer_->pending_comms.push_back(std::move(comm));
 }
 
 bool Recorder::Start(const StartInfo& info) {
@@ -647,6 +715,7 @@ bool Recorder::Start(const StartInfo& info) {
     }
   }
   h.attributes.emplace_back("dltrace.clock", g_tsc_clock.load() ? "tsc" : "monotonic");
+  if (RawFile()) h.attributes.emplace_back("dltrace.raw", raw_path_);
   KeepRawValues(formats::kRankVariables, &h.rank_env);
   KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
   KeepRawValues(formats::kWorldSizeVariables, &h.rank_env);
@@ -703,6 +772,21 @@ bool Recorder::Start(const StartInfo& info) {
     if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
   tick_anchor_ = tick_candidate_ = tick_checked_ = TickNow();
+  if (raw_) {
+    // Where the trace is (absolute: recovery may run elsewhere) and what
+    // turns the records' ticks into ns.
+    std::string abs = file;
+    if (abs[0] != '/') {
+      char cwd[4096];
+      if (::getcwd(cwd, sizeof(cwd))) abs = std::string(cwd) + "/" + abs;
+    }
+    std::snprintf(raw_->trace_path, sizeof(raw_->trace_path), "%s", abs.c_str());
+    raw_->rank = h.global_rank;
+    raw_->start_ticks = raw_->last_ticks = tick_anchor_.ticks;
+    raw_->start_ns = raw_->last_ns = tick_anchor_.ns;
+    raw_->ns_per_tick = tsc_ns_per_tick_;
+    raw_->flags.fetch_or(RawHeader::kStarted);
+  }
   sem_init(&g_flush_request, 0, 0);
   sem_init(&g_flush_done, 0, 0);
   InstallSignalHandlers();
@@ -757,12 +841,18 @@ void Recorder::FlusherLoop() {
   // One timer: the flush. Resource samples are taken at flushes
   // (DrainBuffers), so that no wake-up of their own takes a core from a
   // rank that spins on it.
+  // With a raw file (DLTRACE_RAW) there is no flush timer: what the
+  // threads publish outlives a SIGKILL without one, and encoding waits for
+  // a buffer half full, the exit or a signal; only ops that wait for GPU
+  // times (a deferred source) bring the timer back. Woken once a second
+  // to see whether one came.
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   int64_t next_flush = NowNs() + flush_ns;
   while (true) {
+    const bool timed = raw_ == nullptr || deferred_.load() != nullptr;
     timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
-    int64_t wait = std::max<int64_t>(0, next_flush - NowNs());
+    int64_t wait = timed ? std::max<int64_t>(0, next_flush - NowNs()) : 1'000'000'000;
     deadline.tv_sec += time_t(wait / 1'000'000'000);
     deadline.tv_nsec += long(wait % 1'000'000'000);
     if (deadline.tv_nsec >= 1'000'000'000) {
@@ -779,7 +869,7 @@ void Recorder::FlusherLoop() {
     }
     if (g_stop.load()) return;  // Stop() finishes the file itself
     int64_t now = NowNs();
-    if (now >= next_flush || g_drain_now.exchange(false)) {
+    if ((timed && now >= next_flush) || g_drain_now.exchange(false)) {
       DrainBuffers(false, false);
       // The next tick of the grid from the start that is past now.
       if (now >= next_flush) next_flush += ((now - next_flush) / flush_ns + 1) * flush_ns;
@@ -839,11 +929,26 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     if (in_run > 0) w->AddedRepeatOps(in_run);
     in_run = run_room = 0;
   };
+  // With a raw file, a block read to its end goes back only once the
+  // trace holds its events (after the write below): until then a SIGKILL
+  // leaves them to recovery.
+  std::vector<std::pair<ThreadBuffer*, Block*>> read_raw_blocks;
   for (ThreadBuffer* b : buffers) {
     dropped_ += b->dropped.exchange(0, std::memory_order_relaxed);
     Block* blk = b->read;
     if (!blk) continue;
     uint32_t pos = b->read_pos;
+    // The thread's events from here go to the writer from its op count
+    // now: said in the raw file (a whole mark, then one store to use it).
+    RawThread* raw_thread = raw_ && w && b->raw_slot != ~uint32_t(0) ? &raw_->thread[b->raw_slot]
+                                                                       : nullptr;
+    if (raw_thread) {
+      end_run();
+      const uint32_t other = raw_thread->current ^ 1;
+      raw_thread->mark[other] = {blk->first + pos, w->ops_written() + w->pending_ops(),
+                                 ~uint64_t(0)};
+      __atomic_store_n(&raw_thread->current, other, __ATOMIC_RELEASE);
+    }
     // A local copy of the last record, which the stores of times cannot alias.
     OpRecord last_shape = last_added_.op;
     bool repeat_ok = last_added_.valid && last_added_.thread == b->index;
@@ -930,15 +1035,20 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
       if (end < block_events_) break;
       Block* next = blk->next.load(std::memory_order_acquire);
       if (!next) break;
-      blk->free_next = b->returned.load(std::memory_order_relaxed);
-      while (!b->returned.compare_exchange_weak(blk->free_next, blk, std::memory_order_release,
-                                                std::memory_order_relaxed)) {
-      }
+      if (raw_thread)
+        read_raw_blocks.emplace_back(b, blk);
+      else
+        ReturnBlock(b, blk);
       blk = next;
       pos = 0;
     }
     b->read = blk;
     b->read_pos = pos;
+    if (raw_thread) {
+      end_run();
+      __atomic_store_n(&raw_thread->mark[raw_thread->current].end_seq, blk->first + pos,
+                       __ATOMIC_RELEASE);
+    }
   }
   if (w) {
     end_run();
@@ -953,10 +1063,22 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     }
     ok = w->Flush(&err);
     if (!ok && w->failed()) StopWriting(w->failure(), w->ops_written());
+    if (raw_) {
+      raw_->last_ticks = now.ticks;
+      raw_->last_ns = now.ns;
+    }
   }
+  for (const auto& [b, blk] : read_raw_blocks) ReturnBlock(b, blk);
   writer_mu_.unlock();
   // The flush that kept a thread waiting is done: it may wait again.
   g_drains.fetch_add(1, std::memory_order_release);
+}
+
+void Recorder::ReturnBlock(ThreadBuffer* b, Block* blk) {
+  blk->free_next = b->returned.load(std::memory_order_relaxed);
+  while (!b->returned.compare_exchange_weak(blk->free_next, blk, std::memory_order_release,
+                                            std::memory_order_relaxed)) {
+  }
 }
 
 void Recorder::CheckTscAgain(const TickPoint& now) {
@@ -985,6 +1107,7 @@ void Recorder::CheckTscAgain(const TickPoint& now) {
 
 void Recorder::StopWriting(const std::string& error, uint64_t kept) {
   g_fast_record.store(kFastOff);
+  if (raw_) raw_->flags.fetch_or(RawHeader::kWriterFailed);
   if (discard_.exchange(true)) return;
   if (settings_.quiet) return;
   std::fprintf(stderr,
@@ -1094,6 +1217,8 @@ bool Recorder::FinishFile(const char* reason, bool from_signal) {
     std::fprintf(stderr, "dltrace: rank %d: %s: %llu events dropped%s\n", rank_,
                  trace_path_.c_str(), (unsigned long long)dropped,
                  discard_.load() ? " (not written)" : " (raise DLTRACE_BUFFER_EVENTS)");
+  // Everything the raw file held is in the trace, or counted in its footer.
+  RemoveRawFile(from_signal);
   return ok;
 }
 

@@ -137,6 +137,8 @@ bool RankFromEnvironment();
 // dltrace-nccl-HASH. NCCL_VERSION goes into the header.
 StartInfo NcclStartInfo(int rank, int size, uint64_t hash, std::string nccl_version);
 
+struct RawHeader;  // raw_file.h
+
 class Recorder {
  public:
   // The process-wide recorder; never destroyed (exit paths may still use it).
@@ -229,6 +231,10 @@ class Recorder {
   Block* NextBlock(ThreadBuffer* b);
   // Allocates (prefaulted) one more block for B if it has fewer than its bound.
   Block* NewBlock(ThreadBuffer* b);
+  // The raw file's next block, mapped, or MAP_FAILED.
+  void* NewRawBlock();
+  // Hands a block the flusher has read back to its thread B.
+  static void ReturnBlock(ThreadBuffer* b, Block* blk);
   void FlusherLoop();
   void DrainBuffers(bool from_signal, bool final);
   // Whether the TSC still runs at its start rate against CLOCK_MONOTONIC
@@ -237,6 +243,12 @@ class Recorder {
   // Says once that the trace file could not be written and stops writing;
   // later events are only counted (call with writer_mu_ held).
   void StopWriting(const std::string& error, uint64_t kept);
+  // The raw file (DLTRACE_RAW, raw_file.h): made with the first block a
+  // thread takes; its header, mapped, or null.
+  RawHeader* RawFile();
+  // Says in the raw file where the trace is (Start), and removes it once
+  // the trace is whole (FinishFile) or recording is off.
+  void RemoveRawFile(bool from_signal = false);
   struct WriterState;
   // This process's CPU, memory, network and disk now (NOW: CLOCK_MONOTONIC
   // ns), from /proc files WS keeps open; taken at flushes, under writer_mu_.
@@ -282,6 +294,14 @@ class Recorder {
   int rank_ = -1;
   // Set after a failed write: Append counts events instead of keeping them.
   std::atomic<bool> discard_{false};
+
+  // The raw file: made once (raw_tried_), grown, under raw_mu_.
+  std::mutex raw_mu_;
+  bool raw_tried_ = false;
+  RawHeader* raw_ = nullptr;
+  int raw_fd_ = -1;
+  size_t raw_block_bytes_ = 0;
+  std::string raw_path_;
 };
 
 // What a block holds per call.
@@ -298,8 +318,10 @@ static_assert(sizeof(BufferedOp) == 104, "a buffered op should stay small");
 // Blocks are never freed, so a thread's steady state allocates nothing.
 struct alignas(64) Recorder::Block {
   std::atomic<uint32_t> count{0};
+  uint32_t slot = ~uint32_t(0);  // in a raw file: its thread's RawThread (raw_file.h)
   std::atomic<Block*> next{nullptr};
   Block* free_next = nullptr;  // in a free list
+  uint64_t first = 0;          // the thread's number of events[0] (its events before)
   BufferedOp events[1];         // block_events_ of them (allocated past the end)
 };
 
@@ -335,6 +357,8 @@ struct alignas(64) Recorder::ThreadBuffer {
   // The flusher's side: where it has read up to.
   alignas(64) Block* read = nullptr;
   uint32_t read_pos = 0;
+  // Its RawThread in the raw file (DLTRACE_RAW), or ~0: blocks in anonymous memory.
+  uint32_t raw_slot = ~uint32_t(0);
 };
 
 // The calling thread's buffer, null until its first op. __thread (no

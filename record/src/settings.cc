@@ -32,6 +32,12 @@ const std::vector<SettingInfo>& AllSettings() {
        "tsc_known_freq) or the kernel's clocksource is tsc, else monotonic. The TSC is checked "
        "against CLOCK_MONOTONIC on every CPU at start and at each flush; where it fails, "
        "monotonic (the trace header's dltrace.clock says which was used)"},
+      {"DLTRACE_RAW", "0",
+       "1 (or a directory): each thread's records go into a raw file in that directory "
+       "(1: /dev/shm, else $TMPDIR or /tmp) that outlives a SIGKILL, and there is no flush "
+       "timer: encoding happens when a thread's buffer is half full, at exit and on "
+       "SIGTERM/SIGINT/SIGHUP; after a SIGKILL, dltrace-recover RAW (or the trace) writes "
+       "the rest of the trace from it. 0: buffers in memory, flushed every DLTRACE_FLUSH_MS"},
       {"DLTRACE_RANK", "", "global rank, overriding RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ..."},
       {"DLTRACE_LOCAL_RANK", "", "local rank, overriding LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ..."},
   };
@@ -84,6 +90,17 @@ Settings Settings::FromEnvironment() {
     else
       std::fprintf(stderr, "dltrace: ignoring DLTRACE_CLOCK=%s (want auto, tsc or monotonic)\n", v);
   }
+  if (const char* v = Env("DLTRACE_RAW")) {
+    if (!std::strcmp(v, "1")) {
+      s.raw = "1";
+    } else if (std::strcmp(v, "0") != 0) {
+      if (v[0] == '/')
+        s.raw = v;
+      else
+        std::fprintf(stderr, "dltrace: ignoring DLTRACE_RAW=%s (want 0, 1 or an absolute "
+                     "directory)\n", v);
+    }
+  }
 #if !defined(__x86_64__)
   if (s.clock == "tsc") s.clock = "monotonic";
 #endif
@@ -100,6 +117,7 @@ std::string Settings::Describe() const {
   out += std::string("DLTRACE_QUIET=") + (quiet ? "1" : "0") + "\n";
   out += std::string("DLTRACE_GPU_TIMING=") + (gpu_timing ? "1" : "0") + "\n";
   out += "DLTRACE_CLOCK=" + clock + "\n";
+  out += "DLTRACE_RAW=" + (raw.empty() ? std::string("0") : raw) + "\n";
   return out;
 }
 

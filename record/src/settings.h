@@ -27,6 +27,7 @@ struct Settings {
   bool quiet = false;        // DLTRACE_QUIET
   bool gpu_timing = true;    // DLTRACE_GPU_TIMING (NCCL)
   std::string clock = "auto";  // DLTRACE_CLOCK: auto, tsc or monotonic
+  std::string raw;           // DLTRACE_RAW: the raw file's directory; empty = no raw file
 
   static Settings FromEnvironment();
   // "NAME=value" lines of the effective settings.

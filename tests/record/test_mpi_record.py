@@ -442,6 +442,128 @@ class RecorderTest(ScratchTestCase):
                 last = max(o["exit_ns"] for o in recs if o["type"] == "op" and o["rank"] == rank)
                 self.assertLess(self.kill_ns - last, 600_000_000, rank)
 
+    # The raw file (DLTRACE_RAW): each thread's records in a shared file
+    # mapping that outlives the process; dltrace-recover writes the rest of
+    # a killed process's trace from it.
+    RECOVER = os.path.join(os.path.dirname(LIB), "dltrace-recover")
+
+    def _raw_run(self, out, raw, calls, end, **extra):
+        """dltrace-mpi-loop CALLS END (exit or kill: a SIGKILL to itself right
+        after its last call), one rank under mpirun, DLTRACE_RAW=RAW."""
+        argv = [prog("dltrace-mpi-loop"), str(calls), end]
+        extra = dict(extra, DLTRACE_RAW=raw)
+        return subprocess.run(mpirun_preloaded(1, argv, out, **extra), env=preload_env(out, **extra),
+                              capture_output=True, text=True, timeout=300)
+
+    def _raw_path(self, out):
+        rc, recs, err = dump(out)
+        header = [r for r in recs if r["type"] == "header"][0]
+        return header["attributes"]["dltrace.raw"]
+
+    def _assert_exactly(self, out, calls, reason):
+        """OUT reads complete with CALLS all-reduces on the duplicate communicator, in order."""
+        rc, recs, err = dump(out)
+        self.assertEqual(rc, 0, err)
+        comms = {r["name"]: r["id"] for r in recs if r["type"] == "comm"}
+        ops = [r for r in recs if r["type"] == "op" and r["kind"] == "MPI_Allreduce"]
+        self.assertEqual(len(ops), calls)
+        self.assertEqual({o["comm"] for o in ops}, {comms["dup"]})
+        self.assertEqual([o["seq"] for o in ops], sorted(o["seq"] for o in ops))
+        enters = [o["enter_ns"] for o in ops]
+        self.assertEqual(enters, sorted(enters))
+        self.assertTrue(all(o["exit_ns"] >= o["enter_ns"] for o in ops))
+        footer = [r for r in recs if r["type"] == "footer"][0]
+        self.assertEqual(footer["reason"], reason)
+        self.assertEqual(footer["events_written"], len([r for r in recs if r["type"] == "op"]))
+
+    def test_raw_file_after_sigkill_recovers_every_call_before_the_kill(self):
+        # A buffer that holds the whole run (no drain before the kill), and
+        # small ones (drains while it runs: the trace holds part of the
+        # events, the raw file the rest), on both clocks.
+        for clock in ("tsc", "monotonic"):
+            for buffer_events in (1 << 20, 20000, 3000):
+                with self.subTest(clock=clock, buffer_events=buffer_events):
+                    out = os.path.join(self.tmp, f"kill-{clock}-{buffer_events}")
+                    raw = os.path.join(self.tmp, f"raw-{clock}-{buffer_events}")
+                    os.mkdir(raw)
+                    p = self._raw_run(out, raw, 60000, "kill", DLTRACE_CLOCK=clock,
+                                      DLTRACE_BUFFER_EVENTS=buffer_events)
+                    self.assertNotEqual(p.returncode, 0)
+                    raw_file = self._raw_path(out)
+                    self.assertEqual(os.path.dirname(raw_file), raw)
+                    self.assertTrue(os.path.exists(raw_file))
+                    rc, j, err = info(out)
+                    self.assertEqual(j["ranks"][0]["status"], "no footer")
+                    q = subprocess.run([self.RECOVER, raw_file], capture_output=True, text=True,
+                                       timeout=300)
+                    self.assertEqual(q.returncode, 0, q.stderr)
+                    self.assertIn("events recovered", q.stdout)
+                    self.assertFalse(os.path.exists(raw_file))
+                    rc, j, err = info(out)
+                    self.assertEqual(rc, 0, err)
+                    self._assert_exactly(out, 60000, "killed (recovered from its raw file)")
+
+    def test_raw_file_from_an_older_run_recovers_through_its_trace(self):
+        raw = os.path.join(self.tmp, "raw")
+        os.mkdir(raw)
+        old = os.path.join(self.tmp, "old")
+        self.assertNotEqual(self._raw_run(old, raw, 50000, "kill").returncode, 0)
+        # Another run in between, which leaves its own trace complete and no raw file.
+        new = os.path.join(self.tmp, "new")
+        self.assertEqual(self._raw_run(new, raw, 1000, "exit").returncode, 0)
+        self.assertEqual(len(os.listdir(raw)), 1)
+        # Named by its trace directory: the trace's header says where its raw file is.
+        q = subprocess.run([self.RECOVER, old], capture_output=True, text=True, timeout=300)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertEqual(os.listdir(raw), [])
+        self._assert_exactly(old, 50000, "killed (recovered from its raw file)")
+        self._assert_exactly(new, 1000, "finalize")
+        # Nothing left to do: said, and not an error; a trace named alone is.
+        q = subprocess.run([self.RECOVER, old], capture_output=True, text=True, timeout=60)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertIn("no trace with a raw file left", q.stdout)
+        q = subprocess.run([self.RECOVER, os.path.join(old, "rank0.dltrace")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(q.returncode, 1)
+        self.assertEqual(len(q.stderr.strip().splitlines()), 1, q.stderr)
+
+    def test_truncated_raw_file_gets_one_clear_line(self):
+        raw = os.path.join(self.tmp, "raw")
+        os.mkdir(raw)
+        out = os.path.join(self.tmp, "kill")
+        self.assertNotEqual(self._raw_run(out, raw, 20000, "kill").returncode, 0)
+        raw_file = self._raw_path(out)
+        size = os.path.getsize(raw_file)
+        for cut, why in ((size // 2, "truncated raw file"), (100, "truncated raw file"),
+                         (0, "not a dltrace raw file")):
+            with self.subTest(cut=cut):
+                with open(raw_file, "r+b") as f:
+                    f.truncate(cut)
+                q = subprocess.run([self.RECOVER, raw_file], capture_output=True, text=True,
+                                   timeout=60)
+                self.assertEqual(q.returncode, 1)
+                lines = q.stderr.strip().splitlines()
+                self.assertEqual(len(lines), 1, q.stderr)
+                self.assertIn(raw_file, lines[0])
+                self.assertIn(why, lines[0])
+                # The trace is left as it was.
+                rc, j, err = info(out)
+                self.assertEqual(j["ranks"][0]["status"], "no footer")
+
+    def test_raw_run_that_ends_leaves_a_complete_trace_and_no_raw_file(self):
+        out = os.path.join(self.tmp, "exit")
+        p = self._raw_run(out, "1", 100000, "exit")  # the default place: /dev/shm
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self._assert_exactly(out, 100000, "finalize")
+        self.assertFalse(os.path.exists(self._raw_path(out)))
+        # SIGTERM: the footer as without a raw file, which is gone too.
+        raw = os.path.join(self.tmp, "raw")
+        os.mkdir(raw)
+        term = os.path.join(self.tmp, "term")
+        self._run_and_kill(signal.SIGTERM, term, DLTRACE_RAW=raw)
+        self._assert_footers_after_sigterm(term)
+        self.assertEqual(os.listdir(raw), [])
+
     def test_sigterm_to_dltrace_record_reaches_every_rank(self):
         out = os.path.join(self.tmp, "rec-term")
         proc = subprocess.Popen([DLTRACE, "record", "-o", out, "--"] + MPIRUN +
