@@ -366,7 +366,7 @@ int RunRecord(RecordOptions o) {
   std::string forward = preload ? "LD_PRELOAD;DLTRACE_OUTPUT" : "DLTRACE_OUTPUT";
   if (std::getenv("NCCL_PROFILER_PLUGIN")) forward += ";NCCL_PROFILER_PLUGIN";
   for (const char* v : {"DLTRACE_SAMPLE_MS", "DLTRACE_FLUSH_MS", "DLTRACE_BUFFER_EVENTS",
-                        "DLTRACE_QUIET", "DLTRACE_GPU_TIMING", "DLTRACE_CLOCK"})
+                        "DLTRACE_QUIET", "DLTRACE_GPU_TIMING", "DLTRACE_CLOCK", "DLTRACE_RAW"})
     if (std::getenv(v)) forward += std::string(";") + v;
   AppendEnv("OMPI_MCA_mca_base_env_list", forward, ";");
 
