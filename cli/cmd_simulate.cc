@@ -189,7 +189,7 @@ Command AddSimulateCommand(CLI::App& dltrace) {
       ->capture_default_str();
   cmd->add_option("--job", o->job_specs,
                   "a job: TRACE[:hosts=0-3|trace][:gpus-per-host=N][:start=0.5s][:algo=A][:channels=C][:iterations=N]"
-                  "[:priority=P][:cross-nic=0|1|2][:pxn=0|1]; repeat for several jobs on one network (default hosts: "
+                  "[:priority=P][:cross-nic=0|1|2][:pxn=0|1][:qps=N][:qp-split=0|1]; repeat for several jobs on one network (default hosts: "
                   "the next free ones, as many ranks per host as it has GPUs)")
       ->type_name("SPEC")
       ->default_str("")

@@ -6,15 +6,17 @@ description of the fabric, the same placement and the same NIC rules
 
 Cases (issue #43): a rail-aligned ring all-reduce (bandwidth-bound: 512 KB
 per ring step) on a rail-optimized fabric; the same on an hpn dual-plane
-fabric with one failed ToR; with DLTRACE_FABRIC_FULL=1 (the `long` label)
-also a MoE job's all-to-all on rails with PXN, and the ring at 16 hosts x 8
-GPUs. Asserted by default: every endpoint's bytes in both, and the same
-bytes on every NIC port in both (nics.csv; ns-3 counts headers). The mean
-iteration times are printed; the long label also asserts them within
-TOLERANCE, which the rail-aligned ring does not meet yet (flow 14% slower
-than ns-3 at 2 x 4 GPUs: the flow simulator's connections carry one message
-at a time and pay the relay path's latency per 512 KB message; see
-docs/results). Run as a script it prints the table."""
+fabric with one failed ToR; the ring over two segments with 4 queue pairs
+per connection (qps=4: NCCL_IB_QPS_PER_CONNECTION); with
+DLTRACE_FABRIC_FULL=1 (the `long` label) also a MoE job's all-to-all on
+rails with PXN, and the ring at 16 hosts x 8 GPUs. Asserted by default:
+every endpoint's bytes in both, the same bytes on every NIC port in both
+(nics.csv; ns-3 counts headers), and with queue pairs the same bytes on
+every spine link (both put each queue pair on the path of its own ECMP
+hash). The mean iteration times are printed; the long label also asserts
+them within TOLERANCE (the rail ring at 2 x 4 GPUs: flow +5.2%, its
+connections carry one message at a time and pay the path's latency per
+512 KB message; see docs/results). Run as a script it prints the table."""
 import csv
 import os
 import subprocess
@@ -34,6 +36,16 @@ def nic_bytes(out):
         return {r["port"]: (float(r["sent_bytes"]), float(r["received_bytes"])) for r in csv.DictReader(f)}
 
 
+def spine_bytes(out):
+    """Bytes per link that touches a spine, summed over links.csv's samples."""
+    total = {}
+    with open(os.path.join(out, "links.csv")) as f:
+        for r in csv.DictReader(f):
+            if "spine" in r["link"]:
+                total[r["link"]] = total.get(r["link"], 0.0) + float(r["bytes"])
+    return total
+
+
 def cases(tmp):
     """(name, trace maker, simulate arguments after the trace)."""
     hosts = 16 if FULL else 2
@@ -46,6 +58,15 @@ def cases(tmp):
                         "--buckets", "1", "--bucket-bytes", str(512 * 1024 * gpus * hosts * gpus), "--nccl-only"],
                        check=True, capture_output=True)
         return ring
+
+    qp_ring = os.path.join(tmp, "qp-ring")
+
+    def make_qp_ring():
+        # 2 hosts x 2 GPUs, 2 channels, 256 KB per ring step.
+        subprocess.run([SAMPLE, "-o", qp_ring, "--ranks", "4", "--hosts", "2", "--iterations", "2",
+                        "--buckets", "1", "--bucket-bytes", str(256 * 1024 * 4 * 2), "--nccl-only"],
+                       check=True, capture_output=True)
+        return qp_ring
 
     moe = os.path.join(tmp, "moe")
 
@@ -62,6 +83,9 @@ def cases(tmp):
         ("ring all-reduce, hpn dual plane, one ToR failed", make_ring,
          lambda t: ["--job", t + ":algo=ring:channels=%d" % gpus,
                     "--topo", "hpn:hosts=%d,gpus=%d,planes=2,hosts-per-leaf=2,rate=50G,fail=p0.s0.r1" % (hosts, gpus)]),
+        ("ring all-reduce, 2 segments, 4 queue pairs", make_qp_ring,
+         lambda t: ["--job", t + ":algo=ring:channels=2:qps=4",
+                    "--topo", "rail-optimized:hosts=2,gpus=2,hosts-per-leaf=1,rate=100G"]),
     ]
     if FULL:
         out.append(("MoE all-to-all with PXN, rail-optimized 2 x 8", make_moe,
@@ -91,6 +115,13 @@ class FabricVsNs3Test(unittest.TestCase):
                     # ns-3 counts headers on the wire, and TCP's ACKs leave through the port the reverse
                     # connection's path takes (a dual-plane port with no data of its own sends ACKs).
                     self.assertAlmostEqual(sent, ns3_nics[port][0], delta=0.1 * sent + 0.1 * mean, msg=(name, port))
+                if "queue pairs" in name:
+                    flow_spines, ns3_spines = spine_bytes(out["flow"]), spine_bytes(out["ns3"])
+                    carried = sum(flow_spines.values())
+                    self.assertGreater(carried, 0, name)
+                    for link, b in flow_spines.items():
+                        self.assertAlmostEqual(b, ns3_spines.get(link, 0.0),
+                                               delta=0.1 * b + 0.01 * carried, msg=(name, link))
                 (flow_ms, ns3_ms), = mean_iteration([out["flow"], out["ns3"]])
                 print("%-48s flow %9.3f ms  ns-3 %9.3f ms  %+.1f%%" % (name, flow_ms, ns3_ms,
                                                                      100 * (flow_ms / ns3_ms - 1)))
