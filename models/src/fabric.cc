@@ -14,6 +14,7 @@
 #include "dltrace/models/schedule.h"
 #include "dltrace/models/topology.h"
 #include "fabric.h"
+#include "yaml_subset.h"
 
 namespace dltrace::models {
 
@@ -292,12 +293,22 @@ bool ParseFabricFile(const std::string& path, const std::string& overrides, uint
     return false;
   }
   nlohmann::json j;
-  try {
-    j = nlohmann::json::parse(in);
-  } catch (const std::exception& e) {
-    std::string what = e.what();
-    *error = "topology file " + path + ": not JSON (" + what.substr(what.find(']') + 2) + ")";
-    return false;
+  const bool yaml = path.size() > 5 && (path.compare(path.size() - 5, 5, ".yaml") == 0 ||
+                                        path.compare(path.size() - 4, 4, ".yml") == 0);
+  if (yaml) {
+    std::string what;
+    if (!ParseYamlSubset(in, &j, &what)) {
+      *error = "topology file " + path + ": not the YAML a fabric file is written in (" + what + ")";
+      return false;
+    }
+  } else {
+    try {
+      j = nlohmann::json::parse(in);
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      *error = "topology file " + path + ": not JSON (" + what.substr(what.find(']') + 2) + ")";
+      return false;
+    }
   }
   auto fail = [&](const std::string& what) {
     *error = "topology file " + path + ": " + what;

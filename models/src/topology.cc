@@ -5,6 +5,7 @@
 #include "dltrace/models/topology.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <cstdlib>
 #include <deque>
@@ -41,7 +42,8 @@ bool ParseCount(const std::string& text, uint32_t min, uint32_t* out) {
 
 const std::vector<std::string>& TopologyKinds() {
   static const std::vector<std::string> kinds = {"star",           "dumbbell", "ring",       "leaf-spine", "fat-tree",
-                                                 "rail-optimized", "dcn",      "spectrum-x", "hpn",        "FILE.json"};
+                                                 "rail-optimized", "dcn",      "spectrum-x", "hpn",        "FILE.json",
+                                                 "FILE.yaml"};
   return kinds;
 }
 
@@ -134,7 +136,11 @@ bool ParseTopology(const std::string& text, uint32_t hosts_needed, TopologySpec*
   TopologySpec c;
   const size_t colon = text.find(':');
   c.kind = text.substr(0, colon);
-  if (c.kind.size() > 5 && c.kind.compare(c.kind.size() - 5, 5, ".json") == 0)
+  auto ends_with = [&](const char* suffix) {
+    const size_t n = std::strlen(suffix);
+    return c.kind.size() > n && c.kind.compare(c.kind.size() - n, n, suffix) == 0;
+  };
+  if (ends_with(".json") || ends_with(".yaml") || ends_with(".yml"))
     return ParseFabricFile(c.kind, text.substr(colon == std::string::npos ? text.size() : colon + 1), hosts_needed,
                            out, error);
   for (const Preset& p : kPresets)
@@ -153,7 +159,7 @@ bool ParseTopology(const std::string& text, uint32_t hosts_needed, TopologySpec*
   if (std::find(kinds.begin(), kinds.end(), c.kind) == kinds.end()) {
     *error = "unknown topology '" + c.kind +
              "' (one of star, dumbbell, ring, leaf-spine, fat-tree, rail-optimized, dcn, the presets spectrum-x, "
-             "hpn, dcn, or a fabric file ending in .json)";
+             "hpn, dcn, or a fabric file ending in .json, .yaml or .yml)";
     return false;
   }
   const bool ai = c.AiFabric();

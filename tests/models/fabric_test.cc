@@ -241,6 +241,55 @@ TEST(Fabric, AFileDescribesTheSameFabricAsASpec) {
   }
 }
 
+TEST(Fabric, AYamlFileIsTheSameFabricAsItsJson) {
+  // The JSON file above, written as YAML users write it: block lists, a flow
+  // list per link, an item that is a mapping, comments and quoted names.
+  const std::string path = WriteFile("two_rails.yaml", R"(---
+# two hosts of two GPUs, two rail leaves, one spine
+hosts: 2
+gpus_per_host: 2
+rate: 100Gbps   # every NIC port
+delay: "1us"
+switches:
+- p0.s0.r0
+- 'p0.s0.r1'
+- {name: p0.spine0, plane: 0}
+links:
+  - [h0.g0, p0.s0.r0]
+  - [h0.g1, p0.s0.r1]
+  - [h1.g0, p0.s0.r0]
+  - [h1.g1, p0.s0.r1]
+  - a: p0.s0.r0
+    b: p0.spine0
+    rate: 200Gbps
+  - [p0.s0.r1, p0.spine0, 200Gbps]
+)");
+  const TopologyGraph y = Build(path);
+  const TopologyGraph s = Build("rail-optimized:hosts=2,gpus=2,hosts-per-leaf=2,spines=1,rate=100G,delay=1us");
+  ASSERT_EQ(y.names, s.names);
+  ASSERT_EQ(y.links.size(), s.links.size());
+  for (size_t i = 0; i < y.links.size(); ++i) {
+    EXPECT_EQ(y.links[i].name, s.links[i].name);
+    EXPECT_EQ(y.links[i].rate_bps, s.links[i].rate_bps) << y.links[i].name;
+    EXPECT_EQ(y.links[i].delay_ns, s.links[i].delay_ns) << y.links[i].name;
+  }
+  // What the subset does not read, or a file that is not YAML, is one line naming the line.
+  const std::map<std::string, std::string> bad = {
+      {"hosts: 1\n\tswitches: [t]\n", "line 2: a tab"},
+      {"hosts: 1\nswitches: [t\n", "line 2: '[' is not closed"},
+      {"hosts: &h 1\n", "line 1: '&'"},
+      {"hosts: 1\nhosts: 2\n", "line 2: key 'hosts' given twice"},
+      {"hosts: 1\n  switches: [t]\n", "line 2"},
+      {"hosts: 1\nswitches: [t]\nlinks: [[h0, x]]\n", "unknown node 'x'"},
+  };
+  int i = 0;
+  for (const auto& [text, expected] : bad) {
+    const std::string error = ParseError(WriteFile("bad" + std::to_string(i++) + ".yml", text));
+    EXPECT_NE(error.find(expected), std::string::npos) << error;
+    EXPECT_EQ(error.find('\n'), std::string::npos) << error;
+  }
+}
+
 TEST(Fabric, BadFilesGetOneLineNamingTheProblem) {
   const std::map<std::string, std::string> cases = {
       {R"({"hosts": 1, "gpus_per_host": 2, "switches": ["t"], "links": [["h0.g0", "t"], ["h0.g1", "x"]]})",
