@@ -122,4 +122,15 @@ DltraceRdmaCongestionControl::SetWindow(uint64_t bytes)
     }
 }
 
+bool
+DltraceRdmaCongestionControl::IsSteady() const
+{
+    return true;
+}
+
+void
+DltraceRdmaCongestionControl::FastForward(Time /*skipped*/, uint64_t /*bytes*/)
+{
+}
+
 } // namespace ns3

@@ -52,6 +52,11 @@ class DltraceRdmaCongestionControl : public Object
     virtual void OnCnp();
     /// Whether switches should stamp INT on this QP's packets.
     virtual bool NeedsInt() const;
+    /// Whether the rate would hold if nothing changed (DCQCN: not while it recovers).
+    virtual bool IsSteady() const;
+    /// A fast-forward skipped SKIPPED of steady sending, BYTES of frames (timers
+    /// that would have fired, byte counters); the base does nothing.
+    virtual void FastForward(Time skipped, uint64_t bytes);
 
     double GetRate() const;      ///< bit/s
     uint64_t GetWindow() const;  ///< bytes in flight allowed; 0: no window
