@@ -122,10 +122,10 @@ DltraceRdmaCongestionControl::SetWindow(uint64_t bytes)
     }
 }
 
-bool
-DltraceRdmaCongestionControl::IsSteady() const
+Time
+DltraceRdmaCongestionControl::GetSteadyHorizon(double /*tolerance*/) const
 {
-    return true;
+    return Time::Max();
 }
 
 void

@@ -138,10 +138,10 @@ DltraceRdmaDcqcn::OnCnp()
     }
 }
 
-bool
-DltraceRdmaDcqcn::IsSteady() const
+Time
+DltraceRdmaDcqcn::GetSteadyHorizon(double /*tolerance*/) const
 {
-    return GetRate() >= m_lineRate;
+    return GetRate() >= m_lineRate ? Time::Max() : Time();
 }
 
 void

@@ -38,7 +38,7 @@ class DltraceRdmaDcqcn : public DltraceRdmaCongestionControl
     void OnSend(uint32_t bytes) override;
     void OnCnp() override;
     /// Steady only at line rate: below it every timer raises the rate.
-    bool IsSteady() const override;
+    Time GetSteadyHorizon(double tolerance) const override;
     /// Alpha decays and the timer and byte counters count as over SKIPPED.
     void FastForward(Time skipped, uint64_t bytes) override;
 

@@ -27,21 +27,24 @@ class DltraceRdmaNetwork;
  * \brief Skips the steady stretches of a run on the RDMA fabric (whole fabric at once).
  *
  * Every Window/4 of simulated time it takes a snapshot: per queue pair
- * whether it is busy, packets acknowledged, rate and window of its
- * congestion control; per port the queued bytes and whether it is paused;
- * the counts of CNPs, ECN marks, PFC frames, NACKs, resends, timeouts and
- * drops; messages posted and delivered; per link direction bytes and packets.
- * The fabric is steady when, over the last Window, no message was posted or
- * delivered, none of those counts moved, no port is paused, every busy QP
- * made progress, kept its rate and window within Tolerance (relative) and
- * its congestion control says it holds (DCQCN: at line rate), and every
- * queue stayed within QueueTolerance bytes of its depth now.
+ * whether it is busy, packets sent and acknowledged; per port the queued
+ * bytes and whether it is paused; the counts of CNPs, ECN marks, PFC
+ * frames, NACKs, resends, timeouts and drops; messages posted and
+ * delivered; per link direction bytes and packets. The fabric is steady
+ * when, over the last Window, no message was posted or delivered, none of
+ * those counts moved, no port is paused, every queue stayed within
+ * QueueTolerance bytes of its depth now, and every busy QP sent as many
+ * packets in the window's first half as in its second and had as many
+ * acknowledged as it sent (within Tolerance), and its congestion control
+ * says its rate holds for at least MinSkip (GetSteadyHorizon: DCQCN and
+ * TIMELY only at line rate; HPCC not while U climbs at the window cap).
  *
  * Then the next event is the first of: a busy QP's message coming within a
- * margin of its last packet (the packets in flight and as many again, so
+ * margin of its last packet (twice the packets in flight, plus 8, so
  * the tail and its ACKs run packet by packet), and the next anchored event
  * of the DltraceTimeline (a job's compute step ending, a sample, the stop
- * time). When it is at least MinSkip away, everything is skipped to it:
+ * time), and the end of any congestion control's steady horizon. When it
+ * is at least MinSkip away, everything is skipped to it:
  * each busy QP is credited its rate over the window times the skip in
  * packets of its message (DltraceRdmaQueuePair::FastForward), its receiver
  * the same bytes, each link direction its measured bytes and packets per
@@ -76,8 +79,6 @@ class DltraceRdmaFastForward : public Object
         std::vector<bool> active;
         std::vector<uint32_t> acked;
         std::vector<uint64_t> sent;
-        std::vector<double> rate;
-        std::vector<uint64_t> window;
         std::vector<uint64_t> queues;
         std::vector<uint64_t> linkBytes;
         std::vector<uint64_t> linkPackets;
