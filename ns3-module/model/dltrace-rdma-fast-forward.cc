@@ -96,6 +96,8 @@ DltraceRdmaFastForward::Watch(const DltraceRdmaHelper* fabric,
         m_ports.push_back(link.a);
         m_ports.push_back(link.b);
     }
+    m_creditedBytes.assign(links->GetDirectionCount(), 0);
+    m_creditedPackets.assign(links->GetDirectionCount(), 0);
 }
 
 void
@@ -126,8 +128,11 @@ DltraceRdmaFastForward::Take() const
         const bool active = q.qp->IsActive();
         s.active.push_back(active);
         s.anyActive = s.anyActive || active;
-        s.acked.push_back(q.qp->GetAckedPackets());
-        s.sent.push_back(q.qp->GetSentPackets());
+        // Packets that went as packets (credits left out): a skip changes
+        // nothing the packet machinery sees, so snapshots from before it
+        // still tell how it runs after it.
+        s.acked.push_back(q.qp->GetAckedPackets() - q.qp->GetSkippedPackets());
+        s.sent.push_back(q.qp->GetSentPackets() - q.qp->GetSkippedPackets());
         s.disturbances += q.qp->GetCnps() + q.qp->GetRetransmittedPackets() + q.qp->GetTimeouts();
     }
     for (const auto& port : m_ports)
@@ -156,8 +161,8 @@ DltraceRdmaFastForward::Take() const
     }
     for (uint32_t d = 0; d < m_links->GetDirectionCount(); ++d)
     {
-        s.linkBytes.push_back(m_links->GetDirection(d).bytes);
-        s.linkPackets.push_back(m_links->GetDirection(d).packets);
+        s.linkBytes.push_back(m_links->GetDirection(d).bytes - m_creditedBytes[d]);
+        s.linkPackets.push_back(m_links->GetDirection(d).packets - m_creditedPackets[d]);
     }
     s.posted = m_network->GetMessages().size();
     s.delivered = m_network->GetDeliveredCount();
@@ -302,12 +307,13 @@ DltraceRdmaFastForward::Skip(const Snapshot& old, const Snapshot& now)
         const auto bytes = uint64_t(std::llround((now.linkBytes[d] - old.linkBytes[d]) * share));
         const auto packets = uint64_t(std::llround((now.linkPackets[d] - old.linkPackets[d]) * share));
         m_links->Credit(uint32_t(d), bytes, packets);
+        m_creditedBytes[d] += bytes;
+        m_creditedPackets[d] += packets;
         m_skippedLinkPackets += packets;
     }
     DltraceTimeline::Skip(delta);
     ++m_skips;
     m_skipped += delta;
-    m_history.clear();
     NS_LOG_INFO("skipped " << delta << " at " << Simulator::Now());
 }
 

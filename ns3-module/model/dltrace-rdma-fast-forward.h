@@ -107,6 +107,8 @@ class DltraceRdmaFastForward : public Object
     std::vector<Ptr<DltraceRdmaNetDevice>> m_ports;
     Time m_notBefore;
     std::deque<Snapshot> m_history;
+    std::vector<uint64_t> m_creditedBytes;   ///< per link direction
+    std::vector<uint64_t> m_creditedPackets; ///< per link direction
     EventId m_check;
 
     uint64_t m_skips;
