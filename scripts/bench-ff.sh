@@ -3,7 +3,7 @@
 # ns-3 RDMA at packet level against --fast-forward, side by side in one run:
 # one synthetic data-parallel iteration (ring all-reduce) on a star of HOSTS
 # hosts, for each congestion control; prints wall time and speedup, packets
-# simulated, the iteration-time difference, the message-completion p50 and
+# simulated, the CPU-time ratio, the iteration-time difference, the message-completion p50 and
 # p99 differences, PFC pause frames of both, and whether the bytes per
 # endpoint and message counts are equal.
 #
@@ -74,16 +74,17 @@ def pct(v, f):
 def diff(a, b):
     return 100.0 * (b - a) / a if a else 0.0
 
-print("%-6s %8s %8s %8s %12s %12s %9s %8s %8s %11s %6s" % ("cc", "full_s", "ff_s", "speedup", "pkts_full",
-      "pkts_ff", "iter_%", "p50_%", "p99_%", "pauses", "same"))
+print("%-6s %8s %8s %8s %8s %12s %12s %9s %8s %8s %11s %6s" % ("cc", "full_s", "ff_s", "speedup", "cpu_x",
+      "pkts_full", "pkts_ff", "iter_%", "p50_%", "p99_%", "pauses", "same"))
 for cc in ccs:
     a, b = run(cc + "-full"), run(cc + "-ff")
     same = len(a["done"]) == len(b["done"]) and a["endpoints"] == b["endpoints"]
-    print("%-6s %8.1f %8.1f %7.1fx %12d %12d %+9.3f %+8.3f %+8.3f %5d/%-5d %6s" % (
-        cc, a["wall"], b["wall"], a["wall"] / max(b["wall"], 1e-9), a["simulated"], b["simulated"],
+    print("%-6s %8.1f %8.1f %7.1fx %7.1fx %12d %12d %+9.3f %+8.3f %+8.3f %5d/%-5d %6s" % (
+        cc, a["wall"], b["wall"], a["wall"] / max(b["wall"], 1e-9), a["user"] / max(b["user"], 1e-9),
+        a["simulated"], b["simulated"],
         diff(a["it"], b["it"]), diff(pct(a["done"], 0.5), pct(b["done"], 0.5)),
         diff(pct(a["done"], 0.99), pct(b["done"], 0.99)), a["pauses"], b["pauses"], "yes" if same else "NO"))
-print("full_s, ff_s: wall seconds; pkts: link transmissions simulated; iter_%, p50_%, p99_%: fast-forward's "
+print("full_s, ff_s: wall seconds; cpu_x: user CPU time of full over ff; pkts: link transmissions simulated; iter_%, p50_%, p99_%: fast-forward's "
       "iteration time and message completion times against packet level; pauses: PFC frames full/ff; "
       "same: equal message count and bytes per endpoint")
 PY
