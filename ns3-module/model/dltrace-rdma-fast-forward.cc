@@ -260,7 +260,8 @@ DltraceRdmaFastForward::Skip(const Snapshot& old, const Snapshot& now)
     const double dt = (now.at - old.at).GetSeconds();
     const auto& qps = m_network->GetQueuePairs();
     // The skip ends where the first busy QP comes within its margin of its
-    // message's last packet, or at the next anchored event.
+    // message's last packet, at the next anchored event, or where a
+    // congestion control's steady horizon ends.
     double skip = (DltraceTimeline::NextAnchored() - DltraceTimeline::Now()).GetSeconds();
     std::vector<double> pps(qps.size(), 0); // packets per second over the window
     std::vector<uint32_t> room(qps.size(), 0);
