@@ -6,6 +6,7 @@
 #include "ns3/dltrace-attributes.h"
 
 #include "ns3/dltrace-rdma-net-device.h"
+#include "ns3/dltrace-timeline.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
@@ -58,14 +59,14 @@ DltraceRdmaMonitor::Start()
 {
     if (m_interval.IsStrictlyPositive())
     {
-        Simulator::Schedule(m_interval, &DltraceRdmaMonitor::Sample, this);
+        DltraceTimeline::Schedule(m_interval, [this] { Sample(); });
     }
 }
 
 void
 DltraceRdmaMonitor::Sample()
 {
-    m_sampleTimes.push_back(Simulator::Now().GetSeconds());
+    m_sampleTimes.push_back(DltraceTimeline::Now().GetSeconds());
     std::vector<uint64_t> q;
     q.reserve(m_ports.size());
     for (const Port& p : m_ports)
@@ -75,7 +76,7 @@ DltraceRdmaMonitor::Sample()
     m_samples.push_back(std::move(q));
     if (!Simulator::IsFinished())
     {
-        Simulator::Schedule(m_interval, &DltraceRdmaMonitor::Sample, this);
+        DltraceTimeline::Schedule(m_interval, [this] { Sample(); });
     }
 }
 

@@ -8,6 +8,7 @@
 
 #include "ns3/dltrace-application.h"
 #include "ns3/dltrace-rdma-net-device.h"
+#include "ns3/dltrace-timeline.h"
 #include "ns3/boolean.h"
 #include "ns3/config.h"
 #include "ns3/double.h"
@@ -71,6 +72,11 @@ DltraceScenario::Destroy()
     m_flowHelper.reset();
     m_apps.clear();
     m_rdmaMonitor = nullptr;
+    if (m_fastForward)
+    {
+        m_fastForward->Dispose();
+        m_fastForward = nullptr;
+    }
     m_rdmaNetwork = nullptr;
     m_rdma.reset();
     if (m_network)
@@ -104,12 +110,21 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     m_rdma.reset();
     m_rdmaNetwork = nullptr;
     m_rdmaMonitor = nullptr;
+    m_fastForward = nullptr;
+    DltraceTimeline::Reset();
     m_partition = DltracePartition();
     m_needsLaunch = false;
     m_partitionLines.clear();
     if (m_specs.empty())
     {
         *error = "no job to simulate";
+        return false;
+    }
+    if (config.fastForward && (config.transport != "rdma" || config.partitions > 1))
+    {
+        *error = config.transport != "rdma"
+                     ? "--fast-forward: only the RDMA fabric skips steady states (--transport rdma)"
+                     : "--fast-forward: not with --partitions (one process skips the whole fabric at once)";
         return false;
     }
     const bool partitioned = config.partitions > 1;
@@ -290,6 +305,17 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
         m_rdmaMonitor->SetAttribute("Interval", TimeValue(config.utilInterval));
         m_rdmaMonitor->Watch(m_rdma.get(), m_rdmaNetwork);
         m_rdmaMonitor->Start();
+        if (config.fastForward)
+        {
+            Time lastStart;
+            for (const auto& spec : m_specs)
+            {
+                lastStart = std::max(lastStart, spec.GetStart());
+            }
+            m_fastForward = CreateObject<DltraceRdmaFastForward>();
+            m_fastForward->Watch(m_rdma.get(), m_rdmaNetwork, m_links);
+            m_fastForward->Start(lastStart);
+        }
     }
     else
     {
@@ -309,7 +335,11 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
         m_flowHelper = std::make_unique<FlowMonitorHelper>();
         m_flowMonitor = m_flowHelper->Install(m_topology.GetHosts());
     }
-    if (config.stopTime.IsStrictlyPositive())
+    if (config.stopTime.IsStrictlyPositive() && m_fastForward)
+    {
+        DltraceTimeline::Schedule(config.stopTime, [] { Simulator::Stop(); });
+    }
+    else if (config.stopTime.IsStrictlyPositive())
     {
         Simulator::Stop(config.stopTime);
     }
@@ -541,7 +571,7 @@ DltraceScenario::Run()
     m_progressTotals = {0, 0};
     Simulator::Run();
     m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    m_simSeconds = Simulator::Now().GetSeconds();
+    m_simSeconds = DltraceTimeline::Now().GetSeconds();
     if (m_links)
     {
         m_links->Finish();
@@ -698,7 +728,7 @@ DltraceScenario::PrintProgress()
                  " steps, %.3f of %.3f GB received, %" PRIu64 " of %" PRIu64
                  " endpoints finished, memory %.0f MiB, %.0f s wall\n",
                  ProgressPrefix(bool(m_mpi)).c_str(),
-                 Simulator::Now().GetSeconds() * 1e3,
+                 DltraceTimeline::Now().GetSeconds() * 1e3,
                  packets,
                  double(packets - m_lastProgressPackets) / dt,
                  steps,
@@ -902,6 +932,21 @@ DltraceScenario::FillRecords()
         {
             r.network.push_back(l);
         }
+    }
+    if (m_fastForward)
+    {
+        const double skipped = m_fastForward->GetSkippedTime().GetSeconds();
+        std::snprintf(line,
+                      sizeof line,
+                      "fast-forward: %" PRIu64 " skips, %.6f s of %.6f s simulated (%.1f%%), %" PRIu64
+                      " data packets and %" PRIu64 " link transmissions credited instead of simulated",
+                      m_fastForward->GetSkips(),
+                      skipped,
+                      m_simSeconds,
+                      m_simSeconds > 0 ? 100 * skipped / m_simSeconds : 0.0,
+                      m_fastForward->GetSkippedPackets(),
+                      m_fastForward->GetSkippedLinkPackets());
+        r.network.push_back(line);
     }
     r.simulated_s = m_simSeconds;
     r.wall_s = m_wallSeconds;

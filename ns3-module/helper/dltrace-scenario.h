@@ -12,6 +12,7 @@
 #include "ns3/dltrace-network-helper.h"
 #include "ns3/dltrace-partition.h"
 #include "ns3/dltrace-partitioned-run.h"
+#include "ns3/dltrace-rdma-fast-forward.h"
 #include "ns3/dltrace-rdma-helper.h"
 #include "ns3/dltrace-rdma-monitor.h"
 #include "ns3/dltrace-rdma-transport.h"
@@ -69,6 +70,7 @@ struct DltraceScenarioConfig
     std::vector<std::string> ccParams; ///< rdma: "name=value", attributes of the congestion control
     std::string rdmaEgress = "strict"; ///< rdma: switch egress "strict" or "wrr[:w0,...,w7]" (DltraceRdmaNetDevice::Scheduler)
     bool pfc = true;                   ///< rdma: DltraceRdmaSwitchMmu::PfcEnabled (false: lossy RoCE)
+    bool fastForward = false;          ///< rdma: skip steady states (DltraceRdmaFastForward)
     std::string pcapPrefix;           ///< non-empty: pcap of every link under this prefix
     uint32_t partitions = 1;          ///< MPI processes on ns-3's distributed simulator (DltracePartition)
     std::string partitionMap;         ///< "NODE PARTITION" lines; empty: by pod or leaf
@@ -171,6 +173,7 @@ class DltraceScenario
     std::unique_ptr<DltraceRdmaHelper> m_rdma; ///< the fabric, with --transport rdma
     Ptr<DltraceRdmaNetwork> m_rdmaNetwork;
     Ptr<DltraceRdmaMonitor> m_rdmaMonitor;
+    Ptr<DltraceRdmaFastForward> m_fastForward; ///< with fastForward
     DltracePartition m_partition;
     std::unique_ptr<DltracePartitionedRun> m_mpi; ///< partitioned runs in an MPI process
     bool m_needsLaunch = false;

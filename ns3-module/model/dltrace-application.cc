@@ -4,6 +4,7 @@
 #include "dltrace-application.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-timeline.h"
 
 #include "dltrace-rdma-transport.h"
 #include "dltrace-socket-transport.h"
@@ -169,7 +170,7 @@ void
 DltraceApplication::StopApplication()
 {
     NS_LOG_FUNCTION(this << m_endpoint);
-    Abandon("stopped at " + std::to_string(Simulator::Now().GetSeconds()) +
+    Abandon("stopped at " + std::to_string(DltraceTimeline::Now().GetSeconds()) +
             " s (simulated) before finishing");
     if (m_socket)
     {

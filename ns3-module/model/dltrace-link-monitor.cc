@@ -4,6 +4,7 @@
 #include "dltrace-link-monitor.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-timeline.h"
 
 #include "ns3/log.h"
 #include "ns3/simulator.h"
@@ -63,7 +64,7 @@ DltraceLinkMonitor::Start()
 {
     if (m_interval.IsStrictlyPositive())
     {
-        Simulator::Schedule(m_interval, &DltraceLinkMonitor::SampleLinks, this);
+        DltraceTimeline::Schedule(m_interval, [this] { SampleLinks(); });
     }
 }
 
@@ -101,14 +102,14 @@ DltraceLinkMonitor::SampleLinks()
     // Keep sampling while anything else is still scheduled.
     if (!Simulator::IsFinished())
     {
-        Simulator::Schedule(m_interval, &DltraceLinkMonitor::SampleLinks, this);
+        DltraceTimeline::Schedule(m_interval, [this] { SampleLinks(); });
     }
 }
 
 void
 DltraceLinkMonitor::Finish()
 {
-    const double now = Simulator::Now().GetSeconds();
+    const double now = DltraceTimeline::Now().GetSeconds();
     const double last = m_samples.empty() ? 0 : m_samples.back().timeS;
     if (m_interval.IsStrictlyPositive() && now > last)
     {
@@ -120,7 +121,7 @@ void
 DltraceLinkMonitor::TakeSample()
 {
     Sample s;
-    s.timeS = Simulator::Now().GetSeconds();
+    s.timeS = DltraceTimeline::Now().GetSeconds();
     s.bytes.reserve(m_directions.size());
     for (size_t d = 0; d < m_directions.size(); ++d)
     {
@@ -157,6 +158,13 @@ DltraceLinkMonitor::GetLinkPackets() const
         n += d->packets;
     }
     return n;
+}
+
+void
+DltraceLinkMonitor::Credit(uint32_t d, uint64_t bytes, uint64_t packets)
+{
+    m_directions.at(d)->bytes += bytes;
+    m_directions.at(d)->packets += packets;
 }
 
 uint64_t

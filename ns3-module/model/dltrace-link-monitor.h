@@ -77,6 +77,8 @@ class DltraceLinkMonitor : public Object
     uint64_t GetLinkPackets() const;
     /// Packets the devices dropped before transmitting (MacTxDrop).
     uint64_t GetDeviceDrops() const;
+    /// Counts what direction D carried during a fast-forward, as if it had gone.
+    void Credit(uint32_t d, uint64_t bytes, uint64_t packets);
 
   private:
     static void CountTx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> packet);

@@ -122,4 +122,15 @@ DltraceRdmaCongestionControl::SetWindow(uint64_t bytes)
     }
 }
 
+Time
+DltraceRdmaCongestionControl::GetSteadyHorizon(double /*tolerance*/) const
+{
+    return Time::Max();
+}
+
+void
+DltraceRdmaCongestionControl::FastForward(Time /*skipped*/, uint64_t /*bytes*/)
+{
+}
+
 } // namespace ns3

@@ -52,6 +52,17 @@ class DltraceRdmaCongestionControl : public Object
     virtual void OnCnp();
     /// Whether switches should stamp INT on this QP's packets.
     virtual bool NeedsInt() const;
+    /**
+     * How long the rate would hold if nothing changed, its own signals held
+     * within TOLERANCE (relative) where it has some: 0 when it is moving
+     * (DCQCN below line rate, where every timer raises it; HPCC while U
+     * climbs in a QP's first round trips with the rate still flat),
+     * Time::Max() when it holds for good. Base: Time::Max().
+     */
+    virtual Time GetSteadyHorizon(double tolerance) const;
+    /// A fast-forward skipped SKIPPED of steady sending, BYTES of frames (timers
+    /// that would have fired, byte counters); the base does nothing.
+    virtual void FastForward(Time skipped, uint64_t bytes);
 
     double GetRate() const;      ///< bit/s
     uint64_t GetWindow() const;  ///< bytes in flight allowed; 0: no window

@@ -3,6 +3,7 @@
 #include "dltrace-rdma-dcqcn.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-timeline.h"
 
 #include "ns3/double.h"
 #include "ns3/log.h"
@@ -94,14 +95,14 @@ DltraceRdmaDcqcn::SetActive(bool active)
     {
         m_alphaEvent.Cancel();
         m_rateEvent.Cancel();
-        m_idleSince = Simulator::Now();
+        m_idleSince = DltraceTimeline::Now();
         return;
     }
     if (m_wasActive)
     {
         // The timers that would have fired while idle: alpha decays in closed
         // form; rate-increase events one by one, until line rate (at most 64).
-        Time idle = Simulator::Now() - m_idleSince;
+        Time idle = DltraceTimeline::Now() - m_idleSince;
         double alphaTicks = std::floor(idle.GetSeconds() / m_alphaTimer.GetSeconds());
         m_alpha *= std::pow(1 - m_g, alphaTicks);
         uint64_t rateTicks =
@@ -135,6 +136,22 @@ DltraceRdmaDcqcn::OnCnp()
         m_alphaEvent = Simulator::Schedule(m_alphaTimer, &DltraceRdmaDcqcn::AlphaTimer, this);
         m_rateEvent = Simulator::Schedule(m_rateTimer, &DltraceRdmaDcqcn::RateTimer, this);
     }
+}
+
+Time
+DltraceRdmaDcqcn::GetSteadyHorizon(double /*tolerance*/) const
+{
+    return GetRate() >= m_lineRate ? Time::Max() : Time();
+}
+
+void
+DltraceRdmaDcqcn::FastForward(Time skipped, uint64_t bytes)
+{
+    // At line rate an increase changes nothing but the counters; the timers
+    // themselves were not run (their events keep their place on ns-3's clock).
+    m_alpha *= std::pow(1 - m_g, std::floor(skipped.GetSeconds() / m_alphaTimer.GetSeconds()));
+    m_timerEvents += static_cast<uint32_t>(std::floor(skipped.GetSeconds() / m_rateTimer.GetSeconds()));
+    OnSend(static_cast<uint32_t>(std::min<uint64_t>(bytes, UINT32_MAX)));
 }
 
 void

@@ -37,6 +37,10 @@ class DltraceRdmaDcqcn : public DltraceRdmaCongestionControl
     void SetActive(bool active) override;
     void OnSend(uint32_t bytes) override;
     void OnCnp() override;
+    /// Steady only at line rate: below it every timer raises the rate.
+    Time GetSteadyHorizon(double tolerance) const override;
+    /// Alpha decays and the timer and byte counters count as over SKIPPED.
+    void FastForward(Time skipped, uint64_t bytes) override;
 
   protected:
     void DoDispose() override;

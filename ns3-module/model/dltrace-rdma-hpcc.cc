@@ -9,6 +9,7 @@
 #include "ns3/uinteger.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace ns3
 {
@@ -62,6 +63,40 @@ bool
 DltraceRdmaHpcc::NeedsInt() const
 {
     return true;
+}
+
+Time
+DltraceRdmaHpcc::GetSteadyHorizon(double tolerance) const
+{
+    // (the window is the cap truncated to bytes: a frame below it is below the cap)
+    const double cap = m_lineRate / 8 * m_baseRtt.GetSeconds();
+    if (!m_haveHops || m_nHops == 0 || double(GetWindow() + m_frameBytes) <= cap)
+    {
+        return Time::Max();
+    }
+    if (m_updates < kUHistory)
+    {
+        return Time();
+    }
+    const auto [lo, hi] = std::minmax_element(m_uAtUpdate.begin(), m_uAtUpdate.end());
+    if (*hi - *lo > tolerance * *hi)
+    {
+        return Time();
+    }
+    // Wc(n) - Wc* = (Wc(0) - Wc*) r^n with r = Eta/U, Wc* = W_AI / (1 - r);
+    // the highest U seen makes the fall soonest.
+    const double r = m_eta / *hi;
+    if (r >= 1)
+    {
+        return Time::Max();
+    }
+    const double fixed = m_wAi / (1 - r);
+    if (fixed >= cap || m_wc <= cap)
+    {
+        return fixed >= cap ? Time::Max() : Time();
+    }
+    const double rounds = std::floor(std::log((cap - fixed) / (m_wc - fixed)) / std::log(r));
+    return m_baseRtt * int64_t(rounds);
 }
 
 double
@@ -138,6 +173,7 @@ DltraceRdmaHpcc::OnAck(const DltraceRdmaAckInfo& ack)
         if (update)
         {
             m_lastUpdateSeq = ack.nextPsn;
+            m_uAtUpdate[m_updates++ % kUHistory] = u;
         }
         double w = ComputeWindow(u, update);
         const double maxWindow = m_lineRate / 8 * m_baseRtt.GetSeconds();

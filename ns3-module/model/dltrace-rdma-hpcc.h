@@ -32,6 +32,17 @@ class DltraceRdmaHpcc : public DltraceRdmaCongestionControl
     void Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameBytes) override;
     void OnAck(const DltraceRdmaAckInfo& ack) override;
     bool NeedsInt() const override;
+    /**
+     * Below its largest window (line rate x base RTT): for good. At it: 0
+     * unless U held within TOLERANCE over the last kUHistory round trips
+     * (in a QP's first round trips U climbs while the rate is still flat,
+     * and a cut comes); then, with U held, the reference window moves once
+     * per round trip towards W_AI / (1 - Eta/U), and the cap holds for as
+     * many base RTTs as it takes to fall below it (for good where that
+     * point is above the cap, or U below Eta).
+     */
+    Time GetSteadyHorizon(double tolerance) const override;
+    static constexpr uint32_t kUHistory = 4;
 
   private:
     double MeasureInflight(const DltraceRdmaHeader& ack);
@@ -43,6 +54,8 @@ class DltraceRdmaHpcc : public DltraceRdmaCongestionControl
     double m_rateAi{0};
 
     double m_u;
+    std::array<double, kUHistory> m_uAtUpdate{}; ///< U at the last reference updates (ring)
+    uint32_t m_updates{0};
     double m_wc;
     double m_wAi;
     uint32_t m_incStage;

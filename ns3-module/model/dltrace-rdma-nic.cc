@@ -317,6 +317,12 @@ DltraceRdmaNic::GetCnpsSent() const
     return m_cnpsSent;
 }
 
+void
+DltraceRdmaNic::FastForwardReceiver(uint32_t srcHost, uint32_t qpn, uint64_t bytes)
+{
+    m_receivers[(uint64_t(srcHost) << 32) | qpn].messageBytes += bytes;
+}
+
 uint64_t
 DltraceRdmaNic::GetNacksSent() const
 {

@@ -73,6 +73,8 @@ class DltraceRdmaNic : public Object
     uint32_t GetMtu() const;
     uint64_t GetCnpsSent() const;
     uint64_t GetNacksSent() const;
+    /// A fast-forward credited BYTES of QPN's (on host SRC) message being received.
+    void FastForwardReceiver(uint32_t srcHost, uint32_t qpn, uint64_t bytes);
 
   protected:
     void DoDispose() override;

@@ -44,7 +44,8 @@ DltraceRdmaQueuePair::DltraceRdmaQueuePair()
       m_inflightBytes(0),
       m_bytesAcked(0),
       m_retransmitted(0),
-      m_timeouts(0)
+      m_timeouts(0),
+      m_skipped(0)
 {
 }
 
@@ -106,6 +107,7 @@ DltraceRdmaQueuePair::PostSend(uint64_t bytes)
     m.firstPsn = m_endPsn;
     m.packets = static_cast<uint32_t>((bytes + m_mtu - 1) / m_mtu);
     m.bytes = bytes;
+    m.skipped = 0;
     m_messages.push_back(m);
     m_endPsn += m.packets;
     UpdateActive();
@@ -155,7 +157,7 @@ DltraceRdmaQueuePair::PayloadOf(uint32_t psn, bool* last, uint32_t* msgSeq) cons
     uint32_t index = psn - m.firstPsn;
     *msgSeq = m.seq;
     *last = index + 1 == m.packets;
-    return *last ? static_cast<uint32_t>(m.bytes - uint64_t(index) * m_mtu) : m_mtu;
+    return *last ? static_cast<uint32_t>(m.bytes - uint64_t(index + m.skipped) * m_mtu) : m_mtu;
 }
 
 Ptr<Packet>
@@ -328,7 +330,62 @@ DltraceRdmaQueuePair::GetBytesAcked() const
 uint32_t
 DltraceRdmaQueuePair::GetAckedPackets() const
 {
-    return m_unaPsn;
+    return m_unaPsn + static_cast<uint32_t>(m_skipped);
+}
+
+bool
+DltraceRdmaQueuePair::IsActive() const
+{
+    return m_unaPsn < m_endPsn;
+}
+
+uint32_t
+DltraceRdmaQueuePair::GetPacketsInFlight() const
+{
+    return m_nextPsn - m_unaPsn;
+}
+
+uint32_t
+DltraceRdmaQueuePair::GetSkippablePackets() const
+{
+    if (m_messages.empty() || m_nextPsn < m_highPsn)
+    {
+        return 0;
+    }
+    const Message& m = m_messages.front(); // holds snd_una
+    const uint32_t last = m.firstPsn + m.packets - 1;
+    return m_nextPsn < last ? last - m_nextPsn : 0;
+}
+
+void
+DltraceRdmaQueuePair::FastForward(uint32_t packets, Time skipped)
+{
+    if (packets == 0)
+    {
+        return;
+    }
+    NS_ASSERT(packets <= GetSkippablePackets());
+    m_messages.front().packets -= packets;
+    m_messages.front().skipped += packets;
+    for (size_t i = 1; i < m_messages.size(); ++i)
+    {
+        m_messages[i].firstPsn -= packets;
+    }
+    m_endPsn -= packets;
+    m_skipped += packets;
+    m_cc->FastForward(skipped, uint64_t(packets) * (m_mtu + DltraceRdmaHeader::kRoceOverhead));
+}
+
+uint64_t
+DltraceRdmaQueuePair::GetSentPackets() const
+{
+    return m_highPsn + m_skipped;
+}
+
+uint64_t
+DltraceRdmaQueuePair::GetSkippedPackets() const
+{
+    return m_skipped;
 }
 
 uint64_t

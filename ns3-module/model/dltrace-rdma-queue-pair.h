@@ -78,6 +78,28 @@ class DltraceRdmaQueuePair : public Object
     uint64_t GetTimeouts() const;
     uint64_t GetCnps() const;
 
+    /// Whether the QP has data posted that is not yet acknowledged.
+    bool IsActive() const;
+    /// Packets sent and not yet acknowledged.
+    uint32_t GetPacketsInFlight() const;
+    /**
+     * Packets a fast-forward may credit now: those of the message being sent
+     * that are not sent yet, its last one excepted, when every packet in
+     * flight is of that message and none is being resent; else 0.
+     */
+    uint32_t GetSkippablePackets() const;
+    /**
+     * Credits PACKETS (at most GetSkippablePackets()) of the message being
+     * sent as sent and acknowledged during a fast-forward of SKIPPED: they
+     * leave its run of PSNs, so the packets in flight and the next to send
+     * keep theirs, and its last packet comes PACKETS sooner.
+     */
+    void FastForward(uint32_t packets, Time skipped);
+    /// Packets sent so far, resends not counted (credited ones included).
+    uint64_t GetSentPackets() const;
+    /// Packets credited by fast-forwards so far.
+    uint64_t GetSkippedPackets() const;
+
   protected:
     void DoDispose() override;
 
@@ -88,6 +110,7 @@ class DltraceRdmaQueuePair : public Object
         uint32_t firstPsn;
         uint32_t packets;
         uint64_t bytes;
+        uint32_t skipped; ///< packets credited by fast-forwards (not in its PSNs)
     };
 
     uint32_t PayloadOf(uint32_t psn, bool* last, uint32_t* msgSeq) const;
@@ -120,6 +143,7 @@ class DltraceRdmaQueuePair : public Object
     uint64_t m_bytesAcked;
     uint64_t m_retransmitted;
     uint64_t m_timeouts;
+    uint64_t m_skipped;
     MessageAckedCallback m_acked;
     Callback<void> m_wake;
 };

@@ -68,6 +68,12 @@ DltraceRdmaTimely::Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameByte
 }
 
 Time
+DltraceRdmaTimely::GetSteadyHorizon(double /*tolerance*/) const
+{
+    return GetRate() >= m_lineRate ? Time::Max() : Time();
+}
+
+Time
 DltraceRdmaTimely::GetLastRtt() const
 {
     return m_lastRtt;

@@ -28,6 +28,8 @@ class DltraceRdmaTimely : public DltraceRdmaCongestionControl
 
     void Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameBytes) override;
     void OnAck(const DltraceRdmaAckInfo& ack) override;
+    /// Steady only at line rate: below it every ACK under T_low raises the rate.
+    Time GetSteadyHorizon(double tolerance) const override;
 
     /// RTT of the last completion event.
     Time GetLastRtt() const;

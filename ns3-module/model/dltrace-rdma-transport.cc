@@ -4,6 +4,7 @@
 #include "dltrace-rdma-transport.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-timeline.h"
 
 #include "ns3/data-rate.h"
 #include "ns3/dltrace-rdma-helper.h"
@@ -29,7 +30,8 @@ DltraceRdmaNetwork::GetTypeId()
 }
 
 DltraceRdmaNetwork::DltraceRdmaNetwork()
-    : m_fabric(nullptr)
+    : m_fabric(nullptr),
+      m_delivered(0)
 {
 }
 
@@ -40,6 +42,7 @@ DltraceRdmaNetwork::DoDispose()
     m_transports.clear();
     m_qps.clear();
     m_fabric = nullptr;
+    m_posted = Callback<void>();
     Object::DoDispose();
 }
 
@@ -147,7 +150,7 @@ DltraceRdmaNetwork::Post(uint32_t job, int32_t src, const DltraceMessage& m, std
     rec.channel = m.channel;
     rec.priority = q.qp->GetPriority();
     rec.bytes = m.bytes;
-    rec.posted = Simulator::Now();
+    rec.posted = DltraceTimeline::Now();
     rec.ideal = IdealTime(q.qp->GetSrcHost(),
                           q.qp->GetDstHost(),
                           dltrace::models::FlowHash(q.qp->GetSrcHost(), q.qp->GetDstHost(), job, m.channel),
@@ -156,6 +159,10 @@ DltraceRdmaNetwork::Post(uint32_t job, int32_t src, const DltraceMessage& m, std
     route.inFlight.push_back(Pending{m.tag, m.bytes, m.notice, m_messages.size() - 1});
     route.unacked.push_back(std::move(onSent));
     q.qp->PostSend(wireBytes);
+    if (!m_posted.IsNull())
+    {
+        m_posted();
+    }
 }
 
 void
@@ -170,7 +177,8 @@ DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t q
     NS_ASSERT(!route.inFlight.empty());
     Pending p = route.inFlight.front();
     route.inFlight.pop_front();
-    m_messages[p.record].delivered = Simulator::Now();
+    m_messages[p.record].delivered = DltraceTimeline::Now();
+    ++m_delivered;
     const QpRecord& q = m_qps[route.qpRecord];
     auto t = m_transports.find({q.job, q.dst});
     if (t == m_transports.end())
@@ -204,6 +212,18 @@ const std::vector<DltraceRdmaNetwork::QpRecord>&
 DltraceRdmaNetwork::GetQueuePairs() const
 {
     return m_qps;
+}
+
+uint64_t
+DltraceRdmaNetwork::GetDeliveredCount() const
+{
+    return m_delivered;
+}
+
+void
+DltraceRdmaNetwork::SetPostCallback(Callback<void> cb)
+{
+    m_posted = cb;
 }
 
 DltraceRdmaTransport::DltraceRdmaTransport(Ptr<DltraceRdmaNetwork> network, uint32_t job, int32_t self)

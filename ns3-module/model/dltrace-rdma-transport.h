@@ -75,6 +75,10 @@ class DltraceRdmaNetwork : public Object
 
     const std::vector<MessageRecord>& GetMessages() const;
     const std::vector<QpRecord>& GetQueuePairs() const;
+    /// Messages delivered so far.
+    uint64_t GetDeliveredCount() const;
+    /// Called after every Post (a fast-forward watching the network wakes up).
+    void SetPostCallback(Callback<void> cb);
 
   protected:
     void DoDispose() override;
@@ -109,6 +113,8 @@ class DltraceRdmaNetwork : public Object
     std::vector<bool> m_deliverHooked;                ///< per host
     std::vector<MessageRecord> m_messages;
     std::vector<QpRecord> m_qps;
+    uint64_t m_delivered;
+    Callback<void> m_posted;
 };
 
 /**

@@ -2,6 +2,8 @@
 // DltraceSimulatedTransport: Send/SendNotice as one Post, and guarded timers.
 #include "dltrace-simulated-transport.h"
 
+#include "dltrace-timeline.h"
+
 #include "ns3/nstime.h"
 #include "ns3/simulator.h"
 
@@ -48,7 +50,7 @@ void
 DltraceSimulatedTransport::StartTimer(uint64_t duration_ns, std::function<void()> cb)
 {
     std::shared_ptr<bool> alive = m_alive;
-    Simulator::Schedule(NanoSeconds(int64_t(duration_ns)), [this, alive, cb]() {
+    DltraceTimeline::Schedule(NanoSeconds(int64_t(duration_ns)), [this, alive, cb]() {
         if (*alive && IsRunning())
         {
             cb();
@@ -59,7 +61,7 @@ DltraceSimulatedTransport::StartTimer(uint64_t duration_ns, std::function<void()
 uint64_t
 DltraceSimulatedTransport::NowNs() const
 {
-    return uint64_t(Simulator::Now().GetNanoSeconds());
+    return uint64_t(DltraceTimeline::Now().GetNanoSeconds());
 }
 
 } // namespace ns3

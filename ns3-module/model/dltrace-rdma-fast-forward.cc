@@ -1,0 +1,345 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// DltraceRdmaFastForward: snapshots of the fabric, the steadiness test and
+// the skip to the next event with its credits.
+#include "dltrace-rdma-fast-forward.h"
+
+#include "dltrace-attributes.h"
+#include "dltrace-link-monitor.h"
+#include "dltrace-rdma-net-device.h"
+#include "dltrace-rdma-nic.h"
+#include "dltrace-rdma-switch-mmu.h"
+#include "dltrace-rdma-switch.h"
+#include "dltrace-rdma-transport.h"
+#include "dltrace-timeline.h"
+
+#include "ns3/dltrace-rdma-helper.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("DltraceRdmaFastForward");
+
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaFastForward);
+
+TypeId
+DltraceRdmaFastForward::GetTypeId()
+{
+    static TypeId tid =
+        DltraceTypeId<DltraceRdmaFastForward, Object>("ns3::DltraceRdmaFastForward")
+            .AddTime("Window",
+                     "How long every busy queue pair's rate and every queue must have held "
+                     "before a skip (s); snapshots are taken every quarter of it, and the "
+                     "rates credited are those over it. Default 20 us, about four round "
+                     "trips at 100 Gbit/s: at 10 us HPCC's ACK-to-ACK swings of a few "
+                     "percent put messages 3% off packet level at the median, at 20 us "
+                     "within 0.5% (docs/results/rdma.md, fast-forward).",
+                     MicroSeconds(20), &DltraceRdmaFastForward::m_window, NanoSeconds(100))
+            .AddDouble("Tolerance",
+                       "Largest relative difference between the packets a busy queue pair "
+                       "sent in the window's two halves, and between those it sent and had "
+                       "acknowledged, that still counts as steady (at least 2 packets); also "
+                       "HPCC's tolerance on U over its last round trips at the cap. Default "
+                       "0.02: 0.05 let HPCC's iteration time off by 1.6%, 0.01 skipped 4% "
+                       "less (docs/results/rdma.md, fast-forward).",
+                       0.02, &DltraceRdmaFastForward::m_tolerance, 0, 1)
+            .AddUinteger("QueueTolerance",
+                         "Largest change of a port's queued bytes over the window that still "
+                         "counts as steady (bytes). Default 4344: four 1024-byte-MTU frames, "
+                         "the queue a port with a few senders at line rate sees from one "
+                         "snapshot to the next.",
+                         4344, &DltraceRdmaFastForward::m_queueTolerance)
+            .AddTime("MinSkip",
+                     "A skip shorter than this is not taken (s): the next event is too near "
+                     "for it to pay. Default 2 us.",
+                     MicroSeconds(2), &DltraceRdmaFastForward::m_minSkip, Seconds(0));
+    return tid;
+}
+
+DltraceRdmaFastForward::DltraceRdmaFastForward()
+    : m_fabric(nullptr),
+      m_skips(0),
+      m_skippedPackets(0),
+      m_skippedLinkPackets(0)
+{
+}
+
+void
+DltraceRdmaFastForward::DoDispose()
+{
+    m_check.Cancel();
+    if (m_network)
+    {
+        m_network->SetPostCallback(Callback<void>());
+    }
+    m_network = nullptr;
+    m_links = nullptr;
+    m_ports.clear();
+    m_history.clear();
+    Object::DoDispose();
+}
+
+void
+DltraceRdmaFastForward::Watch(const DltraceRdmaHelper* fabric,
+                              Ptr<DltraceRdmaNetwork> network,
+                              Ptr<DltraceLinkMonitor> links)
+{
+    m_fabric = fabric;
+    m_network = network;
+    m_links = links;
+    for (const auto& link : fabric->GetLinks())
+    {
+        m_ports.push_back(link.a);
+        m_ports.push_back(link.b);
+    }
+    m_creditedBytes.assign(links->GetDirectionCount(), 0);
+    m_creditedPackets.assign(links->GetDirectionCount(), 0);
+}
+
+void
+DltraceRdmaFastForward::Start(Time notBefore)
+{
+    m_notBefore = notBefore;
+    m_network->SetPostCallback(MakeCallback(&DltraceRdmaFastForward::Wake, this));
+}
+
+void
+DltraceRdmaFastForward::Wake()
+{
+    if (!m_check.IsRunning())
+    {
+        m_check = Simulator::Schedule(m_window / 4, &DltraceRdmaFastForward::Check, this);
+    }
+}
+
+DltraceRdmaFastForward::Snapshot
+DltraceRdmaFastForward::Take() const
+{
+    Snapshot s;
+    s.at = Simulator::Now();
+    const auto& qps = m_network->GetQueuePairs();
+    s.active.reserve(qps.size());
+    for (const auto& q : qps)
+    {
+        const bool active = q.qp->IsActive();
+        s.active.push_back(active);
+        s.anyActive = s.anyActive || active;
+        // Packets that went as packets (credits left out): a skip changes
+        // nothing the packet machinery sees, so snapshots from before it
+        // still tell how it runs after it.
+        s.acked.push_back(q.qp->GetAckedPackets() - q.qp->GetSkippedPackets());
+        s.sent.push_back(q.qp->GetSentPackets() - q.qp->GetSkippedPackets());
+        s.disturbances += q.qp->GetCnps() + q.qp->GetRetransmittedPackets() + q.qp->GetTimeouts();
+    }
+    for (const auto& port : m_ports)
+    {
+        s.queues.push_back(port->GetQueueBytes());
+        for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
+        {
+            const auto pfc = port->GetPfcCounters(c);
+            s.disturbances += pfc.pausesSent + pfc.resumesSent;
+            s.paused = s.paused || port->IsPaused(c);
+        }
+    }
+    const auto& graph = m_fabric->GetGraph();
+    for (uint32_t h = 0; h < graph.hosts; ++h)
+    {
+        Ptr<DltraceRdmaNic> nic = m_fabric->GetNic(h);
+        if (nic)
+        {
+            s.disturbances += nic->GetNacksSent() + nic->GetCnpsSent();
+        }
+    }
+    for (uint32_t w = 0; w < m_fabric->GetSwitchCount(); ++w)
+    {
+        Ptr<DltraceRdmaSwitchMmu> mmu = m_fabric->GetSwitch(w)->GetMmu();
+        s.disturbances += mmu->GetEcnMarks() + mmu->GetDrops();
+    }
+    for (uint32_t d = 0; d < m_links->GetDirectionCount(); ++d)
+    {
+        s.linkBytes.push_back(m_links->GetDirection(d).bytes - m_creditedBytes[d]);
+        s.linkPackets.push_back(m_links->GetDirection(d).packets - m_creditedPackets[d]);
+    }
+    s.posted = m_network->GetMessages().size();
+    s.delivered = m_network->GetDeliveredCount();
+    return s;
+}
+
+bool
+DltraceRdmaFastForward::Steady(const Snapshot& now) const
+{
+    const Snapshot& first = m_history.front();
+    if (now.paused || now.at - first.at < m_window)
+    {
+        return false;
+    }
+    for (const Snapshot& s : m_history)
+    {
+        if (s.paused || s.posted != now.posted || s.delivered != now.delivered ||
+            s.disturbances != now.disturbances || s.active != now.active)
+        {
+            return false;
+        }
+        for (size_t p = 0; p < now.queues.size(); ++p)
+        {
+            const uint64_t a = s.queues[p];
+            const uint64_t b = now.queues[p];
+            if ((a > b ? a - b : b - a) > m_queueTolerance)
+            {
+                return false;
+            }
+        }
+    }
+    // Every busy QP sent as much in the window's first half as in its second
+    // (its rate held: rates move from ACK to ACK, HPCC's by a few percent,
+    // so halves are compared, not instants), its ACKs kept pace with its
+    // sending (not so in its first round trip), and its congestion control
+    // says its rate holds.
+    const Snapshot& middle = m_history[m_history.size() / 2];
+    const auto& qps = m_network->GetQueuePairs();
+    auto near = [this](double a, double b) {
+        return std::abs(a - b) <= std::max(2.0, m_tolerance * std::max(a, b));
+    };
+    for (size_t i = 0; i < now.active.size(); ++i)
+    {
+        if (!now.active[i])
+        {
+            continue;
+        }
+        // Packets sent in each half, scaled to half the window.
+        const double sent = double(now.sent[i] - first.sent[i]);
+        const double half = (now.at - first.at).GetSeconds() / 2;
+        const double early =
+            double(middle.sent[i] - first.sent[i]) * half / (middle.at - first.at).GetSeconds();
+        const double late = double(now.sent[i] - middle.sent[i]) * half / (now.at - middle.at).GetSeconds();
+        if (qps[i].qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance) < m_minSkip || sent == 0 ||
+            !near(double(now.acked[i] - first.acked[i]), sent) || !near(early, late))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+DltraceRdmaFastForward::Check()
+{
+    Snapshot now = Take();
+    const bool anyActive = now.anyActive;
+    m_history.push_back(std::move(now));
+    // Keep the newest snapshot at least a window old, and those after it.
+    while (m_history.size() > 2 && m_history.back().at - m_history[1].at >= m_window)
+    {
+        m_history.pop_front();
+    }
+    if (anyActive && m_history.size() > 1 && Steady(m_history.back()))
+    {
+        Skip(m_history.front(), m_history.back());
+    }
+    if (anyActive)
+    {
+        m_check = Simulator::Schedule(m_window / 4, &DltraceRdmaFastForward::Check, this);
+    }
+    else
+    {
+        m_history.clear(); // idle: the next Post wakes the checks
+    }
+}
+
+void
+DltraceRdmaFastForward::Skip(const Snapshot& old, const Snapshot& now)
+{
+    if (DltraceTimeline::Now() < m_notBefore)
+    {
+        return;
+    }
+    const double dt = (now.at - old.at).GetSeconds();
+    const auto& qps = m_network->GetQueuePairs();
+    // The skip ends where the first busy QP comes within its margin of its
+    // message's last packet, at the next anchored event, or where a
+    // congestion control's steady horizon ends.
+    double skip = (DltraceTimeline::NextAnchored() - DltraceTimeline::Now()).GetSeconds();
+    std::vector<double> pps(qps.size(), 0); // packets per second over the window
+    std::vector<uint32_t> room(qps.size(), 0);
+    for (size_t i = 0; i < qps.size(); ++i)
+    {
+        if (!now.active[i])
+        {
+            continue;
+        }
+        pps[i] = double(now.sent[i] - old.sent[i]) / dt;
+        const uint32_t skippable = qps[i].qp->GetSkippablePackets();
+        const uint32_t margin = 2 * qps[i].qp->GetPacketsInFlight() + 8;
+        if (skippable <= margin)
+        {
+            return;
+        }
+        room[i] = skippable - margin;
+        skip = std::min(skip, room[i] / pps[i]);
+        skip = std::min(skip, qps[i].qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance).GetSeconds());
+    }
+    const Time delta = NanoSeconds(int64_t(std::floor(skip * 1e9)));
+    if (delta < m_minSkip)
+    {
+        return;
+    }
+    const double seconds = delta.GetSeconds();
+    for (size_t i = 0; i < qps.size(); ++i)
+    {
+        if (!now.active[i])
+        {
+            continue;
+        }
+        const auto& qp = qps[i].qp;
+        const uint32_t packets =
+            std::min<uint32_t>(room[i], static_cast<uint32_t>(std::llround(pps[i] * seconds)));
+        qp->FastForward(packets, delta);
+        Ptr<DltraceRdmaNic> receiver = m_fabric->GetNic(qp->GetDstHost());
+        receiver->FastForwardReceiver(qp->GetSrcHost(), qp->GetQpn(), uint64_t(packets) * receiver->GetMtu());
+        m_skippedPackets += packets;
+    }
+    for (size_t d = 0; d < now.linkBytes.size(); ++d)
+    {
+        const double share = seconds / dt;
+        const auto bytes = uint64_t(std::llround((now.linkBytes[d] - old.linkBytes[d]) * share));
+        const auto packets = uint64_t(std::llround((now.linkPackets[d] - old.linkPackets[d]) * share));
+        m_links->Credit(uint32_t(d), bytes, packets);
+        m_creditedBytes[d] += bytes;
+        m_creditedPackets[d] += packets;
+        m_skippedLinkPackets += packets;
+    }
+    DltraceTimeline::Skip(delta);
+    ++m_skips;
+    m_skipped += delta;
+    NS_LOG_INFO("skipped " << delta << " at " << Simulator::Now());
+}
+
+uint64_t
+DltraceRdmaFastForward::GetSkips() const
+{
+    return m_skips;
+}
+
+Time
+DltraceRdmaFastForward::GetSkippedTime() const
+{
+    return m_skipped;
+}
+
+uint64_t
+DltraceRdmaFastForward::GetSkippedPackets() const
+{
+    return m_skippedPackets;
+}
+
+uint64_t
+DltraceRdmaFastForward::GetSkippedLinkPackets() const
+{
+    return m_skippedLinkPackets;
+}
+
+} // namespace ns3

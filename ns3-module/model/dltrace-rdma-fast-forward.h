@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0-only
+// Steady-state fast-forward of the RDMA fabric: when every busy queue pair's
+// rate and every queue have held for a window, credit the stretch until the
+// next event at those rates instead of simulating its packets.
+#ifndef DLTRACE_RDMA_FAST_FORWARD_H
+#define DLTRACE_RDMA_FAST_FORWARD_H
+
+#include "ns3/event-id.h"
+#include "ns3/nstime.h"
+#include "ns3/object.h"
+#include "ns3/ptr.h"
+
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+namespace ns3
+{
+
+class DltraceLinkMonitor;
+class DltraceRdmaHelper;
+class DltraceRdmaNetDevice;
+class DltraceRdmaNetwork;
+
+/**
+ * \ingroup dltrace
+ * \brief Skips the steady stretches of a run on the RDMA fabric (whole fabric at once).
+ *
+ * Every Window/4 of simulated time it takes a snapshot: per queue pair
+ * whether it is busy, packets sent and acknowledged; per port the queued
+ * bytes and whether it is paused; the counts of CNPs, ECN marks, PFC
+ * frames, NACKs, resends, timeouts and drops; messages posted and
+ * delivered; per link direction bytes and packets. The fabric is steady
+ * when, over the last Window, no message was posted or delivered, none of
+ * those counts moved, no port is paused, every queue stayed within
+ * QueueTolerance bytes of its depth now, and every busy QP sent as many
+ * packets in the window's first half as in its second and had as many
+ * acknowledged as it sent (within Tolerance), and its congestion control
+ * says its rate holds for at least MinSkip (GetSteadyHorizon: DCQCN and
+ * TIMELY only at line rate; HPCC not while U climbs at the window cap).
+ *
+ * Then the next event is the first of: a busy QP's message coming within a
+ * margin of its last packet (twice the packets in flight, plus 8, so
+ * the tail and its ACKs run packet by packet), and the next anchored event
+ * of the DltraceTimeline (a job's compute step ending, a sample, the stop
+ * time), and the end of any congestion control's steady horizon. When it
+ * is at least MinSkip away, everything is skipped to it:
+ * each busy QP is credited its rate over the window times the skip in
+ * packets of its message (DltraceRdmaQueuePair::FastForward), its receiver
+ * the same bytes, each link direction its measured bytes and packets per
+ * second times the skip (links.csv), and the timeline moves on. Nothing is
+ * skipped before the last job started.
+ */
+class DltraceRdmaFastForward : public Object
+{
+  public:
+    static TypeId GetTypeId();
+    DltraceRdmaFastForward();
+
+    /// Watches NETWORK's QPs on FABRIC; credits link bytes to LINKS.
+    void Watch(const DltraceRdmaHelper* fabric, Ptr<DltraceRdmaNetwork> network, Ptr<DltraceLinkMonitor> links);
+    /// Starts checking; nothing is skipped before NOT_BEFORE (on the timeline).
+    void Start(Time notBefore);
+
+    uint64_t GetSkips() const;
+    Time GetSkippedTime() const;
+    /// Data packets credited to QPs instead of simulated.
+    uint64_t GetSkippedPackets() const;
+    /// Link transmissions (data, ACKs, ...) credited to links.csv instead of simulated.
+    uint64_t GetSkippedLinkPackets() const;
+
+  protected:
+    void DoDispose() override;
+
+  private:
+    struct Snapshot
+    {
+        Time at; ///< ns-3's clock
+        std::vector<bool> active;
+        std::vector<uint32_t> acked;
+        std::vector<uint64_t> sent;
+        std::vector<uint64_t> queues;
+        std::vector<uint64_t> linkBytes;
+        std::vector<uint64_t> linkPackets;
+        uint64_t disturbances = 0; ///< CNPs, marks, PFC frames, NACKs, resends, timeouts, drops
+        uint64_t posted = 0;
+        uint64_t delivered = 0;
+        bool paused = false;
+        bool anyActive = false;
+    };
+
+    Snapshot Take() const;
+    bool Steady(const Snapshot& now) const;
+    void Check();
+    void Wake();
+    void Skip(const Snapshot& old, const Snapshot& now);
+
+    // Attributes (their defaults are in GetTypeId())
+    Time m_window;
+    double m_tolerance{0};
+    uint64_t m_queueTolerance{0};
+    Time m_minSkip;
+
+    const DltraceRdmaHelper* m_fabric;
+    Ptr<DltraceRdmaNetwork> m_network;
+    Ptr<DltraceLinkMonitor> m_links;
+    std::vector<Ptr<DltraceRdmaNetDevice>> m_ports;
+    Time m_notBefore;
+    std::deque<Snapshot> m_history;
+    std::vector<uint64_t> m_creditedBytes;   ///< per link direction
+    std::vector<uint64_t> m_creditedPackets; ///< per link direction
+    EventId m_check;
+
+    uint64_t m_skips;
+    Time m_skipped;
+    uint64_t m_skippedPackets;
+    uint64_t m_skippedLinkPackets;
+};
+
+} // namespace ns3
+
+#endif /* DLTRACE_RDMA_FAST_FORWARD_H */

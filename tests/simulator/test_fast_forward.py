@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""ns-3 RDMA with --fast-forward against the same run packet by packet: a
+ring all-reduce of 24 MB on 6 hosts of a 100 Gbit/s leaf-spine (two leaves,
+so two ring hops cross the spine), under DCQCN and under HPCC.
+
+Exact: both runs deliver the same messages (count and bytes, in the closed
+form of a ring all-reduce: 2(n-1) messages of S/n per rank) and every
+endpoint sends and receives 2(n-1)/n S bytes. Bounded against the full run,
+in simulated time only (so machine load cannot move them): iteration time
+within 1%, message completion times within 2% at the median and 5% at p99
+(the issue's bounds), and every link direction's bytes in links.csv within
+1%. And the fast-forward did skip: most of the run's simulated time, and
+most of its link transmissions. Asked for with TCP it is one error line."""
+import csv
+import glob
+import json
+import os
+import re
+import subprocess
+import tempfile
+import unittest
+
+DLTRACE = os.environ.get("DLTRACE", "dltrace")
+SAMPLE = os.environ.get("DLTRACE_SAMPLE_TRACE", "dltrace-sample-trace")
+RANKS = 6
+BYTES = 24000000
+TOPO = "leaf-spine:leaves=2,spines=1,hosts-per-leaf=3,rate=100Gbps"
+
+
+def simulate(trace, out, cc, *extra):
+    r = subprocess.run([DLTRACE, "simulate", trace, "--topo", TOPO, "--algo", "ring", "--transport", "rdma",
+                        "--cc", cc, "--time-scale", "0", "--util-ms", "0.1", *extra, "-o", out],
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def iteration_ms(summary):
+    return float(re.search(r"^0\s+\S+\s+(\S+)", summary, re.M).group(1))
+
+
+def messages(out):
+    with open(os.path.join(out, "messages.csv")) as f:
+        return list(csv.DictReader(f))
+
+
+def link_bytes(out):
+    totals = {}
+    with open(os.path.join(out, "links.csv")) as f:
+        for row in csv.DictReader(f):
+            totals[row["link"]] = totals.get(row["link"], 0) + int(row["bytes"])
+    return totals
+
+
+def endpoint_bytes(out):
+    got = {}
+    for p in glob.glob(os.path.join(out, "rank*.results.json")):
+        with open(p) as f:
+            r = json.load(f)
+        got[os.path.basename(p)] = (r["complete"], r["bytes_sent"], r["bytes_received"])
+    return got
+
+
+def percentile(values, f):
+    v = sorted(values)
+    return v[int(f * (len(v) - 1))]
+
+
+class FastForwardTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.TemporaryDirectory()
+        cls.trace = os.path.join(cls.tmp.name, "tr")
+        p = subprocess.run([SAMPLE, "-o", cls.trace, "--ranks", str(RANKS), "--hosts", str(RANKS), "--iterations",
+                            "1", "--buckets", "1", "--bucket-bytes", str(BYTES), "--nccl-only"],
+                           capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.tmp.cleanup()
+
+    def check(self, cc):
+        full, ff = os.path.join(self.tmp.name, cc + "-full"), os.path.join(self.tmp.name, cc + "-ff")
+        full_summary = simulate(self.trace, full, cc)
+        ff_summary = simulate(self.trace, ff, cc, "--fast-forward")
+
+        # Exact: the same messages, and the closed form of a ring all-reduce.
+        a, b = messages(full), messages(ff)
+        self.assertEqual(len(a), RANKS * 2 * (RANKS - 1))
+        self.assertEqual(len(b), len(a))
+        self.assertEqual(sorted(int(m["bytes"]) for m in b), sorted(int(m["bytes"]) for m in a))
+        per_rank = 2 * (RANKS - 1) * BYTES // RANKS
+        expected = {"rank%d.results.json" % r: (True, per_rank, per_rank) for r in range(RANKS)}
+        self.assertEqual(endpoint_bytes(full), expected)
+        self.assertEqual(endpoint_bytes(ff), expected)
+
+        # It skipped most of the run.
+        m = re.search(r"fast-forward: (\d+) skips, ([\d.]+) s of ([\d.]+) s simulated", ff_summary)
+        self.assertIsNotNone(m, ff_summary)
+        self.assertGreater(int(m.group(1)), 0)
+        self.assertGreater(float(m.group(2)), 0.5 * float(m.group(3)), ff_summary)
+        credited = int(re.search(r"(\d+) link transmissions credited", ff_summary).group(1))
+        on_links = int(re.search(r"network: (\d+) packets on links", ff_summary).group(1))
+        self.assertGreater(credited, 0.5 * on_links)
+
+        # Bounded against packet level, in simulated time.
+        it_full, it_ff = iteration_ms(full_summary), iteration_ms(ff_summary)
+        self.assertLess(abs(it_ff / it_full - 1), 0.01, (it_full, it_ff))
+        done_a = [float(x["completion_s"]) for x in a]
+        done_b = [float(x["completion_s"]) for x in b]
+        self.assertLess(abs(percentile(done_b, 0.5) / percentile(done_a, 0.5) - 1), 0.02)
+        self.assertLess(abs(percentile(done_b, 0.99) / percentile(done_a, 0.99) - 1), 0.05)
+        la, lb = link_bytes(full), link_bytes(ff)
+        self.assertEqual(sorted(la), sorted(lb))
+        for link, n in la.items():
+            self.assertLess(abs(lb[link] - n), 0.01 * n + 2000, link)
+        self.assertIn("rdma: 0 PFC pause frames", ff_summary)
+        self.assertIn("rdma: 0 PFC pause frames", full_summary)
+
+    def test_dcqcn_fast_forward_matches_packet_level(self):
+        self.check("dcqcn")
+
+    def test_hpcc_fast_forward_matches_packet_level(self):
+        self.check("hpcc")
+
+    def test_fast_forward_needs_rdma(self):
+        r = subprocess.run([DLTRACE, "simulate", self.trace, "--fast-forward", "-o",
+                            os.path.join(self.tmp.name, "tcp")], capture_output=True, text=True, timeout=120)
+        self.assertNotEqual(r.returncode, 0)
+        lines = [l for l in r.stderr.splitlines() if l.strip()]
+        self.assertEqual(len(lines), 1, r.stderr)
+        self.assertIn("--fast-forward", lines[0])
+        self.assertIn("--transport rdma", lines[0])
+        self.assertFalse(os.path.exists(os.path.join(self.tmp.name, "tcp")))
+
+
+if __name__ == "__main__":
+    unittest.main()
