@@ -196,7 +196,7 @@ Command AddSimulateCommand(CLI::App& dltrace) {
       ->allow_extra_args(false);
   cmd->add_option("--topo", o->config.topology,
                   "star, dumbbell, ring, leaf-spine, fat-tree, rail-optimized, dcn, a preset (spectrum-x, hpn, dcn) "
-                  "or a fabric file (FILE.json), with optional parameters KIND[:rate=100Gbps,delay=1us,...]; "
+                  "or a fabric file (FILE.json or FILE.yaml), with optional parameters KIND[:rate=100Gbps,delay=1us,...]; "
                   "leaf-spine: leaves, spines, hosts-per-leaf, oversub; fat-tree: k; star/dumbbell/ring: hosts; "
                   "ring: switches; dumbbell/ring: bottleneck; rail-optimized/dcn: hosts, hosts-per-leaf, spines, "
                   "oversub, planes; every kind: gpus, domain, ports, nvlink, nvlink-delay, seed, fail=NAME, "
