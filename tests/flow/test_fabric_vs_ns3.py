@@ -6,7 +6,8 @@ description of the fabric, the same placement and the same NIC rules
 
 Cases (issue #43): a rail-aligned ring all-reduce (bandwidth-bound: 512 KB
 per ring step) on a rail-optimized fabric; the same on an hpn dual-plane
-fabric with one failed ToR; the ring over two segments with 4 queue pairs
+fabric with one failed ToR; an all-to-all on rails with PXN (a MoE
+dispatch's traffic alone: 512 KB from every GPU to every other); the ring over two segments with 4 queue pairs
 per connection (qps=4: NCCL_IB_QPS_PER_CONNECTION); with
 DLTRACE_FABRIC_FULL=1 (the `long` label) also a MoE job's all-to-all on
 rails with PXN, and the ring at 16 hosts x 8 GPUs. Asserted by default:
@@ -68,6 +69,15 @@ def cases(tmp):
                        check=True, capture_output=True)
         return qp_ring
 
+    a2a = os.path.join(tmp, "a2a")
+
+    def make_a2a():
+        # 2 hosts x 4 GPUs: an all-to-all of 4 MB per rank per iteration, 512 KB to each peer.
+        subprocess.run([SAMPLE, "-o", a2a, "--ranks", "8", "--hosts", "2", "--iterations", "2",
+                        "--buckets", "0", "--alltoall-bytes", str(4 << 20), "--nccl-only"],
+                       check=True, capture_output=True)
+        return a2a
+
     moe = os.path.join(tmp, "moe")
 
     def make_moe():
@@ -83,6 +93,8 @@ def cases(tmp):
         ("ring all-reduce, hpn dual plane, one ToR failed", make_ring,
          lambda t: ["--job", t + ":algo=ring:channels=%d" % gpus,
                     "--topo", "hpn:hosts=%d,gpus=%d,planes=2,hosts-per-leaf=2,rate=50G,fail=p0.s0.r1" % (hosts, gpus)]),
+        ("all-to-all with PXN, rail-optimized 2 x 4", make_a2a,
+         lambda t: ["--job", t, "--topo", "rail-optimized:hosts=2,gpus=4,hosts-per-leaf=2,rate=100G"]),
         ("ring all-reduce, 2 segments, 4 queue pairs", make_qp_ring,
          lambda t: ["--job", t + ":algo=ring:channels=2:qps=4",
                     "--topo", "rail-optimized:hosts=2,gpus=2,hosts-per-leaf=1,rate=100G"]),

@@ -26,12 +26,14 @@ struct Options {
   uint64_t bucket_bytes = 25u << 20;  // PyTorch DDP's default bucket
   int skip_rank = -1;                  // leave one rank out (tests)
   bool nccl_only = false;              // only the all-reduce buckets (no MPI calls)
+  uint64_t alltoall_bytes = 0;         // per iteration an NCCL all-to-all of this size (a MoE dispatch)
 };
 
 int Usage() {
   std::fprintf(stderr,
                "usage: dltrace-sample-trace -o DIR [--ranks N] [--hosts H] [--iterations I]\n"
-               "                            [--buckets B] [--bucket-bytes N] [--skip-rank R] [--nccl-only]\n");
+               "                            [--buckets B] [--bucket-bytes N] [--skip-rank R] [--nccl-only]\n"
+               "                            [--alltoall-bytes N]\n");
   return 2;
 }
 
@@ -51,10 +53,11 @@ int main(int argc, char** argv) {
     else if (a == "--bucket-bytes" && (v = next())) o.bucket_bytes = std::strtoull(v, nullptr, 10);
     else if (a == "--skip-rank" && (v = next())) o.skip_rank = std::atoi(v);
     else if (a == "--nccl-only") o.nccl_only = true;
+    else if (a == "--alltoall-bytes" && (v = next())) o.alltoall_bytes = std::strtoull(v, nullptr, 10);
     else return Usage();
   }
   if (o.out.empty() || o.ranks < 2 || o.hosts < 1 || o.hosts > o.ranks || o.iterations < 1 ||
-      o.buckets < 1)
+      o.buckets < (o.alltoall_bytes > 0 ? 0 : 1))
     return Usage();
   if (::mkdir(o.out.c_str(), 0755) != 0) {
     std::fprintf(stderr, "dltrace-sample-trace: cannot create %s: %s\n", o.out.c_str(),
@@ -135,6 +138,22 @@ int main(int argc, char** argv) {
         op.exit_ns = t + 20'000;
         op.gpu_start_ns = t + 50'000;
         op.gpu_end_ns = t + 50'000 + 10'000'000;  // 10 ms on the GPU
+        t += 2'000'000;
+        w->AddOp(op);
+      }
+      if (o.alltoall_bytes > 0) {  // every rank sends bytes / ranks to each rank
+        OpEvent op;
+        op.kind = OpKind::NcclAllToAll;
+        op.comm = 1;
+        op.count = o.alltoall_bytes / 4;
+        op.datatype = DataType::Float32;
+        op.bytes = o.alltoall_bytes;
+        op.stream = 0x7f0000001000ull;
+        op.seq = nccl_seq++;
+        op.enter_ns = t;
+        op.exit_ns = t + 20'000;
+        op.gpu_start_ns = t + 50'000;
+        op.gpu_end_ns = t + 50'000 + 2'000'000;
         t += 2'000'000;
         w->AddOp(op);
       }
