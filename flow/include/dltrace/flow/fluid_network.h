@@ -32,7 +32,7 @@
 #include <functional>
 #include <limits>
 #include <queue>
-#include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace dltrace::flow {
@@ -103,6 +103,11 @@ class FluidNetwork {
   struct Route {
     std::vector<uint32_t> links;
     double latency = 0, penalty = 0, bound = 0;
+    // Joinable flows started on it at now_ (coalesce), oldest first: (bytes,
+    // flow). Emptied as the clock moves (open_routes_ lists the routes that
+    // have some), so a lookup is a short scan of this route's, and a flow
+    // costs no map node of its own.
+    std::vector<std::pair<double, uint32_t>> open;
   };
   struct Flow {
     uint32_t route = 0;
@@ -118,7 +123,8 @@ class FluidNetwork {
     uint32_t in_s = 0;         // solve stamp (in S)
     bool active = false;       // sharing (latency paid)
     bool frozen = false;       // in the solve in progress
-    std::vector<Callback> done;
+    Callback done;             // the first member's (empty: the flow is free)
+    std::vector<Callback> more_done;  // the other members', in the order they joined
   };
   enum class EventKind : uint8_t { kCallback, kLatencyPaid, kComplete };
   struct Event {
@@ -151,21 +157,20 @@ class FluidNetwork {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   double now_ = 0;
-  // Joinable flows, started at now_: (route, bytes) -> flow.
-  struct OpenKey {
-    uint32_t route;
-    double bytes;
-    bool operator==(const OpenKey& o) const { return route == o.route && bytes == o.bytes; }
-  };
-  struct OpenHash {
-    size_t operator()(const OpenKey& k) const { return std::hash<double>()(k.bytes) * 31 + k.route; }
-  };
-  std::unordered_map<OpenKey, uint32_t, OpenHash> open_;  // cleared as the clock moves
+  std::vector<uint32_t> open_routes_;  // routes with joinable flows (Route::open), cleared as the clock moves
   // What changed at this instant: flows that started or stopped sharing.
   std::vector<uint32_t> changed_links_;
   std::vector<uint32_t> s_;          // the flows being re-solved
   std::vector<uint32_t> t_;          // the links they cross
   std::vector<double> old_x_;        // per entry of s_: its value before the solve
+  // Fill's two heaps (std::push_heap / pop_heap, as std::priority_queue
+  // uses them), kept between solves so that a solve allocates nothing.
+  struct FillEntry {
+    double level;
+    uint32_t id, stamp;
+    bool operator>(const FillEntry& o) const { return level > o.level || (level == o.level && id > o.id); }
+  };
+  std::vector<FillEntry> saturate_, bounded_;
   uint32_t stamp_ = 0;
   size_t active_count_ = 0;
   uint64_t flows_started_ = 0, flows_joined_ = 0, solves_ = 0, flows_resolved_ = 0, rate_changes_ = 0;
