@@ -29,7 +29,10 @@ FluidNetwork::FluidNetwork(std::vector<double> bandwidth, std::vector<double> la
 
 uint32_t FluidNetwork::AddRoute(const std::vector<uint32_t>& links) {
   Route r;
-  r.links = links;
+  r.first = uint32_t(route_links_.size());
+  r.size = uint32_t(links.size());
+  route_links_.insert(route_links_.end(), links.begin(), links.end());
+  route_open_.emplace_back();
   double weight_s = 0;
   r.bound = std::numeric_limits<double>::infinity();
   for (uint32_t l : links) {
@@ -74,7 +77,7 @@ uint32_t FluidNetwork::NewFlow() {
 
 void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool coalesce) {
   ++flows_started_;
-  std::vector<std::pair<double, uint32_t>>& open = routes_[route].open;
+  std::vector<std::pair<double, uint32_t>>& open = route_open_[route];
   if (coalesce) {
     // The latest flow of these bytes started on ROUTE at this instant, if it can still be joined.
     for (auto it = open.rbegin(); it != open.rend(); ++it) {
@@ -98,6 +101,7 @@ void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool c
   f.remaining = bytes;
   f.start = f.at = now_;
   f.x = f.level = 0;
+  f.penalty = routes_[route].penalty;
   f.bottleneck = kNone;
   f.active = false;
   f.done = std::move(done);
@@ -117,7 +121,7 @@ double FluidNetwork::NextTime() const {
 void FluidNetwork::AdvanceTo(double t) {
   if (t <= now_) return;
   now_ = t;
-  for (uint32_t r : open_routes_) routes_[r].open.clear();
+  for (uint32_t r : open_routes_) route_open_[r].clear();
   open_routes_.clear();
 }
 
@@ -159,7 +163,7 @@ void FluidNetwork::Activate(uint32_t f) {
   fl.x = fl.level = 0;
   fl.bottleneck = kNone;
   ++active_count_;
-  for (uint32_t l : routes_[fl.route].links) {
+  for (uint32_t l : LinksOf(fl.route)) {
     links_[l].flows.push_back(f);
     changed_links_.push_back(l);
   }
@@ -168,7 +172,7 @@ void FluidNetwork::Activate(uint32_t f) {
 void FluidNetwork::Finish(uint32_t f) {
   Flow& fl = flows_[f];
   if (fl.active) {
-    for (uint32_t l : routes_[fl.route].links) {
+    for (uint32_t l : LinksOf(fl.route)) {
       Link& link = links_[l];
       SettleLink(l);
       link.used -= double(fl.count) * fl.x;
@@ -212,7 +216,7 @@ void FluidNetwork::AddToS(uint32_t f) {
   fl.in_s = stamp_;
   s_.push_back(f);
   old_x_.push_back(fl.x);
-  for (uint32_t l : routes_[fl.route].links) {
+  for (uint32_t l : LinksOf(fl.route)) {
     Link& link = links_[l];
     if (link.mark == stamp_) continue;
     link.mark = stamp_;
@@ -275,7 +279,7 @@ void FluidNetwork::Fill() {
     for (uint32_t f : link.flows) {
       const Flow& fl = flows_[f];
       if (fl.in_s == stamp_) {
-        link.weight += double(fl.count) / routes_[fl.route].penalty;
+        link.weight += double(fl.count) / fl.penalty;
         ++link.unfrozen;
       } else {
         link.residual -= double(fl.count) * fl.x;
@@ -301,8 +305,8 @@ void FluidNetwork::Fill() {
     fl.x = x;
     fl.level = level;
     fl.bottleneck = bottleneck;
-    const double k = double(fl.count), w = k / routes_[fl.route].penalty;
-    for (uint32_t m : routes_[fl.route].links) {
+    const double k = double(fl.count), w = k / fl.penalty;
+    for (uint32_t m : LinksOf(fl.route)) {
       Link& link = links_[m];
       link.residual = std::max(0.0, link.residual - k * x);
       link.weight = --link.unfrozen > 0 ? std::max(0.0, link.weight - w) : 0;
@@ -333,7 +337,7 @@ void FluidNetwork::Fill() {
     for (uint32_t f : link.flows) {
       Flow& fl = flows_[f];
       if (fl.in_s != stamp_ || fl.frozen) continue;
-      freeze(f, level / routes_[fl.route].penalty, level, l);
+      freeze(f, level / fl.penalty, level, l);
       --left;
     }
   }
