@@ -165,6 +165,7 @@ void JobState::HashAndFreeDependencies() {
 
 // A message from its start until flows.csv has its row: rows go in the order
 // the messages started, each written once every earlier one completed.
+constexpr uint64_t kNoMessage = std::numeric_limits<uint64_t>::max();
 struct Message {
   uint64_t tag, bytes, start_ns, end_ns;
   int32_t src, dst;
@@ -172,13 +173,21 @@ struct Message {
   bool notice;  // a same-node step's notice (the executor timed it on the local link)
   bool local;   // flows.csv: both ends on one host
   bool done;
+  // Until it is sent: the next message queued on its connection, and what
+  // the sender runs once it arrived. A queued message is not done, so its
+  // entry stays in State::pending while it waits.
+  uint64_t next = kNoMessage;
+  std::function<void()> on_sent;
 };
 
 // One TCP connection (job, sender, receiver, channel): its messages go in
 // order, one after another, as over the socket replayer's and ns-3's
 // connections; messages of different connections share links fairly.
+// The queue is a list through the messages themselves (Message::next): a
+// connection allocates nothing per message, and is small (an endpoint has
+// one per peer, channel and lane).
 struct Connection {
-  std::deque<std::pair<size_t, std::function<void()>>> queue;  // (message, on_sent)
+  uint64_t head = kNoMessage, tail = kNoMessage;  // queued messages, oldest first
   simgrid::s4u::SemaphorePtr queued;  // released once per message put in the queue
   s4u::Host* from = nullptr;          // the two ends' SimGrid hosts
   s4u::Host* to = nullptr;
@@ -329,13 +338,7 @@ struct FlowSimulation::State {
   std::unique_ptr<runs::FlowsCsvWriter> flows_out;  // config.stream_dir's flows.csv, as the run goes
   std::unique_ptr<runs::LinksCsvWriter> links_out;  // and its links.csv
   std::vector<runs::FlowRecord> flows;              // without stream_dir: the rows, held
-  // Per (job and lane, sender and receiver endpoints): what Transfer's key packs.
-  struct ConnectionKeyHash {
-    size_t operator()(const std::pair<uint64_t, uint64_t>& k) const {
-      return std::hash<uint64_t>()(k.first * 0x9E3779B97F4A7C15ull ^ k.second);
-    }
-  };
-  std::unordered_map<std::pair<uint64_t, uint64_t>, Connection, ConnectionKeyHash> connections;
+  std::deque<Connection> connections;  // each endpoint's, indexed by FlowTransport (a deque: they never move)
   // Bundles that may still be joined, by (from, to, bytes); FlowConfig::coalesce.
   std::map<std::tuple<s4u::Host*, s4u::Host*, uint64_t>, Bundle*> bundles;
   // --solver incremental: dltrace's own network instead of SimGrid's engine,
@@ -371,8 +374,8 @@ struct FlowSimulation::State {
   s4u::Host* HostOf(uint32_t job, int32_t endpoint, uint16_t channel = 0) const {
     return hosts.at(HostKey(TopologyHost(job, endpoint), job, channel));
   }
-  void Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag, uint64_t bytes, bool notice,
-                std::function<void()> on_sent);
+  void Transfer(FlowTransport& from, uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
+                uint64_t bytes, bool notice, std::function<void()> on_sent);
   // Sends message M from FROM to TO (one SimGrid communication, a share of
   // one, or MLTCP's weighted pieces), then delivers it.
   void Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent);
@@ -385,6 +388,20 @@ struct FlowSimulation::State {
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
   Message& At(size_t m) { return pending[m - pending_base]; }
+  // Connection C's queue: appends message M; takes the oldest (C has one), with its on_sent.
+  void Enqueue(Connection& c, size_t m) {
+    if (c.tail == kNoMessage) c.head = m;
+    else At(c.tail).next = m;
+    c.tail = m;
+  }
+  std::pair<size_t, std::function<void()>> Dequeue(Connection& c) {
+    const size_t m = c.head;
+    Message& msg = At(m);
+    c.head = msg.next;
+    if (c.head == kNoMessage) c.tail = kNoMessage;
+    msg.next = kNoMessage;
+    return {m, std::move(msg.on_sent)};
+  }
   // The simulated clock, whichever network runs.
   double NowSeconds() const { return fluid ? fluid->now() : s4u::Engine::get_clock(); }
   uint64_t Now() const { return fluid ? uint64_t(std::llround(fluid->now() * 1e9)) : flow::NowNs(); }
@@ -437,12 +454,12 @@ class FlowTransport final : public executor::Transport {
  public:
   FlowTransport(FlowSimulation::State* s, uint32_t job, int32_t endpoint) : s_(s), job_(job), endpoint_(endpoint) {}
   void Send(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes, std::function<void()> on_sent) override {
-    s_->Transfer(job_, endpoint_, peer, channel, tag, bytes, false, std::move(on_sent));
+    s_->Transfer(*this, job_, endpoint_, peer, channel, tag, bytes, false, std::move(on_sent));
   }
   // Same-host steps: only the count travels, at once; the receiving engine waits the model's time.
   void SendNotice(int32_t peer, uint16_t channel, uint64_t tag, uint64_t bytes,
                   std::function<void()> on_sent) override {
-    s_->Transfer(job_, endpoint_, peer, channel, tag, bytes, true, std::move(on_sent));
+    s_->Transfer(*this, job_, endpoint_, peer, channel, tag, bytes, true, std::move(on_sent));
   }
   void StartTimer(uint64_t duration_ns, std::function<void()> cb) override {
     if (s_->fluid) {
@@ -463,16 +480,30 @@ class FlowTransport final : public executor::Transport {
     if (notice) DeliverNotice(peer, channel, tag, bytes);
     else Deliver(peer, channel, tag, bytes);
   }
+  // This endpoint's connection to KEY (peer and lane); null
+  // with *AT where to Add it. A sorted vector: an endpoint talks to a few
+  // peers, and a search in one or two cache lines beats a hash map of every
+  // connection of the run (at 16,384 ranks, a cache miss or two per message).
+  Connection* Find(uint64_t key, size_t* at) {
+    const auto it = std::lower_bound(connections_.begin(), connections_.end(), std::make_pair(key, nullptr),
+                                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    *at = size_t(it - connections_.begin());
+    return it != connections_.end() && it->first == key ? it->second : nullptr;
+  }
+  void Add(size_t at, uint64_t key, Connection* c) {
+    connections_.insert(connections_.begin() + std::ptrdiff_t(at), {key, c});
+  }
 
  private:
   FlowSimulation::State* s_;
   uint32_t job_;
   int32_t endpoint_;
   s4u::Host* home_ = nullptr;  // HostOf(job_, endpoint_), once asked
+  std::vector<std::pair<uint64_t, Connection*>> connections_;  // by key, ascending
 };
 
-void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
-                                     uint64_t bytes, bool notice, std::function<void()> on_sent) {
+void FlowSimulation::State::Transfer(FlowTransport& from, uint32_t job, int32_t src, int32_t dst, uint16_t channel,
+                                     uint64_t tag, uint64_t bytes, bool notice, std::function<void()> on_sent) {
   const size_t m = pending_base + pending.size();
   // flows.csv's local: both ends on one host (over NVLink, or the schedule's local link).
   const bool local = notice || graph.MachineOf(TopologyHost(job, src)) == graph.MachineOf(TopologyHost(job, dst));
@@ -480,7 +511,11 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
   // Every callback runs in an actor of its own, never inside another engine's call.
   const bool same_host = notice || TopologyHost(job, src) == TopologyHost(job, dst);
   if (same_host && fluid) {
-    fluid->At(fluid->now(), [this, m, sent = std::move(on_sent)]() { Delivered(m, sent); });
+    pending.back().on_sent = std::move(on_sent);
+    fluid->At(fluid->now(), [this, m]() {
+      const std::function<void()> sent = std::move(At(m).on_sent);
+      Delivered(m, sent);
+    });
     return;
   }
   if (same_host) {
@@ -490,12 +525,21 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     return;
   }
   const uint16_t route_channel = RouteChannelOf(job, channel, tag);
-  // One connection per (job, lane: channel, queue pair and mode; models/lanes.h) and endpoint pair.
-  Connection& c = connections[{uint64_t(job) << 16 | route_channel, uint64_t(uint32_t(src)) << 32 | uint32_t(dst)}];
+  // The sender's connection to (receiver, lane): the lane is 16 bits (models/lanes.h: channel, its
+  // queue pair, mode), endpoints below 2^24.
+  const uint64_t key = uint64_t(uint32_t(dst)) << 16 | route_channel;
+  size_t at = 0;
+  Connection* found = from.Find(key, &at);
+  if (!found) {
+    found = &connections.emplace_back();
+    from.Add(at, key, found);
+  }
+  Connection& c = *found;
+  pending.back().on_sent = std::move(on_sent);
+  Enqueue(c, m);
   if (fluid) {
     if (c.route == FluidNetwork::kNone)
       c.route = fluid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, route_channel});
-    c.queue.emplace_back(m, std::move(on_sent));
     if (!c.active) {
       c.active = true;
       FluidSendNext(c);
@@ -508,14 +552,12 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
     c.to = HostOf(job, dst, route_channel);
     c.links = &simgrid_routes.at({TopologyHost(job, dst), TopologyHost(job, src), job, route_channel});
   }
-  c.queue.emplace_back(m, std::move(on_sent));
   c.queued->release();
   if (c.active) return;
   c.active = true;
   actors.Run("connection", c.from, [this, &c]() {
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
-      auto [message, sent] = std::move(c.queue.front());
-      c.queue.pop_front();
+      auto [message, sent] = Dequeue(c);
       const double bytes = double(At(message).bytes);  // its row may go once delivered
       Send(message, c.from, c.to, sent);
       for (uint32_t d : *c.links) delivered_link_bytes[d] += bytes;
@@ -526,12 +568,11 @@ void FlowSimulation::State::Transfer(uint32_t job, int32_t src, int32_t dst, uin
 
 void FlowSimulation::State::FluidSendNext(Connection& c) {
   fluid->StartFlow(
-      c.route, double(At(c.queue.front().first).bytes),
+      c.route, double(At(c.head).bytes),
       [this, &c]() {
-        auto [message, sent] = std::move(c.queue.front());
-        c.queue.pop_front();
+        auto [message, sent] = Dequeue(c);
         Delivered(message, sent);  // may queue more on C
-        if (c.queue.empty()) c.active = false;
+        if (c.head == kNoMessage) c.active = false;
         else FluidSendNext(c);
       },
       config.coalesce);
@@ -639,10 +680,14 @@ void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_
   at.end_ns = Now();
   at.done = true;
   ++messages_done;
-  const Message msg = at;  // a copy: the callbacks add messages, and the row may go
+  // Copies: the callbacks add messages, and the row may go.
+  const uint64_t tag = at.tag, bytes = at.bytes;
+  const int32_t src = at.src, dst = at.dst;
+  const uint16_t job = at.job, channel = at.channel;
+  const bool notice = at.notice;
   FlushFlows(false);
   on_sent();
-  jobs[msg.job]->transports[size_t(msg.dst)]->Arrive(msg.src, msg.channel, msg.tag, msg.bytes, msg.notice);
+  jobs[job]->transports[size_t(dst)]->Arrive(src, channel, tag, bytes, notice);
 }
 
 void FlowSimulation::State::FlushFlows(bool all) {

@@ -29,7 +29,10 @@ FluidNetwork::FluidNetwork(std::vector<double> bandwidth, std::vector<double> la
 
 uint32_t FluidNetwork::AddRoute(const std::vector<uint32_t>& links) {
   Route r;
-  r.links = links;
+  r.first = uint32_t(route_links_.size());
+  r.size = uint32_t(links.size());
+  route_links_.insert(route_links_.end(), links.begin(), links.end());
+  route_open_.emplace_back();
   double weight_s = 0;
   r.bound = std::numeric_limits<double>::infinity();
   for (uint32_t l : links) {
@@ -74,18 +77,20 @@ uint32_t FluidNetwork::NewFlow() {
 
 void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool coalesce) {
   ++flows_started_;
-  const OpenKey key{route, bytes};
+  std::vector<std::pair<double, uint32_t>>& open = route_open_[route];
   if (coalesce) {
-    const auto open = open_.find(key);
-    if (open != open_.end()) {
-      Flow& f = flows_[open->second];
-      if (!f.active && f.start == now_ && f.route == route && f.bytes == bytes && !f.done.empty()) {
+    // The latest flow of these bytes started on ROUTE at this instant, if it can still be joined.
+    for (auto it = open.rbegin(); it != open.rend(); ++it) {
+      if (it->first != bytes) continue;
+      Flow& f = flows_[it->second];
+      if (!f.active && f.start == now_ && f.route == route && f.bytes == bytes && f.done) {
         ++f.count;
         f.remaining += bytes;
-        f.done.push_back(std::move(done));
+        f.more_done.push_back(std::move(done));
         ++flows_joined_;
         return;
       }
+      break;
     }
   }
   const uint32_t id = NewFlow();
@@ -96,12 +101,16 @@ void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool c
   f.remaining = bytes;
   f.start = f.at = now_;
   f.x = f.level = 0;
+  f.penalty = routes_[route].penalty;
   f.bottleneck = kNone;
   f.active = false;
-  f.done.clear();
-  f.done.push_back(std::move(done));
+  f.done = std::move(done);
+  f.more_done.clear();
   ++f.version;
-  if (coalesce) open_[key] = id;
+  if (coalesce) {
+    if (open.empty()) open_routes_.push_back(route);
+    open.emplace_back(bytes, id);
+  }
   Push(now_ + routes_[route].latency * params_.latency_factor, EventKind::kLatencyPaid, id, f.version);
 }
 
@@ -112,7 +121,8 @@ double FluidNetwork::NextTime() const {
 void FluidNetwork::AdvanceTo(double t) {
   if (t <= now_) return;
   now_ = t;
-  open_.clear();
+  for (uint32_t r : open_routes_) route_open_[r].clear();
+  open_routes_.clear();
 }
 
 bool FluidNetwork::Step() {
@@ -153,7 +163,7 @@ void FluidNetwork::Activate(uint32_t f) {
   fl.x = fl.level = 0;
   fl.bottleneck = kNone;
   ++active_count_;
-  for (uint32_t l : routes_[fl.route].links) {
+  for (uint32_t l : LinksOf(fl.route)) {
     links_[l].flows.push_back(f);
     changed_links_.push_back(l);
   }
@@ -162,7 +172,7 @@ void FluidNetwork::Activate(uint32_t f) {
 void FluidNetwork::Finish(uint32_t f) {
   Flow& fl = flows_[f];
   if (fl.active) {
-    for (uint32_t l : routes_[fl.route].links) {
+    for (uint32_t l : LinksOf(fl.route)) {
       Link& link = links_[l];
       SettleLink(l);
       link.used -= double(fl.count) * fl.x;
@@ -176,10 +186,13 @@ void FluidNetwork::Finish(uint32_t f) {
     --active_count_;
   }
   ++fl.version;
-  std::vector<Callback> done = std::move(fl.done);
-  fl.done.clear();
+  Callback first = std::move(fl.done);
+  fl.done = nullptr;
+  std::vector<Callback> more;
+  if (!fl.more_done.empty()) more.swap(fl.more_done);
   free_flows_.push_back(f);  // the callbacks may start flows that reuse it
-  for (Callback& cb : done) cb();
+  first();
+  for (Callback& cb : more) cb();
 }
 
 double FluidNetwork::BytesNow(const Link& link) const {
@@ -203,7 +216,7 @@ void FluidNetwork::AddToS(uint32_t f) {
   fl.in_s = stamp_;
   s_.push_back(f);
   old_x_.push_back(fl.x);
-  for (uint32_t l : routes_[fl.route].links) {
+  for (uint32_t l : LinksOf(fl.route)) {
     Link& link = links_[l];
     if (link.mark == stamp_) continue;
     link.mark = stamp_;
@@ -245,12 +258,18 @@ void FluidNetwork::Solve() {
 }
 
 void FluidNetwork::Fill() {
-  struct Entry {
-    double level;
-    uint32_t id, stamp;
-    bool operator>(const Entry& o) const { return level > o.level || (level == o.level && id > o.id); }
+  // Min-heaps, as std::priority_queue<FillEntry, vector, greater> keeps them (same order of ties).
+  const std::greater<FillEntry> after;
+  saturate_.clear();
+  bounded_.clear();
+  auto push = [&after](std::vector<FillEntry>& heap, FillEntry e) {
+    heap.push_back(e);
+    std::push_heap(heap.begin(), heap.end(), after);
   };
-  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> saturate, bounded;
+  auto pop = [&after](std::vector<FillEntry>& heap) {
+    std::pop_heap(heap.begin(), heap.end(), after);
+    heap.pop_back();
+  };
   for (uint32_t l : t_) {
     Link& link = links_[l];
     link.residual = link.capacity;
@@ -260,7 +279,7 @@ void FluidNetwork::Fill() {
     for (uint32_t f : link.flows) {
       const Flow& fl = flows_[f];
       if (fl.in_s == stamp_) {
-        link.weight += double(fl.count) / routes_[fl.route].penalty;
+        link.weight += double(fl.count) / fl.penalty;
         ++link.unfrozen;
       } else {
         link.residual -= double(fl.count) * fl.x;
@@ -272,12 +291,12 @@ void FluidNetwork::Fill() {
     Flow& fl = flows_[f];
     fl.frozen = false;
     const Route& r = routes_[fl.route];
-    bounded.push({r.bound * r.penalty, f, 0});
+    push(bounded_, {r.bound * r.penalty, f, 0});
   }
   auto push_link = [&](uint32_t l) {
     Link& link = links_[l];
     ++link.stamp;
-    if (link.unfrozen > 0) saturate.push({link.residual / link.weight, l, link.stamp});
+    if (link.unfrozen > 0) push(saturate_, {link.residual / link.weight, l, link.stamp});
   };
   for (uint32_t l : t_) push_link(l);
   auto freeze = [&](uint32_t f, double x, double level, uint32_t bottleneck) {
@@ -286,8 +305,8 @@ void FluidNetwork::Fill() {
     fl.x = x;
     fl.level = level;
     fl.bottleneck = bottleneck;
-    const double k = double(fl.count), w = k / routes_[fl.route].penalty;
-    for (uint32_t m : routes_[fl.route].links) {
+    const double k = double(fl.count), w = k / fl.penalty;
+    for (uint32_t m : LinksOf(fl.route)) {
       Link& link = links_[m];
       link.residual = std::max(0.0, link.residual - k * x);
       link.weight = --link.unfrozen > 0 ? std::max(0.0, link.weight - w) : 0;
@@ -297,20 +316,20 @@ void FluidNetwork::Fill() {
   size_t left = s_.size();
   double level = 0;  // rises monotonically
   while (left > 0) {
-    while (!saturate.empty() && saturate.top().stamp != links_[saturate.top().id].stamp) saturate.pop();
-    while (!bounded.empty() && flows_[bounded.top().id].frozen) bounded.pop();
-    const double link_level = saturate.empty() ? std::numeric_limits<double>::infinity() : saturate.top().level;
-    if (!bounded.empty() && bounded.top().level < link_level) {
-      const uint32_t f = bounded.top().id;
-      bounded.pop();
+    while (!saturate_.empty() && saturate_.front().stamp != links_[saturate_.front().id].stamp) pop(saturate_);
+    while (!bounded_.empty() && flows_[bounded_.front().id].frozen) pop(bounded_);
+    const double link_level = saturate_.empty() ? std::numeric_limits<double>::infinity() : saturate_.front().level;
+    if (!bounded_.empty() && bounded_.front().level < link_level) {
+      const uint32_t f = bounded_.front().id;
+      pop(bounded_);
       level = std::max(level, routes_[flows_[f].route].bound * routes_[flows_[f].route].penalty);
       freeze(f, routes_[flows_[f].route].bound, level, kBoundBottleneck);
       --left;
       continue;
     }
-    if (saturate.empty()) break;  // cannot happen: every flow left crosses a link with unfrozen flows
-    const uint32_t l = saturate.top().id;
-    saturate.pop();
+    if (saturate_.empty()) break;  // cannot happen: every flow left crosses a link with unfrozen flows
+    const uint32_t l = saturate_.front().id;
+    pop(saturate_);
     level = std::max(level, link_level);
     Link& link = links_[l];
     link.min_frozen_level = level;
@@ -318,7 +337,7 @@ void FluidNetwork::Fill() {
     for (uint32_t f : link.flows) {
       Flow& fl = flows_[f];
       if (fl.in_s != stamp_ || fl.frozen) continue;
-      freeze(f, level / routes_[fl.route].penalty, level, l);
+      freeze(f, level / fl.penalty, level, l);
       --left;
     }
   }

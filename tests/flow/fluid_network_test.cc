@@ -239,6 +239,28 @@ TEST(FluidNetwork, CallbacksRunInTimeOrderAndInTheOrderScheduledAtOneTime) {
   EXPECT_FALSE(net.Step());
 }
 
+TEST(FluidNetwork, ThousandsOfCallbacksRunInTimeOrderThenInTheOrderScheduled) {
+  // Enough pending events for the event queue's deeper levels, on a grid of
+  // 50 instants so that most share their time with others.
+  FluidNetwork net({1e9}, {1e-6});
+  std::mt19937 rng(43);
+  const size_t n = 5000;
+  std::vector<std::pair<double, size_t>> scheduled;
+  std::vector<size_t> ran;
+  for (size_t i = 0; i < n; ++i) {
+    const double t = 1e-3 * double(std::uniform_int_distribution<int>(0, 49)(rng));
+    scheduled.emplace_back(t, i);
+    net.At(t, [&ran, i] { ran.push_back(i); });
+  }
+  while (net.Step()) {
+  }
+  std::stable_sort(scheduled.begin(), scheduled.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<size_t> want;
+  for (const auto& [t, i] : scheduled) want.push_back(i);
+  EXPECT_EQ(ran, want);
+}
+
 TEST(FluidNetwork, ACallbackScheduledForNowRunsInTheSameInstantAfterThoseDue) {
   FluidNetwork net({1e9}, {1e-6});
   std::vector<std::pair<std::string, double>> ran;
