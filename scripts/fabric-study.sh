@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # One training job on AI-cluster fabrics in the flow simulator: rail-optimized
 # against not (dcn), single against dual plane (hpn), each under three ECMP
-# hash seeds. Prints per fabric and seed the iteration time, the bytes through
+# hash seeds, and rail-optimized again with 4 queue pairs per connection
+# (qps=4: each its own ECMP hash). Prints per fabric and seed the iteration time, the bytes through
 # spines and the NIC and rail imbalance (max/mean), writes OUT/fabric-study.csv
 # and plots OUT/fabric-study.png (needs python3-matplotlib).
 # The job: Llama-3 8B, TP8 PP2 DP4 (64 GPUs on 8 hosts of 8), 8 channels;
@@ -20,22 +21,24 @@ mkdir -p "$OUT"
 "$DLTRACE" synth --model llama3-8b --tp 8 --pp 2 --dp 4 --ranks-per-host 8 --seq-len 2048 --iterations 1 \
   -o "$OUT/job" >/dev/null
 SHAPE="hosts=8,hosts-per-leaf=2,oversub=2"
-declare -A FABRICS=(
+declare -A FABRICS=(  # TOPO, then |JOB KEYS where the job differs
   [rail-optimized]="spectrum-x:$SHAPE"
+  [rail-opt-4qps]="spectrum-x:$SHAPE|:qps=4"
   [dcn]="dcn:$SHAPE,rate=400G"
   [hpn-1plane]="hpn:$SHAPE"
   [hpn-2planes]="hpn:$SHAPE,planes=2"
 )
-ORDER="rail-optimized dcn hpn-1plane hpn-2planes"
+ORDER="rail-optimized rail-opt-4qps dcn hpn-1plane hpn-2planes"
 failed=0
-simulate() {  # NAME TOPO
-  "$DLTRACE" simulate --job "$OUT/job:channels=8" --engine flow --solver incremental --topo "$2" --util-ms 1 \
+simulate() {  # NAME TOPO [JOB KEYS]
+  "$DLTRACE" simulate --job "$OUT/job:channels=8$3" --engine flow --solver incremental --topo "$2" --util-ms 1 \
     -o "$OUT/$1" >"$OUT/$1.log" 2>&1 || { echo "fabric-study: $1 failed, see $OUT/$1.log" >&2; return 1; }
 }
 for fabric in $ORDER; do
   for seed in $SEEDS; do
     while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || failed=1; done
-    simulate "$fabric-seed$seed" "${FABRICS[$fabric]},seed=$seed" &
+    spec=${FABRICS[$fabric]}
+    simulate "$fabric-seed$seed" "${spec%%|*},seed=$seed" "$([[ $spec == *"|"* ]] && echo "${spec#*|}")" &
   done
 done
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
