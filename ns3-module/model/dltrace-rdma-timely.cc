@@ -116,16 +116,15 @@ DltraceRdmaTimely::OnAck(const DltraceRdmaAckInfo& ack)
     m_rttDiff = (1 - m_alpha) * m_rttDiff + m_alpha * newDiff;
     const double gradient = m_rttDiff / m_minRtt.GetSeconds();
     const double rate = GetRate();
+    // N = 5 (hyperactive increase) after HaiThreshold increases in a row.
+    auto increase = [&]() {
+        SetRate(rate + (m_negativeRun >= m_haiThreshold ? 5 : 1) * m_step);
+    };
     if (rtt < m_tLow.GetSeconds())
     {
-        if (m_haiBelowTLow)
-        {
-            ++m_negativeRun;
-            SetRate(rate + (m_negativeRun >= m_haiThreshold ? 5 : 1) * m_step);
-            return;
-        }
-        m_negativeRun = 0;
-        SetRate(rate + m_step);
+        // Algorithm 1 adds delta and restarts the count; the HPCC authors' code counts on.
+        m_negativeRun = m_haiBelowTLow ? m_negativeRun + 1 : 0;
+        increase();
         return;
     }
     if (rtt > m_tHigh.GetSeconds())
@@ -137,8 +136,7 @@ DltraceRdmaTimely::OnAck(const DltraceRdmaAckInfo& ack)
     if (gradient <= 0)
     {
         ++m_negativeRun;
-        uint32_t n = m_negativeRun >= m_haiThreshold ? 5 : 1;
-        SetRate(rate + n * m_step);
+        increase();
     }
     else
     {
