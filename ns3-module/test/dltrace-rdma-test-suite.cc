@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The RDMA fabric's validations: each compares a simulated result with a
 // closed form or model written here (PFC line rate and headroom, go-back-N
-// delivery, the DCQCN fluid model's fixed point, HPCC's eta, TIMELY's band).
+// delivery, the DCQCN fluid model's fixed point, HPCC's eta, TIMELY's band
+// and its climb back from the floor after an incast).
 // Sizes are kept small (10-100 Gb/s, at most a few tens of ms simulated)
 // so each case runs in seconds.
 #include "ns3/config.h"
@@ -599,7 +600,7 @@ class TimelyTestCase : public TestCase
 // ACK returns before its rate step counts). delta is the paper's 10 Mb/s
 // at its 10 Gb/s NICs kept in proportion (100 Mb/s at 100 Gb/s): tau =
 // 1.3 ms. With delta left at 10 Mb/s (tau = 13 ms) the incast took 7.1 ms,
-// over this bound (about 3.3 ms); the HPCC authors' ns-3 took 1.39 ms
+// over this bound (about 3.6 ms); the HPCC authors' ns-3 took 1.39 ms
 // (issue 45; docs/results/rdma.md).
 class TimelyIncastTestCase : public TestCase
 {
@@ -640,11 +641,15 @@ class TimelyIncastTestCase : public TestCase
                 leastAcked = bytes;
                 for (const auto& qp : incast.qps)
                 {
-                    leastAcked = std::min<uint64_t>(leastAcked, uint64_t(qp->GetAckedPackets()) * kMtu);
+                    uint64_t acked = uint64_t(qp->GetAckedPackets()) * kMtu;
+                    leastAcked = std::min(leastAcked, acked);
                 }
                 return;
             }
-            Simulator::Schedule(MicroSeconds(1), watch);
+            if (incast.delivered < incast.posted) // else the run ends; the checks below fail
+            {
+                Simulator::Schedule(MicroSeconds(1), watch);
+            }
         };
         Simulator::Schedule(Seconds(0), watch);
         Simulator::Run();
@@ -659,11 +664,11 @@ class TimelyIncastTestCase : public TestCase
         const double ideal = 8.0 * senders * (bytes + packets * 62) / rate;
         const double elapsed = incast.lastDelivery.GetSeconds();
         std::cout << "TIMELY incast: queue drained at " << drained.GetSeconds() * 1e6
-                  << " us with at most " << bytes - leastAcked << " B left per sender; last byte at "
-                  << elapsed * 1e6 << " us (bound " << bound * 1e6 << " us; the link's time "
-                  << ideal * 1e6 << " us, " << elapsed / ideal << "x), pauses "
-                  << incast.PausesSent() << ", peak queue " << incast.Bottleneck()->GetPeakQueueBytes()
-                  << " B" << std::endl;
+                  << " us with at most " << bytes - leastAcked
+                  << " B left per sender; last byte at " << elapsed * 1e6 << " us (bound "
+                  << bound * 1e6 << " us; the link's time " << ideal * 1e6 << " us, "
+                  << elapsed / ideal << "x), pauses " << incast.PausesSent() << ", peak queue "
+                  << incast.Bottleneck()->GetPeakQueueBytes() << " B" << std::endl;
         NS_TEST_EXPECT_MSG_EQ_TOL(cc->GetDelta(), delta, 1, "delta in proportion to the line rate");
         NS_TEST_EXPECT_MSG_EQ(incast.delivered, incast.posted, "every byte delivered");
         NS_TEST_EXPECT_MSG_EQ(incast.acked, incast.posted, "every message acknowledged");
