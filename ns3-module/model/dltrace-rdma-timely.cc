@@ -4,6 +4,7 @@
 
 #include "dltrace-attributes.h"
 
+#include "ns3/boolean.h"
 #include "ns3/double.h"
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
@@ -33,8 +34,15 @@ DltraceRdmaTimely::GetTypeId()
                      "Above this RTT the rate is cut (s). Default 500 us (TIMELY paper).",
                      MicroSeconds(500), &DltraceRdmaTimely::m_tHigh, Seconds(0))
             .AddDouble("Delta",
-                       "Additive increment delta (bit/s). Default 10 Mb/s (TIMELY paper).",
+                       "Additive increment delta (bit/s) at DeltaReferenceRate, scaled with "
+                       "the QP's line rate. Default 10 Mb/s (TIMELY paper, 10 Gb/s NICs).",
                        10e6, &DltraceRdmaTimely::m_delta, 0)
+            .AddDouble("DeltaReferenceRate",
+                       "Line rate (bit/s) at which Delta applies as given; at other rates "
+                       "delta is Delta x line rate / this, as the HPCC authors' ns-3 TIMELY "
+                       "sets it (10 Mb/s per 10 Gb/s). 0: Delta at every rate. Default 10 "
+                       "Gb/s, the paper's NICs.",
+                       10e9, &DltraceRdmaTimely::m_deltaReferenceRate, 0)
             .AddTime("MinRtt",
                      "minRTT normalising the gradient (s). Default 20 us (TIMELY paper).",
                      MicroSeconds(20), &DltraceRdmaTimely::m_minRtt, NanoSeconds(1))
@@ -45,7 +53,13 @@ DltraceRdmaTimely::GetTypeId()
             .AddUinteger("SegmentBytes",
                          "Bytes acknowledged per completion event (rate update). Default 16 "
                          "KB, the low end of the paper's 16-64 KB segments.",
-                         16384, &DltraceRdmaTimely::m_segmentBytes, 1);
+                         16384, &DltraceRdmaTimely::m_segmentBytes, 1)
+            .AddBoolean("HaiBelowTLow",
+                        "Count increases below T_low towards hyperactive increase too, as "
+                        "the HPCC authors' ns-3 TIMELY does (rdma-hw.cc, UpdateRateTimely). "
+                        "Default false: Algorithm 1, where below T_low the rate adds delta "
+                        "and the HAI count restarts.",
+                        false, &DltraceRdmaTimely::m_haiBelowTLow);
     return tid;
 }
 
@@ -53,7 +67,8 @@ DltraceRdmaTimely::DltraceRdmaTimely()
     : m_prevRtt(0),
       m_rttDiff(0),
       m_negativeRun(0),
-      m_bytesSinceUpdate(0)
+      m_bytesSinceUpdate(0),
+      m_step(0)
 {
 }
 
@@ -65,6 +80,13 @@ DltraceRdmaTimely::Start(double lineRateBps, Time baseRtt, uint32_t mtuFrameByte
     m_rttDiff = 0;
     m_negativeRun = 0;
     m_bytesSinceUpdate = 0;
+    m_step = m_deltaReferenceRate > 0 ? m_delta * lineRateBps / m_deltaReferenceRate : m_delta;
+}
+
+double
+DltraceRdmaTimely::GetDelta() const
+{
+    return m_step;
 }
 
 Time
@@ -100,10 +122,15 @@ DltraceRdmaTimely::OnAck(const DltraceRdmaAckInfo& ack)
     m_rttDiff = (1 - m_alpha) * m_rttDiff + m_alpha * newDiff;
     const double gradient = m_rttDiff / m_minRtt.GetSeconds();
     const double rate = GetRate();
+    // N = 5 (hyperactive increase) after HaiThreshold increases in a row.
+    auto increase = [&]() {
+        SetRate(rate + (m_negativeRun >= m_haiThreshold ? 5 : 1) * m_step);
+    };
     if (rtt < m_tLow.GetSeconds())
     {
-        m_negativeRun = 0;
-        SetRate(rate + m_delta);
+        // Algorithm 1 adds delta and restarts the count; the HPCC authors' code counts on.
+        m_negativeRun = m_haiBelowTLow ? m_negativeRun + 1 : 0;
+        increase();
         return;
     }
     if (rtt > m_tHigh.GetSeconds())
@@ -115,8 +142,7 @@ DltraceRdmaTimely::OnAck(const DltraceRdmaAckInfo& ack)
     if (gradient <= 0)
     {
         ++m_negativeRun;
-        uint32_t n = m_negativeRun >= m_haiThreshold ? 5 : 1;
-        SetRate(rate + n * m_delta);
+        increase();
     }
     else
     {

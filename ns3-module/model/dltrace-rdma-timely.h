@@ -18,7 +18,9 @@ namespace ns3
  * below T_low add delta; above T_high multiply by 1 - b (1 - T_high/rtt);
  * else a gradient rtt_diff/minRTT <= 0 adds N delta (N = 5 after five such
  * completions in a row, else 1) and a positive one multiplies by
- * 1 - b gradient.
+ * 1 - b gradient. delta is the paper's 10 Mb/s at its 10 Gb/s NICs, scaled
+ * with the line rate (DeltaReferenceRate): unscaled, a QP cut to the floor
+ * on a 100 Gb/s link climbs back at a tenth of the paper's relative pace.
  */
 class DltraceRdmaTimely : public DltraceRdmaCongestionControl
 {
@@ -33,6 +35,8 @@ class DltraceRdmaTimely : public DltraceRdmaCongestionControl
 
     /// RTT of the last completion event.
     Time GetLastRtt() const;
+    /// The additive step delta at this QP's line rate (bit/s).
+    double GetDelta() const;
 
   private:
     // Attributes (their defaults are in GetTypeId())
@@ -41,14 +45,17 @@ class DltraceRdmaTimely : public DltraceRdmaCongestionControl
     Time m_tLow;
     Time m_tHigh;
     double m_delta{0};
+    double m_deltaReferenceRate{0};
     Time m_minRtt;
     uint32_t m_haiThreshold{0};
     uint64_t m_segmentBytes{0};
+    bool m_haiBelowTLow{false};
 
     double m_prevRtt;
     double m_rttDiff;
     uint32_t m_negativeRun;
     uint64_t m_bytesSinceUpdate;
+    double m_step; // delta at the line rate
     Time m_lastRtt;
 };
 
