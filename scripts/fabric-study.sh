@@ -85,6 +85,8 @@ for ax, title in ((a, "iteration time (ms)"), (b, "bytes through spines (GB, eac
     ax.set_xticklabels(order, rotation=20)
     ax.set_title(title)
     ax.grid(alpha=0.3)
+b.set_ylim(bottom=0)  # the same bytes on every fabric: no offset axis of rounding differences
+b.ticklabel_format(axis="y", useOffset=False, style="plain")
 fig.suptitle("Llama-3 8B TP8 PP2 DP4 on 8 hosts x 8 GPUs, ECMP seeds " + ", ".join(seeds))
 fig.tight_layout()
 fig.savefig(os.path.join(out, "fabric-study.png"), dpi=120)
