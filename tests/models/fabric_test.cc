@@ -223,6 +223,19 @@ std::string WriteFile(const std::string& name, const std::string& text) {
   return path;
 }
 
+// F is the fabric of two hosts of two GPUs on two rail leaves and one spine (200G uplinks) as a spec gives it.
+void ExpectTwoRails(const TopologyGraph& f) {
+  const TopologyGraph s = Build("rail-optimized:hosts=2,gpus=2,hosts-per-leaf=2,spines=1,rate=100G,delay=1us");
+  ASSERT_EQ(f.names, s.names);
+  ASSERT_EQ(f.links.size(), s.links.size());
+  for (size_t i = 0; i < f.links.size(); ++i) {
+    EXPECT_EQ(f.links[i].name, s.links[i].name);
+    EXPECT_EQ(f.links[i].rate_bps, s.links[i].rate_bps) << f.links[i].name;
+    EXPECT_EQ(f.links[i].delay_ns, s.links[i].delay_ns) << f.links[i].name;
+    EXPECT_EQ(f.links[i].rail, s.links[i].rail) << f.links[i].name;
+  }
+}
+
 TEST(Fabric, AFileDescribesTheSameFabricAsASpec) {
   // Two hosts of two GPUs on two rail leaves and one spine, written out.
   const std::string path = WriteFile("two_rails.json", R"({
@@ -230,15 +243,7 @@ TEST(Fabric, AFileDescribesTheSameFabricAsASpec) {
     "switches": ["p0.s0.r0", "p0.s0.r1", "p0.spine0"],
     "links": [["h0.g0", "p0.s0.r0"], ["h0.g1", "p0.s0.r1"], ["h1.g0", "p0.s0.r0"], ["h1.g1", "p0.s0.r1"],
               {"a": "p0.s0.r0", "b": "p0.spine0", "rate": "200Gbps"}, ["p0.s0.r1", "p0.spine0", "200Gbps"]]})");
-  const TopologyGraph f = Build(path);
-  const TopologyGraph s = Build("rail-optimized:hosts=2,gpus=2,hosts-per-leaf=2,spines=1,rate=100G,delay=1us");
-  ASSERT_EQ(f.names, s.names);
-  ASSERT_EQ(f.links.size(), s.links.size());
-  for (size_t i = 0; i < f.links.size(); ++i) {
-    EXPECT_EQ(f.links[i].name, s.links[i].name);
-    EXPECT_EQ(f.links[i].rate_bps, s.links[i].rate_bps) << f.links[i].name;
-    EXPECT_EQ(f.links[i].rail, s.links[i].rail) << f.links[i].name;
-  }
+  ExpectTwoRails(Build(path));
 }
 
 TEST(Fabric, AYamlFileIsTheSameFabricAsItsJson) {
@@ -264,15 +269,7 @@ links:
     rate: 200Gbps
   - [p0.s0.r1, p0.spine0, 200Gbps]
 )");
-  const TopologyGraph y = Build(path);
-  const TopologyGraph s = Build("rail-optimized:hosts=2,gpus=2,hosts-per-leaf=2,spines=1,rate=100G,delay=1us");
-  ASSERT_EQ(y.names, s.names);
-  ASSERT_EQ(y.links.size(), s.links.size());
-  for (size_t i = 0; i < y.links.size(); ++i) {
-    EXPECT_EQ(y.links[i].name, s.links[i].name);
-    EXPECT_EQ(y.links[i].rate_bps, s.links[i].rate_bps) << y.links[i].name;
-    EXPECT_EQ(y.links[i].delay_ns, s.links[i].delay_ns) << y.links[i].name;
-  }
+  ExpectTwoRails(Build(path));
   // What the subset does not read, or a file that is not YAML, is one line naming the line.
   const std::map<std::string, std::string> bad = {
       {"hosts: 1\n\tswitches: [t]\n", "line 2: a tab"},
