@@ -121,42 +121,30 @@ int main(int argc, char** argv) {
       t += dur + 10'000;
       w->AddOp(op);
     };
+    // An NCCL collective of BYTES on the GPU for GPU_NS; the next call 2 ms later.
+    auto nccl_op = [&](OpKind kind, uint64_t bytes, RedOp red_op, int64_t gpu_ns) {
+      OpEvent op;
+      op.kind = kind;
+      op.comm = 1;
+      op.count = bytes / 4;
+      op.datatype = DataType::Float32;
+      op.bytes = bytes;
+      op.red_op = red_op;
+      op.stream = 0x7f0000001000ull;
+      op.seq = nccl_seq++;
+      op.enter_ns = t;
+      op.exit_ns = t + 20'000;
+      op.gpu_start_ns = t + 50'000;
+      op.gpu_end_ns = t + 50'000 + gpu_ns;
+      t += 2'000'000;
+      w->AddOp(op);
+    };
     mpi_op(OpKind::MpiBcast, 1 << 20, 0, -1, 2'000'000);
     for (int it = 0; it < o.iterations; ++it) {
       t += 30'000'000;  // forward + backward
-      for (int b = 0; b < o.buckets; ++b) {
-        OpEvent op;
-        op.kind = OpKind::NcclAllReduce;
-        op.comm = 1;
-        op.count = o.bucket_bytes / 4;
-        op.datatype = DataType::Float32;
-        op.bytes = o.bucket_bytes;
-        op.red_op = RedOp::Sum;
-        op.stream = 0x7f0000001000ull;
-        op.seq = nccl_seq++;
-        op.enter_ns = t;
-        op.exit_ns = t + 20'000;
-        op.gpu_start_ns = t + 50'000;
-        op.gpu_end_ns = t + 50'000 + 10'000'000;  // 10 ms on the GPU
-        t += 2'000'000;
-        w->AddOp(op);
-      }
-      if (o.alltoall_bytes > 0) {  // every rank sends bytes / ranks to each rank
-        OpEvent op;
-        op.kind = OpKind::NcclAllToAll;
-        op.comm = 1;
-        op.count = o.alltoall_bytes / 4;
-        op.datatype = DataType::Float32;
-        op.bytes = o.alltoall_bytes;
-        op.stream = 0x7f0000001000ull;
-        op.seq = nccl_seq++;
-        op.enter_ns = t;
-        op.exit_ns = t + 20'000;
-        op.gpu_start_ns = t + 50'000;
-        op.gpu_end_ns = t + 50'000 + 2'000'000;
-        t += 2'000'000;
-        w->AddOp(op);
-      }
+      for (int b = 0; b < o.buckets; ++b) nccl_op(OpKind::NcclAllReduce, o.bucket_bytes, RedOp::Sum, 10'000'000);
+      // A MoE dispatch: every rank sends bytes / ranks to each rank.
+      if (o.alltoall_bytes > 0) nccl_op(OpKind::NcclAllToAll, o.alltoall_bytes, RedOp::None, 2'000'000);
       t += 40'000'000;
       // Ring exchange of a 1 MB activation between neighbours.
       int right = (r + 1) % o.ranks, left = (r + o.ranks - 1) % o.ranks;
