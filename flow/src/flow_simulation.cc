@@ -422,6 +422,10 @@ struct FlowSimulation::State {
   // the bottleneck, and shares as any link).
   void ShadowScaleUp(std::vector<uint32_t>* links);
   static constexpr double kShadowRatio = 4;
+  // The directed graph link id D stands for (D itself, or the link of shadow D).
+  uint32_t RealLink(uint32_t d) const {
+    return d < 2 * graph.links.size() ? d : shadow_real[d - 2 * graph.links.size()];
+  }
   // Per directed link id (shadows after the graph's): bytes per second, latency in seconds.
   double DirectedRate(uint32_t d) const;
   double DirectedLatency(uint32_t d) const;
@@ -815,13 +819,12 @@ void FlowSimulation::State::ShadowScaleUp(std::vector<uint32_t>* links) {
 
 double FlowSimulation::State::DirectedRate(uint32_t d) const {
   // A shadow: enough for any flow that crosses it, so it never binds (nor adds weight-S).
-  if (d >= 2 * graph.links.size()) return 1e9 * DirectedRate(shadow_real[d - 2 * graph.links.size()]);
+  if (d >= 2 * graph.links.size()) return 1e9 * DirectedRate(RealLink(d));
   return double(graph.links[d / 2].rate_bps) / 8;
 }
 
 double FlowSimulation::State::DirectedLatency(uint32_t d) const {
-  if (d >= 2 * graph.links.size()) d = shadow_real[d - 2 * graph.links.size()];
-  return double(graph.links[d / 2].delay_ns) * 1e-9;
+  return double(graph.links[RealLink(d) / 2].delay_ns) * 1e-9;
 }
 
 std::vector<double> FlowSimulation::State::FoldShadows(std::vector<double> per_id) const {
@@ -886,7 +889,7 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
     if (!AllRouteLinks(routes, &route_links, error)) return false;
     const std::vector<std::string> names = LinkNames();  // per direction of each graph link
     for (uint32_t d = 0; d < names.size() + shadow_real.size(); ++d) {
-      const std::string name = d < names.size() ? names[d] : names[shadow_real[d - names.size()]] + "/shadow";
+      const std::string name = d < names.size() ? names[d] : names[RealLink(d)] + "/shadow";
       directed.push_back(zone->create_link(name, DirectedRate(d))->set_latency(DirectedLatency(d))->seal());
     }
     // The SimGrid hosts and the routes between those that exchange data: one
@@ -907,8 +910,7 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
       for (uint32_t d : *links) route.emplace_back(directed[d]);
       zone->add_route(host(a, j, ch)->get_netpoint(), host(b, j, ch)->get_netpoint(), nullptr, nullptr, route, false);
       // What the message crosses, for the bytes delivered over each link: shadows stand for their links.
-      for (uint32_t& d : *links)
-        if (d >= 2 * graph.links.size()) d = shadow_real[d - 2 * graph.links.size()];
+      for (uint32_t& d : *links) d = RealLink(d);
       simgrid_routes[{b, a, j, ch}] = std::move(*links++);
     }
     zone->seal();
