@@ -182,7 +182,8 @@ struct Message {
 
 // One TCP connection (job, sender, receiver, channel): its messages go in
 // order, one after another, as over the socket replayer's and ns-3's
-// connections; messages of different connections share links fairly.
+// connections (a message queued behind another follows its last byte on the
+// wire: State::Overlap); messages of different connections share links fairly.
 // The queue is a list through the messages themselves (Message::next): a
 // connection allocates nothing per message, and is small (an endpoint has
 // one per peer, channel and lane).
@@ -293,6 +294,7 @@ void ActorPool::Loop(Worker* w) {
 struct Bundle {
   simgrid::kernel::resource::Action* action = nullptr;
   double clock = 0;             // when it started (s)
+  double overlap = 0;           // its members' latency already paid (s): State::Overlap
   double bound = 0;             // one message's rate bound
   uint64_t bytes = 0;           // each message's
   std::vector<std::pair<size_t, const std::function<void()>*>> members;  // (message, on_sent); the leader first
@@ -350,8 +352,16 @@ struct FlowSimulation::State {
   // the link-load plugin, which counts short messages' bytes high).
   std::map<std::tuple<uint32_t, uint32_t, uint32_t, uint16_t>, std::vector<uint32_t>> simgrid_routes;
   std::vector<double> delivered_link_bytes;
-  simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model (null: no bundles)
+  simgrid::kernel::resource::Model* network = nullptr;  // SimGrid's network model
+  bool bundling = false;                                // messages go in bundles (FlowConfig::coalesce)
   double weight_s = 0, latency_factor = 1;             // its network/weight-S and network/latency-factor
+  // What SimGrid's latency-factor callback answers for the next communications
+  // between two hosts, oldest first: network/latency-factor, or for a message
+  // that paid some of its latency, the factor that leaves the rest (StartComm).
+  // SimGrid makes the actions as it answers a round's simcalls, in the order
+  // the actors made them, after the actors ran: hence a queue per host pair.
+  // Each entry: (bytes, factor).
+  std::map<std::pair<const s4u::Host*, const s4u::Host*>, std::deque<std::pair<double, double>>> latency_factors;
   // network/bandwidth-factor: SimGrid's link-load plugin sums its flows'
   // solver values, and bytes move at that times the factor.
   double bandwidth_factor = 1;
@@ -377,17 +387,30 @@ struct FlowSimulation::State {
   void Transfer(FlowTransport& from, uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                 uint64_t bytes, bool notice, std::function<void()> on_sent);
   // Sends message M from FROM to TO (one SimGrid communication, a share of
-  // one, or MLTCP's weighted pieces), then delivers it.
-  void Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent);
+  // one, or MLTCP's weighted pieces), then delivers it. OVERLAP: seconds M
+  // waited behind its connection's earlier messages (Overlap).
+  void Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent, double overlap);
+  // SimGrid: starts a communication of BYTES from FROM to TO, OVERLAP seconds
+  // of its latency paid (Overlap), and gives its action in *STARTED_ACTION.
+  s4u::CommPtr StartComm(s4u::Host* from, s4u::Host* to, uint64_t bytes, double overlap,
+                         simgrid::kernel::resource::Action** started_action = nullptr);
   // Sends message M in a bundle (FlowConfig::coalesce): joins one that can
   // still be joined, or starts one; returns once M was delivered.
-  void SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent);
+  void SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent,
+                    double overlap);
+  // Seconds message M waited in its connection's queue behind earlier
+  // messages. A sender puts a message's bytes on the wire right behind the
+  // last one's, so that much of its route's latency overlapped the last
+  // transfer, as a TCP window or queue pair does: a connection with a
+  // backlog pays its path's latency once, not per message.
+  double Overlap(size_t m) const { return double(Now() - At(m).start_ns) * 1e-9; }
   // Gives bundle B's action its members' bytes and rate bound (its penalty: SendInBundle's first to join).
   static void Weigh(Bundle& b);
   // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
   Message& At(size_t m) { return pending[m - pending_base]; }
+  const Message& At(size_t m) const { return pending[m - pending_base]; }
   // Connection C's queue: appends message M; takes the oldest (C has one), with its on_sent.
   void Enqueue(Connection& c, size_t m) {
     if (c.tail == kNoMessage) c.head = m;
@@ -405,7 +428,8 @@ struct FlowSimulation::State {
   // The simulated clock, whichever network runs.
   double NowSeconds() const { return fluid ? fluid->now() : s4u::Engine::get_clock(); }
   uint64_t Now() const { return fluid ? uint64_t(std::llround(fluid->now() * 1e9)) : flow::NowNs(); }
-  // --solver incremental: sends connection C's first queued message; the next goes when it arrived.
+  // --solver incremental: sends connection C's first queued message; the next goes when it arrived,
+  // with what of its latency it paid while it waited (Overlap).
   void FluidSendNext(Connection& c);
   // A connection's route channel: its lane (models/lanes.h) for the op of TAG.
   uint16_t RouteChannelOf(uint32_t job, uint16_t channel, uint64_t tag) const;
@@ -563,7 +587,7 @@ void FlowSimulation::State::Transfer(FlowTransport& from, uint32_t job, int32_t 
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = Dequeue(c);
       const double bytes = double(At(message).bytes);  // its row may go once delivered
-      Send(message, c.from, c.to, sent);
+      Send(message, c.from, c.to, sent, Overlap(message));
       for (uint32_t d : *c.links) delivered_link_bytes[d] += bytes;
     }
     c.active = false;
@@ -579,18 +603,19 @@ void FlowSimulation::State::FluidSendNext(Connection& c) {
         if (c.head == kNoMessage) c.active = false;
         else FluidSendNext(c);
       },
-      config.coalesce);
+      config.coalesce, Overlap(c.head));
 }
 
-void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent) {
+void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent,
+                                 double overlap) {
   const Message msg = At(m);  // a copy: other actors add messages while this one waits
   models::JobProgress* progress = jobs[msg.job]->progress.get();
-  if (!progress && network && msg.bytes > 0) {
-    SendInBundle(m, msg.bytes, from, to, on_sent);
+  if (!progress && bundling && msg.bytes > 0) {
+    SendInBundle(m, msg.bytes, from, to, on_sent, overlap);
     return;
   }
   if (!progress || msg.bytes == 0) {
-    s4u::Comm::sendto(from, to, msg.bytes);
+    StartComm(from, to, msg.bytes, overlap)->wait();
     Delivered(m, on_sent);
     return;
   }
@@ -604,7 +629,7 @@ void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const
     const double f = config.mltcp_function(progress->Ratio(msg.src, models::MltcpScope::kEndpoint));
     const uint64_t k = std::min<uint64_t>(uint64_t(MltcpStreams(f)), n);
     comms.clear();
-    for (uint64_t i = 0; i < k; ++i) comms.push_back(s4u::Comm::sendto_async(from, to, n / k + (i < n % k ? 1 : 0)));
+    for (uint64_t i = 0; i < k; ++i) comms.push_back(StartComm(from, to, n / k + (i < n % k ? 1 : 0), 0));
     s4u::Comm::wait_all(comms);
     progress->Sent(msg.src, op, n);  // delivered: what an ACK tells MLTCP
     left -= n;
@@ -613,14 +638,14 @@ void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const
 }
 
 void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to,
-                                         const std::function<void()>& on_sent) {
+                                         const std::function<void()>& on_sent, double overlap) {
   using simgrid::kernel::resource::ActionHeap;
   const double now = s4u::Engine::get_clock();
   const auto key = std::make_tuple(from, to, bytes);
   const auto open = bundles.find(key);
   // Joinable while its action is being made (every actor of a round runs to
   // its next simcall before SimGrid answers any) or waits out the latency.
-  if (open != bundles.end() && open->second->clock == now &&
+  if (open != bundles.end() && open->second->clock == now && open->second->overlap == overlap &&
       (!open->second->action || open->second->action->get_type() == ActionHeap::Type::latency)) {
     Bundle& b = *open->second;
     b.members.emplace_back(m, &on_sent);
@@ -635,7 +660,8 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
       double penalty = latency;
       if (weight_s > 0)
         for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
-      s4u::this_actor::sleep_for(latency * latency_factor);  // until SimGrid enabled it with one message's penalty
+      // Until SimGrid enabled it with one message's penalty.
+      s4u::this_actor::sleep_for(std::max(0.0, latency * latency_factor - overlap));
       if (b.action) b.action->set_sharing_penalty(penalty / double(b.members.size()));  // else the leader sent each
     }
     delivered->acquire();  // the leader delivered M
@@ -643,17 +669,12 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
   }
   Bundle b;
   b.clock = now;
+  b.overlap = overlap;
   b.bytes = bytes;
   b.members.emplace_back(m, &on_sent);
   bundles[key] = &b;
-  s4u::CommPtr comm = s4u::Comm::sendto_async(from, to, bytes);
-  // SimGrid made the communication's action as it answered the round's
-  // simcalls, each appended to its model's started set: this one is among
-  // the last, those of the round's other actors after it.
   simgrid::kernel::resource::Action* action = nullptr;
-  auto* started = network->get_started_action_set();
-  for (auto it = started->rbegin(); it != started->rend() && !action; ++it)
-    if (it->get_activity() == comm->get_impl()) action = &*it;
+  s4u::CommPtr comm = StartComm(from, to, bytes, overlap, &action);
   if (action && action->get_type() == ActionHeap::Type::latency) {
     b.action = action;
     b.bound = action->get_bound();
@@ -663,13 +684,48 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
   } else {  // a route without latency: its variable already shares, so the others go alone
     bundles.erase(key);
     std::vector<s4u::CommPtr> comms{comm};
-    for (size_t i = 1; i < b.members.size(); ++i) comms.push_back(s4u::Comm::sendto_async(from, to, bytes));
+    for (size_t i = 1; i < b.members.size(); ++i) comms.push_back(StartComm(from, to, bytes, overlap));
     s4u::Comm::wait_all(comms);
   }
   const auto self = bundles.find(key);
   if (self != bundles.end() && self->second == &b) bundles.erase(self);
   for (const auto& [member, sent] : b.members) Delivered(member, *sent);
   for (size_t i = 1; i < b.members.size(); ++i) b.delivered->release();
+}
+
+s4u::CommPtr FlowSimulation::State::StartComm(s4u::Host* from, s4u::Host* to, uint64_t bytes, double overlap,
+                                              simgrid::kernel::resource::Action** started_action) {
+  double penalty = 0;  // the route's sharing penalty, when none of its latency is left
+  double factor = latency_factor;
+  if (overlap > 0) {
+    std::vector<s4u::Link*> links;
+    double latency = 0;
+    from->route_to(to, links, &latency);
+    const double left = std::max(0.0, latency * latency_factor - overlap);
+    if (latency > 0) {
+      factor = left / latency;
+      if (left == 0) {
+        penalty = latency;
+        if (weight_s > 0)
+          for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
+      }
+    }
+  }
+  latency_factors[{from, to}].emplace_back(bytes, factor);  // SimGrid's callback takes it as it makes the action
+  s4u::CommPtr comm = s4u::Comm::sendto_async(from, to, bytes);
+  if (!started_action && penalty == 0) return comm;
+  // SimGrid made the communication's action as it answered the round's
+  // simcalls, each appended to its model's started set: this one is among
+  // the last, those of the round's other actors after it.
+  simgrid::kernel::resource::Action* action = nullptr;
+  auto* started = network->get_started_action_set();
+  for (auto it = started->rbegin(); it != started->rend() && !action; ++it)
+    if (it->get_activity() == comm->get_impl()) action = &*it;
+  // Without a latency to pay, CM02 shares it at once with penalty 1; as if
+  // it had paid one, it shares with its route's (Bundle).
+  if (action && penalty > 0) action->set_sharing_penalty(penalty);
+  if (started_action) *started_action = action;
+  return comm;
 }
 
 void FlowSimulation::State::Weigh(Bundle& b) {
@@ -873,8 +929,23 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
     engine = std::make_unique<s4u::Engine>(&argc, argv);
     xbt_log_control_set("root.thres:critical");
     for (const char* c : {"contexts/stack-size:32", "contexts/guard-size:0"}) s4u::Engine::set_config(c);
-    for (const auto& c : DefaultSimGridConfig()) s4u::Engine::set_config(c);
-    for (const auto& c : config.simgrid_cfg) {
+    // network/latency-factor stays ours: SimGrid takes it or a callback, not both, and the callback
+    // (StartComm) lets a message that waited behind another pay only the rest of its latency.
+    std::vector<std::string> cfg = DefaultSimGridConfig();
+    cfg.insert(cfg.end(), config.simgrid_cfg.begin(), config.simgrid_cfg.end());
+    const std::string kLatencyFactor = "network/latency-factor:";
+    for (const auto& c : cfg) {
+      if (c.rfind(kLatencyFactor, 0) != 0) continue;
+      char* end = nullptr;
+      const std::string value = c.substr(kLatencyFactor.size());
+      latency_factor = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' || !std::isfinite(latency_factor) || latency_factor < 0) {
+        *error = "--cfg " + c + ": network/latency-factor takes a number of 0 or more";
+        return false;
+      }
+    }
+    for (const auto& c : cfg) {
+      if (c.rfind(kLatencyFactor, 0) == 0) continue;
       try {
         s4u::Engine::set_config(c);
       } catch (const std::exception& e) {
@@ -921,11 +992,26 @@ bool FlowSimulation::State::BuildSimGrid(const RouteSet& routes, std::string* er
     // Bundles follow CM02's and LV08's sharing penalty and latency (Bundle), with the lazy updates that keep a
     // flow's latency apart.
     const std::string& model = get_value<std::string>("network/model");
-    if (config.coalesce && (model == "LV08" || model == "CM02") && get_value<std::string>("network/optim") == "Lazy") {
-      network = dynamic_cast<simgrid::kernel::resource::Model*>(zone->get_network_model());
-      weight_s = get_value<double>("network/weight-S");
-      latency_factor = get_value<double>("network/latency-factor");
-    }
+    network = dynamic_cast<simgrid::kernel::resource::Model*>(zone->get_network_model());
+    weight_s = get_value<double>("network/weight-S");
+    bundling = network && config.coalesce && (model == "LV08" || model == "CM02") &&
+               get_value<std::string>("network/optim") == "Lazy";
+    // The factor each communication's latency is scaled by, as SimGrid makes its action (StartComm).
+    zone->get_network_model()->set_lat_factor_cb(
+        [this](double bytes, const s4u::Host* from, const s4u::Host* to, const std::vector<s4u::Link*>&,
+               const std::unordered_set<s4u::NetZone*>&) {
+          double factor = latency_factor;  // for a communication StartComm did not make
+          const auto queued = latency_factors.find({from, to});
+          if (queued == latency_factors.end()) return factor;
+          auto& q = queued->second;
+          while (!q.empty() && q.front().first != bytes) q.pop_front();  // one SimGrid made without asking
+          if (!q.empty()) {
+            factor = q.front().second;
+            q.pop_front();
+          }
+          if (q.empty()) latency_factors.erase(queued);
+          return factor;
+        });
   } catch (const std::exception& e) {
     *error = std::string("SimGrid: ") + e.what();
     return false;
@@ -1087,7 +1173,7 @@ bool FlowSimulation::Run(std::string* error) {
   if (s.fluid) s.RunFluid(interval, wall_start);
   else if (!s.RunSimGrid(interval, wall_start, error)) return false;
   if (interval > 0 && !s.final_sampled) s.Sample();
-  if (s.config.progress && (s.network || (s.fluid && s.config.coalesce)))
+  if (s.config.progress && (s.bundling || (s.fluid && s.config.coalesce)))
     std::fprintf(stderr,
                  "dltrace simulate (flow): %" PRIu64 " of %" PRIu64
                  " messages went in the %s flow of an equal one that started with them between the same hosts "

@@ -75,15 +75,16 @@ uint32_t FluidNetwork::NewFlow() {
   return uint32_t(flows_.size() - 1);
 }
 
-void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool coalesce) {
+void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool coalesce, double overlap) {
   ++flows_started_;
+  const double ready = now_ + std::max(0.0, routes_[route].latency * params_.latency_factor - overlap);
   std::vector<std::pair<double, uint32_t>>& open = route_open_[route];
   if (coalesce) {
     // The latest flow of these bytes started on ROUTE at this instant, if it can still be joined.
     for (auto it = open.rbegin(); it != open.rend(); ++it) {
       if (it->first != bytes) continue;
       Flow& f = flows_[it->second];
-      if (!f.active && f.start == now_ && f.route == route && f.bytes == bytes && f.done) {
+      if (!f.active && f.start == now_ && f.ready == ready && f.route == route && f.bytes == bytes && f.done) {
         ++f.count;
         f.remaining += bytes;
         f.more_done.push_back(std::move(done));
@@ -100,6 +101,7 @@ void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool c
   f.bytes = bytes;
   f.remaining = bytes;
   f.start = f.at = now_;
+  f.ready = ready;
   f.x = f.level = 0;
   f.penalty = routes_[route].penalty;
   f.bottleneck = kNone;
@@ -111,7 +113,7 @@ void FluidNetwork::StartFlow(uint32_t route, double bytes, Callback done, bool c
     if (open.empty()) open_routes_.push_back(route);
     open.emplace_back(bytes, id);
   }
-  Push(now_ + routes_[route].latency * params_.latency_factor, EventKind::kLatencyPaid, id, f.version);
+  Push(ready, EventKind::kLatencyPaid, id, f.version);
 }
 
 double FluidNetwork::NextTime() const {

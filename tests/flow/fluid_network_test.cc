@@ -75,6 +75,43 @@ TEST(FluidNetwork, OneFlowWaitsItsLatencyThenMovesAtTheFactoredBandwidth) {
   }
 }
 
+// A flow that waited OVERLAP behind an earlier one of its connection pays
+// only the rest of its latency (none when it waited longer than it).
+TEST(FluidNetwork, AFlowThatWaitedPaysOnlyTheRestOfItsLatency) {
+  const double c = 1e9, lat = 2e-6, f = 0.945, bytes = 1e6;
+  for (const double overlap : {0.0, 0.5e-6, 2e-6, 5e-6}) {
+    SCOPED_TRACE(testing::Message() << "overlap " << overlap);
+    FluidNetwork net({c}, {lat}, Params(f, 20537));
+    const uint32_t route = net.AddRoute({0});
+    double end = -1;
+    net.StartFlow(route, bytes, [&]() { end = net.now(); }, true, overlap);
+    while (net.Step()) {
+    }
+    const double want = std::max(0.0, lat - overlap) + bytes / (c * f);
+    EXPECT_NEAR(end, want, Tol(want));
+  }
+}
+
+// Two equal flows started together on one route join only when the same
+// latency is left to both.
+TEST(FluidNetwork, FlowsWithDifferentLatencyLeftDoNotJoin) {
+  const double c = 1e9, lat = 2e-6, f = 0.945, bytes = 1e6;
+  FluidNetwork net({c}, {lat}, Params(f, 0));
+  const uint32_t route = net.AddRoute({0});
+  std::vector<double> end(2, -1);
+  net.StartFlow(route, bytes, [&]() { end[0] = net.now(); }, true, 0);
+  net.StartFlow(route, bytes, [&]() { end[1] = net.now(); }, true, lat);
+  while (net.Step()) {
+  }
+  EXPECT_EQ(net.flows_joined(), 0u);
+  // The second moves alone for the first's latency, then they share; it ends first.
+  const double alone = lat * c * f;  // bytes it moved alone
+  const double shared_end = lat + 2 * (bytes - alone) / (c * f);  // both at half until it is done
+  EXPECT_NEAR(end[1], shared_end, Tol(shared_end));
+  const double want0 = shared_end + alone / (c * f);
+  EXPECT_NEAR(end[0], want0, Tol(want0));
+}
+
 TEST(FluidNetwork, TwoEqualFlowsOnOneLinkEachGetHalf) {
   const double c = 1e9, lat = 1e-6, f = 0.945, bytes = 1e6;
   FluidNetwork net({c}, {lat}, Params(f, 0));

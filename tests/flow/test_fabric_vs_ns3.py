@@ -15,9 +15,7 @@ every endpoint's bytes in both, the same bytes on every NIC port in both
 (nics.csv; ns-3 counts headers), and with queue pairs the same bytes on
 every spine link (both put each queue pair on the path of its own ECMP
 hash). The mean iteration times are printed; the long label also asserts
-them within TOLERANCE (the rail ring at 2 x 4 GPUs: flow +5.2%, its
-connections carry one message at a time and pay the path's latency per
-512 KB message; see docs/results). Run as a script it prints the table."""
+them within TOLERANCE. Run as a script it prints the table."""
 import csv
 import os
 import subprocess

@@ -62,8 +62,11 @@ class FluidNetwork {
   void At(double t, Callback cb);
   // Starts a flow of BYTES on ROUTE now; DONE runs when its last byte
   // arrived. A flow equal to one that started at this instant on the same
-  // route (same bytes) and is still paying its latency joins it (coalesce).
-  void StartFlow(uint32_t route, double bytes, Callback done, bool coalesce = true);
+  // route (same bytes, same latency left) and is still paying its latency
+  // joins it (coalesce). OVERLAP: seconds it waited behind an earlier flow of
+  // its connection, whose bytes it follows on the wire (a pipelined sender):
+  // that much of its latency is paid already.
+  void StartFlow(uint32_t route, double bytes, Callback done, bool coalesce = true, double overlap = 0);
 
   // Runs every callback due at the next instant, then re-solves the rates of
   // what changed; false when nothing is left to run.
@@ -178,6 +181,7 @@ class FluidNetwork {
     double penalty = 0;        // its route's
     double bytes = 0;          // one member's
     double start = 0;
+    double ready = 0;          // when its latency is paid
     Callback done;             // the first member's (empty: the flow is free)
     std::vector<Callback> more_done;  // the other members', in the order they joined
   };
