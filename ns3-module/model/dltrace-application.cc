@@ -102,9 +102,13 @@ DltraceApplication::StartApplication()
                                                     << schedule.ranks.size() << " endpoints)");
     if (m_rdma)
     {
-        m_transport = std::make_unique<DltraceRdmaTransport>(m_rdma,
-                                                             m_job->GetIndex(),
-                                                             int32_t(m_endpoint));
+        auto rdma = std::make_unique<DltraceRdmaTransport>(m_rdma, m_job->GetIndex(), int32_t(m_endpoint));
+        Ptr<DltraceJob> job = m_job;
+        const int32_t self = int32_t(m_endpoint);
+        rdma->SetLanes([job, self](int32_t peer, uint16_t channel, uint64_t tag) {
+            return job->GetLane(self, peer, channel, tag);
+        });
+        m_transport = std::move(rdma);
     }
     else
     {

@@ -11,6 +11,7 @@
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 
+#include "dltrace/models/lanes.h"
 #include "dltrace/models/topology.h"
 
 #include <algorithm>
@@ -88,13 +89,52 @@ DltraceRdmaNetwork::GetRoute(uint32_t job, int32_t src, int32_t dst, uint16_t ch
     }
     const uint32_t srcHost = m_hosts.at(job).at(src);
     const uint32_t dstHost = m_hosts.at(job).at(dst);
-    const uint64_t hash = dltrace::models::FlowHash(srcHost, dstHost, job, channel);
+    const size_t route = NewRoute(job,
+                                  src,
+                                  dst,
+                                  channel,
+                                  srcHost,
+                                  dstHost,
+                                  dltrace::models::FlowHash(srcHost, dstHost, job, channel));
+    m_routeIndex[key] = route;
+    return m_routes[route];
+}
+
+size_t
+DltraceRdmaNetwork::GetStageRoute(uint32_t job,
+                                  int32_t src,
+                                  int32_t dst,
+                                  uint16_t channel,
+                                  uint8_t stage,
+                                  uint32_t from,
+                                  uint32_t to,
+                                  uint64_t hash)
+{
+    const auto key = std::make_tuple(job, src, dst, channel, stage);
+    auto it = m_stageIndex.find(key);
+    if (it != m_stageIndex.end())
+    {
+        return it->second;
+    }
+    const size_t route = NewRoute(job, src, dst, channel, from, to, hash);
+    m_stageIndex[key] = route;
+    return route;
+}
+
+size_t
+DltraceRdmaNetwork::NewRoute(uint32_t job,
+                             int32_t src,
+                             int32_t dst,
+                             uint16_t channel,
+                             uint32_t srcHost,
+                             uint32_t dstHost,
+                             uint64_t hash)
+{
     Ptr<DltraceRdmaQueuePair> qp =
         m_fabric->CreateQueuePair(srcHost, dstHost, m_priority.at(job), hash);
     const size_t route = m_routes.size();
     m_routes.push_back(Route{m_qps.size(), {}, {}});
     m_qps.push_back(QpRecord{job, src, dst, channel, qp});
-    m_routeIndex[key] = route;
     m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
     qp->SetMessageAckedCallback(MakeBoundCallback(
         +[](DltraceRdmaNetwork* n, size_t r, uint32_t seq, uint64_t bytes) { n->Acked(r, seq, bytes); },
@@ -110,7 +150,7 @@ DltraceRdmaNetwork::GetRoute(uint32_t job, int32_t src, int32_t dst, uint16_t ch
             this,
             dstHost));
     }
-    return m_routes[route];
+    return route;
 }
 
 Time
@@ -138,11 +178,51 @@ DltraceRdmaNetwork::IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowH
 }
 
 void
-DltraceRdmaNetwork::Post(uint32_t job, int32_t src, const DltraceMessage& m, std::function<void()> onSent)
+DltraceRdmaNetwork::Post(uint32_t job,
+                         int32_t src,
+                         const DltraceMessage& m,
+                         std::function<void()> onSent,
+                         uint16_t lane)
 {
+    const uint64_t wireBytes = m.notice || m.bytes == 0 ? 1 : m.bytes;
+    const auto mode = dltrace::models::LaneMode(lane);
+    if (mode != dltrace::models::RailMode::kDirect && !m.notice)
+    {
+        const auto& graph = m_fabric->GetGraph();
+        const uint32_t a = m_hosts.at(job).at(src);
+        const uint32_t b = m_hosts.at(job).at(m.peer);
+        const auto [out, in] =
+            dltrace::models::ConnectionRelays(graph, a, b, dltrace::models::LaneChannel(lane), mode);
+        if (out != a || in != b)
+        {
+            // The network stage on ConnectionPath's ECMP path: the hash of the ends, not of the relays.
+            const uint64_t hash = dltrace::models::FlowHash(a, b, job, dltrace::models::LaneChannel(lane));
+            Relay relay{job, src, m.peer, m.channel, {}, 0};
+            const std::pair<uint32_t, uint32_t> hops[] = {{a, out}, {out, in}, {in, b}};
+            Time ideal;
+            for (uint8_t s = 0; s < 3; ++s)
+            {
+                const auto [from, to] = hops[s];
+                if (from == to)
+                {
+                    continue;
+                }
+                const uint64_t h = s == 1 ? hash : dltrace::models::FlowHash(from, to, job, m.channel);
+                relay.stages.push_back(GetStageRoute(job, src, m.peer, m.channel, s, from, to, h));
+                ideal += IdealTime(from, to, h, wireBytes);
+            }
+            MessageRecord rec{job, src, m.peer, m.channel, m_priority.at(job), m.bytes,
+                              DltraceTimeline::Now(), Time(), ideal};
+            m_messages.push_back(rec);
+            const uint64_t id = m_nextRelay++;
+            const size_t first = relay.stages.front();
+            m_relays.emplace(id, std::move(relay));
+            Send(first, Pending{m.tag, m.bytes, m.notice, m_messages.size() - 1, id}, wireBytes, std::move(onSent));
+            return;
+        }
+    }
     Route& route = GetRoute(job, src, m.peer, m.channel);
     const QpRecord& q = m_qps[route.qpRecord];
-    const uint64_t wireBytes = m.notice || m.bytes == 0 ? 1 : m.bytes;
     MessageRecord rec;
     rec.job = job;
     rec.src = src;
@@ -156,9 +236,19 @@ DltraceRdmaNetwork::Post(uint32_t job, int32_t src, const DltraceMessage& m, std
                           dltrace::models::FlowHash(q.qp->GetSrcHost(), q.qp->GetDstHost(), job, m.channel),
                           wireBytes);
     m_messages.push_back(rec);
-    route.inFlight.push_back(Pending{m.tag, m.bytes, m.notice, m_messages.size() - 1});
-    route.unacked.push_back(std::move(onSent));
-    q.qp->PostSend(wireBytes);
+    Send(size_t(&route - m_routes.data()),
+         Pending{m.tag, m.bytes, m.notice, m_messages.size() - 1, kNoRelay},
+         wireBytes,
+         std::move(onSent));
+}
+
+void
+DltraceRdmaNetwork::Send(size_t route, const Pending& pending, uint64_t wireBytes, std::function<void()> onSent)
+{
+    Route& r = m_routes[route];
+    r.inFlight.push_back(pending);
+    r.unacked.push_back(std::move(onSent));
+    m_qps[r.qpRecord].qp->PostSend(wireBytes);
     if (!m_posted.IsNull())
     {
         m_posted();
@@ -177,6 +267,18 @@ DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t q
     NS_ASSERT(!route.inFlight.empty());
     Pending p = route.inFlight.front();
     route.inFlight.pop_front();
+    if (p.relay != kNoRelay)
+    {
+        Relay& relay = m_relays.at(p.relay);
+        if (++relay.stage < relay.stages.size())
+        {
+            // The relay GPU has it all: it sends it on (its own acknowledgement wakes no one).
+            const uint64_t wireBytes = p.notice || p.bytes == 0 ? 1 : p.bytes;
+            Send(relay.stages[relay.stage], p, wireBytes, nullptr);
+            return;
+        }
+        m_relays.erase(p.relay);
+    }
     m_messages[p.record].delivered = DltraceTimeline::Now();
     ++m_delivered;
     const QpRecord& q = m_qps[route.qpRecord];
@@ -242,7 +344,14 @@ DltraceRdmaTransport::~DltraceRdmaTransport()
 void
 DltraceRdmaTransport::Post(const DltraceMessage& message, std::function<void()> onSent)
 {
-    m_network->Post(m_job, m_self, message, std::move(onSent));
+    const uint16_t lane = m_lanes ? m_lanes(message.peer, message.channel, message.tag) : message.channel;
+    m_network->Post(m_job, m_self, message, std::move(onSent), lane);
+}
+
+void
+DltraceRdmaTransport::SetLanes(std::function<uint16_t(int32_t, uint16_t, uint64_t)> lanes)
+{
+    m_lanes = std::move(lanes);
 }
 
 void

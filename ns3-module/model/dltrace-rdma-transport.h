@@ -70,8 +70,14 @@ class DltraceRdmaNetwork : public Object
     void AddJob(uint32_t job, std::vector<uint32_t> hosts, uint32_t priority);
     void Register(uint32_t job, int32_t endpoint, DltraceRdmaTransport* transport);
     void Unregister(uint32_t job, int32_t endpoint);
-    /// Posts a message; ON_SENT runs when it is acknowledged.
-    void Post(uint32_t job, int32_t src, const DltraceMessage& message, std::function<void()> onSent);
+    /// Posts a message on LANE (DltraceJob::GetLane: its channel, and the
+    /// RailMode that routes it); ON_SENT runs when it is acknowledged (a
+    /// relayed one: when the relay has it).
+    void Post(uint32_t job,
+              int32_t src,
+              const DltraceMessage& message,
+              std::function<void()> onSent,
+              uint16_t lane);
 
     const std::vector<MessageRecord>& GetMessages() const;
     const std::vector<QpRecord>& GetQueuePairs() const;
@@ -90,6 +96,23 @@ class DltraceRdmaNetwork : public Object
         uint64_t bytes;
         bool notice;
         size_t record;
+        uint64_t relay; ///< its Relay in m_relays, or kNoRelay
+    };
+    static constexpr uint64_t kNoRelay = UINT64_MAX;
+    /// A message NCCL relays through another GPU (PXN, or a rail-aligned
+    /// ring's hop to the GPU on its channel's rail): store and forward, each
+    /// stage (NVLink to the relay, the network between the rails' NICs,
+    /// NVLink from the relay) a send on a queue pair of its own, the
+    /// network stage on the path models::ConnectionPath gives the TCP
+    /// transport and the flow simulator.
+    struct Relay
+    {
+        uint32_t job;
+        int32_t src;
+        int32_t dst;
+        uint16_t channel;
+        std::vector<size_t> stages; ///< routes, in order
+        size_t stage;               ///< the one carrying it now
     };
     struct Route
     {
@@ -99,6 +122,20 @@ class DltraceRdmaNetwork : public Object
     };
 
     Route& GetRoute(uint32_t job, int32_t src, int32_t dst, uint16_t channel);
+    /// The route of STAGE of (JOB, SRC, DST, CHANNEL)'s relayed messages:
+    /// from graph node FROM to TO, on the ECMP path of HASH.
+    size_t GetStageRoute(uint32_t job,
+                         int32_t src,
+                         int32_t dst,
+                         uint16_t channel,
+                         uint8_t stage,
+                         uint32_t from,
+                         uint32_t to,
+                         uint64_t hash);
+    /// A QP from graph node FROM to TO for (JOB, SRC, DST, CHANNEL); its route's index.
+    size_t NewRoute(uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint32_t from, uint32_t to, uint64_t hash);
+    /// Sends PENDING on ROUTE (ON_SENT when it is acknowledged).
+    void Send(size_t route, const Pending& pending, uint64_t wireBytes, std::function<void()> onSent);
     void Delivered(uint32_t dstHost, uint32_t srcHost, uint32_t qpn, uint32_t msgSeq, uint64_t bytes);
     void Acked(size_t route, uint32_t msgSeq, uint64_t bytes);
     Time IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowHash, uint64_t bytes) const;
@@ -108,6 +145,9 @@ class DltraceRdmaNetwork : public Object
     std::vector<uint32_t> m_priority;           ///< per job
     std::map<std::pair<uint32_t, int32_t>, DltraceRdmaTransport*> m_transports;
     std::map<std::tuple<uint32_t, int32_t, int32_t, uint16_t>, size_t> m_routeIndex;
+    std::map<std::tuple<uint32_t, int32_t, int32_t, uint16_t, uint8_t>, size_t> m_stageIndex;
+    std::unordered_map<uint64_t, Relay> m_relays; ///< relayed messages on their way, by id
+    uint64_t m_nextRelay = 0;
     std::vector<Route> m_routes;
     std::unordered_map<uint64_t, size_t> m_routeOfQp; ///< (src host << 32 | qpn) -> route
     std::vector<bool> m_deliverHooked;                ///< per host
@@ -129,6 +169,8 @@ class DltraceRdmaTransport : public DltraceSimulatedTransport
 
     /// From the network: a whole message (or notice) from PEER arrived.
     void Arrived(const DltraceMessage& message);
+    /// LANES(peer, channel, tag): the lane of a message (DltraceJob::GetLane); without it, its channel.
+    void SetLanes(std::function<uint16_t(int32_t, uint16_t, uint64_t)> lanes);
 
   protected:
     void Post(const DltraceMessage& message, std::function<void()> onSent) override;
@@ -137,6 +179,7 @@ class DltraceRdmaTransport : public DltraceSimulatedTransport
     Ptr<DltraceRdmaNetwork> m_network;
     uint32_t m_job;
     int32_t m_self;
+    std::function<uint16_t(int32_t, uint16_t, uint64_t)> m_lanes;
 };
 
 } // namespace ns3
