@@ -140,6 +140,10 @@ DltraceRdmaQueuePair::HasDataToSend() const
 bool
 DltraceRdmaQueuePair::WindowAllows() const
 {
+    if (!m_resend.empty())
+    {
+        return true; // a selective resend is already counted in flight
+    }
     uint64_t window = m_cc->GetWindow();
     uint64_t inflight = uint64_t(m_nextPsn - m_unaPsn) * (m_mtu + DltraceRdmaHeader::kRoceOverhead);
     return window == 0 || inflight < window;
