@@ -76,6 +76,7 @@ done
 while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
 if [ "$failed" -ne 0 ]; then exit 1; fi
 if [ -n "${HTSIM:-}" ]; then
+  HTSIM=$(realpath "$HTSIM")
   # uet-htsim's leaf-spine files (tier 0: leaves, 8 hosts each; tier 1: spines).
   for fabric in 1to1 4to1; do
     up=$([ $fabric = 1to1 ] && echo 8 || echo 2)
@@ -92,8 +93,9 @@ if [ -n "${HTSIM:-}" ]; then
     for fabric in 1to1 4to1; do
       for paths in 1 64; do
         lb=$([ $paths = 1 ] && echo single || echo spray)
-        "$HTSIM" -topo "$OUT/htsim-$fabric.topo" -tm "$OUT/htsim-perm$seed.cm" -linkspeed 100000 -end 20000 \
-          -paths $paths -seed "$seed" >"$OUT/htsim-$fabric-$lb-$seed.log" 2>&1 ||
+        # In OUT: uet-htsim writes logout.dat and idmap.txt where it runs.
+        (cd "$OUT" && "$HTSIM" -topo "htsim-$fabric.topo" -tm "htsim-perm$seed.cm" -linkspeed 100000 -end 20000 \
+          -paths $paths -seed "$seed" >"htsim-$fabric-$lb-$seed.log" 2>&1) ||
           { echo "lb-permutation: uet-htsim failed, see $OUT/htsim-$fabric-$lb-$seed.log" >&2; exit 1; }
         CASES+=("htsim-$fabric-$lb-$seed")
       done
