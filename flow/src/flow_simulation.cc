@@ -460,6 +460,10 @@ struct FlowSimulation::State {
   RouteSet CollectRoutes(uint64_t* deps_total);
   // Every route of ROUTES as directed links (shadows in place): what both networks are built from.
   bool AllRouteLinks(const RouteSet& routes, std::vector<std::vector<uint32_t>>* out, std::string* error);
+  // lb=spray or ar: the stages of every route of ROUTES (models::ConnectionStages),
+  // shadows in place, for FluidNetwork::AddSprayRoute.
+  bool AllRouteStages(const RouteSet& routes, std::vector<std::vector<std::vector<uint32_t>>>* out,
+                      std::string* error);
   // The network: SimGrid's platform (its engine, links, hosts and ROUTES), or FluidNetwork's.
   bool BuildSimGrid(const RouteSet& routes, std::string* error);
   bool BuildFluid(const RouteSet& routes, std::string* error);
@@ -903,11 +907,41 @@ bool FlowSimulation::State::AllRouteLinks(const RouteSet& routes, std::vector<st
   return true;
 }
 
+bool FlowSimulation::State::AllRouteStages(const RouteSet& routes,
+                                           std::vector<std::vector<std::vector<uint32_t>>>* out, std::string* error) {
+  std::unordered_map<uint32_t, std::vector<uint32_t>> hops;
+  auto hops_to = [&](uint32_t n) -> const std::vector<uint32_t>& {
+    auto it = hops.find(n);
+    if (it != hops.end()) return it->second;
+    if (hops.size() >= 64) hops.clear();
+    return hops.emplace(n, graph.HopsTo(n)).first->second;
+  };
+  out->clear();
+  for (const auto& [b, a, j, ch] : routes) {
+    auto stages = models::ConnectionStages(graph, a, b, models::LaneChannel(ch), models::LaneMode(ch), hops_to);
+    if (stages.empty()) {
+      *error = "topology " + spec.Describe() + ": no path from " + graph.names[a] + " to " + graph.names[b] +
+               " (job " + std::to_string(j) + ")";
+      return false;
+    }
+    std::vector<uint32_t> first;  // each stage's first link: the scale-up hops get their shadows
+    for (const auto& stage : stages) first.push_back(stage[0]);
+    ShadowScaleUp(&first);
+    for (size_t s = 0; s < stages.size(); ++s)
+      if (stages[s].size() == 1) stages[s][0] = first[s];
+    out->push_back(std::move(stages));
+  }
+  return true;
+}
+
 bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* error) {
   FluidParams params;
   if (!FluidParamsFrom(config.simgrid_cfg, &params, error)) return false;
   std::vector<std::vector<uint32_t>> route_links;
-  if (!AllRouteLinks(routes, &route_links, error)) return false;
+  std::vector<std::vector<std::vector<uint32_t>>> route_stages;
+  const bool spread = models::SpreadsFlows(graph.lb);  // lb=spray, ar: a message over its equal-cost paths
+  if (spread ? !AllRouteStages(routes, &route_stages, error) : !AllRouteLinks(routes, &route_links, error))
+    return false;
   std::vector<double> bandwidth, latency;
   for (uint32_t d = 0; d < 2 * graph.links.size() + shadow_real.size(); ++d) {
     bandwidth.push_back(DirectedRate(d));
@@ -915,7 +949,16 @@ bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* erro
   }
   fluid = std::make_unique<FluidNetwork>(std::move(bandwidth), std::move(latency), params);
   auto links = route_links.begin();
-  for (const auto& key : routes) fluid_routes[key] = fluid->AddRoute(*links++);
+  auto stages = route_stages.begin();
+  for (const auto& key : routes) {
+    const uint32_t route = spread ? fluid->AddSprayRoute(*stages++) : fluid->AddRoute(*links++);
+    if (route == FluidNetwork::kNone) {
+      *error = std::string("--topo lb=") + models::LoadBalancerName(graph.lb) + ": topology " + spec.Describe() +
+               " has equal-cost link groups that overlap (a fault?), so its paths cannot share evenly; use lb=ecmp";
+      return false;
+    }
+    fluid_routes[key] = route;
+  }
   return true;
 }
 
@@ -1058,6 +1101,13 @@ bool FlowSimulation::Setup(const FlowConfig& config, std::string* error) {
   mallopt(M_MMAP_THRESHOLD, 64 * 1024);
   uint32_t fabric_gpus = 1;
   if (!models::TopologyGpusPerHost(config.topology, &fabric_gpus, error)) return false;
+  models::TopologySpec unsized;  // what the spec says before it is sized to the jobs
+  if (!models::ParseTopology(config.topology, 1, &unsized, error)) return false;
+  if (models::SpreadsFlows(unsized.lb) && config.solver != FlowConfig::Solver::kIncremental) {
+    *error = std::string("--topo lb=") + models::LoadBalancerName(unsized.lb) +
+             ": the flow simulator spreads messages over equal-cost paths with --solver incremental only";
+    return false;
+  }
   if (!models::PrepareJobs(&placements, &prepared, &needed, error, on_stage, fabric_gpus)) return false;
   mallopt(M_MMAP_THRESHOLD, 256 * 1024);  // the simulation's own blocks: as they were measured at scale
   if (!models::ParseTopology(config.topology, needed, &s.spec, error) || !s.spec.Fits(needed, error)) return false;

@@ -21,10 +21,43 @@ constexpr double kLevelEpsilon = 1e-9;
 FluidNetwork::FluidNetwork(std::vector<double> bandwidth, std::vector<double> latency, FluidParams params)
     : params_(params) {
   links_.resize(bandwidth.size());
+  given_links_ = links_.size();
   for (size_t l = 0; l < links_.size(); ++l) {
     links_[l].capacity = bandwidth[l];
     links_[l].latency = l < latency.size() ? latency[l] : 0;
   }
+  member_capacity_ = bandwidth;
+}
+
+uint32_t FluidNetwork::AddSprayRoute(const std::vector<std::vector<uint32_t>>& stages) {
+  if (aggregate_of_link_.empty()) {
+    aggregate_of_link_.assign(given_links_, kNone);
+    used_alone_.assign(given_links_, false);
+  }
+  std::vector<uint32_t> links;
+  for (std::vector<uint32_t> stage : stages) {
+    if (stage.size() == 1) {
+      if (aggregate_of_link_[stage[0]] != kNone) return kNone;
+      used_alone_[stage[0]] = true;
+      links.push_back(stage[0]);
+      continue;
+    }
+    std::sort(stage.begin(), stage.end());
+    auto [it, fresh] = aggregate_of_set_.try_emplace(stage, uint32_t(links_.size()));
+    if (fresh) {
+      Link aggregate;
+      for (uint32_t l : stage) {
+        if (aggregate_of_link_[l] != kNone || used_alone_[l]) return kNone;
+        aggregate_of_link_[l] = it->second;
+        aggregate.capacity += links_[l].capacity;
+        aggregate.latency = std::max(aggregate.latency, links_[l].latency);
+      }
+      links_.push_back(std::move(aggregate));
+      member_capacity_.push_back(links_[stage[0]].capacity);
+    }
+    links.push_back(it->second);
+  }
+  return AddRoute(links);
 }
 
 uint32_t FluidNetwork::AddRoute(const std::vector<uint32_t>& links) {
@@ -37,7 +70,7 @@ uint32_t FluidNetwork::AddRoute(const std::vector<uint32_t>& links) {
   r.bound = std::numeric_limits<double>::infinity();
   for (uint32_t l : links) {
     r.latency += links_[l].latency;
-    if (params_.weight_s > 0) weight_s += params_.weight_s / links_[l].capacity;
+    if (params_.weight_s > 0) weight_s += params_.weight_s / member_capacity_[l];  // a path's, not an aggregate's
     r.bound = std::min(r.bound, links_[l].capacity);
   }
   // SimGrid gives a flow its penalty as the latency is paid; one without
@@ -208,8 +241,10 @@ void FluidNetwork::SettleLink(uint32_t l) {
 }
 
 std::vector<double> FluidNetwork::LinkBytes() const {
-  std::vector<double> bytes(links_.size());
-  for (size_t l = 0; l < links_.size(); ++l) bytes[l] = BytesNow(links_[l]);
+  std::vector<double> bytes(given_links_);
+  for (size_t l = 0; l < given_links_; ++l) bytes[l] = BytesNow(links_[l]);
+  for (const auto& [members, aggregate] : aggregate_of_set_)
+    for (uint32_t l : members) bytes[l] += BytesNow(links_[aggregate]) / double(members.size());
   return bytes;
 }
 

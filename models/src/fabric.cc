@@ -44,6 +44,8 @@ class FabricBuilder {
     g_.domain_gpus = spec.host.gpus > 1 || spec.host.domain > 1 ? spec.host.DomainGpus() : 1;
     g_.planes = spec.planes;
     g_.ecmp_seed = spec.ecmp_seed;
+    g_.lb = spec.lb;
+    g_.flowlet_gap_ns = spec.flowlet_gap_ns;
     g_.hosts = hosts * spec.host.gpus;
     for (uint32_t h = 0; h < hosts; ++h)
       for (uint32_t k = 0; k < spec.host.gpus; ++k)
@@ -244,6 +246,8 @@ bool BuildFabric(const TopologySpec& c, TopologyGraph* out, std::string* error) 
     }
     *out = *c.file_graph;
     out->ecmp_seed = c.ecmp_seed;
+    out->lb = c.lb;
+    out->flowlet_gap_ns = c.flowlet_gap_ns;
   } else {
     FabricBuilder b(c, c.HostCount());
     if (c.AiFabric()) BuildAiFabric(c, b);
@@ -315,8 +319,9 @@ bool ParseFabricFile(const std::string& path, const std::string& overrides, uint
     return false;
   };
   if (!j.is_object()) return fail("the top level must be an object");
-  static const std::vector<std::string> keys = {"hosts",  "gpus_per_host", "nvlink",   "nvlink_delay", "domain",
-                                                "rate",   "delay",         "switches", "links",        "ports"};
+  static const std::vector<std::string> keys = {"hosts",    "gpus_per_host", "nvlink", "nvlink_delay",
+                                                "domain",   "rate",          "delay",  "switches",
+                                                "links",    "ports",         "lb",     "flowlet_gap"};
   for (const auto& [key, value] : j.items())
     if (std::find(keys.begin(), keys.end(), key) == keys.end()) return fail("unknown key '" + key + "'");
   TopologySpec c;
@@ -337,6 +342,10 @@ bool ParseFabricFile(const std::string& path, const std::string& overrides, uint
     return fail("bad 'nvlink_delay'");
   if (j.contains("rate") && !JsonRate(j["rate"], &c.rate_bps)) return fail("bad default 'rate'");
   if (j.contains("delay") && !JsonDuration(j["delay"], &c.delay_ns)) return fail("bad default 'delay'");
+  if (j.contains("lb") && !(j["lb"].is_string() && ParseLoadBalancer(j["lb"].get<std::string>(), &c.lb)))
+    return fail("bad 'lb' (one of ecmp, eecmp, flowlet, ar, spray)");
+  if (j.contains("flowlet_gap") && !(JsonDuration(j["flowlet_gap"], &c.flowlet_gap_ns) && c.flowlet_gap_ns > 0))
+    return fail("bad 'flowlet_gap' (a duration above 0)");
   if (!CheckHostModel(c, error)) return fail(error->substr(error->find(": ") + 2));
 
   // Overrides from the spec: faults, and the host model's NVLink.
@@ -346,9 +355,11 @@ bool ParseFabricFile(const std::string& path, const std::string& overrides, uint
     const size_t eq = item.find('=');
     bool ok = eq != std::string::npos;
     const std::string key = item.substr(0, eq);
-    if ((key != "fail" && key != "degrade" && key != "nvlink" && key != "nvlink-delay" && key != "seed") ||
+    if ((key != "fail" && key != "degrade" && key != "nvlink" && key != "nvlink-delay" && key != "seed" &&
+         key != "lb" && key != "flowlet-gap") ||
         !ParseCommonKey(key, ok ? item.substr(eq + 1) : "", &c, &ok))
-      return fail("unknown parameter '" + key + "' after the file name (fail, degrade, nvlink, nvlink-delay, seed)");
+      return fail("unknown parameter '" + key +
+                  "' after the file name (fail, degrade, nvlink, nvlink-delay, seed, lb, flowlet-gap)");
     if (!ok) return fail("bad value in '" + item + "'");
   }
 
@@ -513,6 +524,30 @@ std::vector<uint32_t> ConnectionPath(const TopologyGraph& g, uint32_t src, uint3
   path.insert(path.end(), network.begin(), network.end());
   scale_up(in, dst, &path);
   return path;
+}
+
+std::vector<std::vector<uint32_t>> ConnectionStages(
+    const TopologyGraph& g, uint32_t src, uint32_t dst, uint32_t channel, RailMode mode,
+    const std::function<const std::vector<uint32_t>&(uint32_t)>& hops_to) {
+  // A GPU is its NVLink's end a: up is a to b, down b to a.
+  auto scale_up = [&](uint32_t a, uint32_t b, std::vector<std::vector<uint32_t>>* stages) {
+    if (a == b) return;
+    stages->push_back({2 * g.scale_up_link[a]});
+    stages->push_back({2 * g.scale_up_link[b] + 1});
+  };
+  std::vector<std::vector<uint32_t>> stages;
+  if (src == dst) return stages;
+  if (g.SameDomain(src, dst)) {
+    scale_up(src, dst, &stages);
+    return stages;
+  }
+  const auto [out, in] = ConnectionRelays(g, src, dst, channel, mode);
+  scale_up(src, out, &stages);
+  std::vector<std::vector<uint32_t>> network = g.SprayStages(out, in, hops_to(in));
+  if (network.empty()) return {};
+  for (auto& stage : network) stages.push_back(std::move(stage));
+  scale_up(in, dst, &stages);
+  return stages;
 }
 
 }  // namespace dltrace::models

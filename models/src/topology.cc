@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <sstream>
 
 #include "fabric.h"
@@ -39,6 +40,21 @@ bool ParseCount(const std::string& text, uint32_t min, uint32_t* out) {
 }
 
 }  // namespace
+
+namespace {
+const char* const kLoadBalancerNames[] = {"ecmp", "eecmp", "flowlet", "ar", "spray"};
+}  // namespace
+
+bool ParseLoadBalancer(const std::string& text, LoadBalancer* out) {
+  for (size_t i = 0; i < std::size(kLoadBalancerNames); ++i)
+    if (text == kLoadBalancerNames[i]) {
+      *out = LoadBalancer(i);
+      return true;
+    }
+  return false;
+}
+
+const char* LoadBalancerName(LoadBalancer lb) { return kLoadBalancerNames[size_t(lb)]; }
 
 const std::vector<std::string>& TopologyKinds() {
   static const std::vector<std::string> kinds = {"star",           "dumbbell", "ring",       "leaf-spine", "fat-tree",
@@ -117,6 +133,10 @@ bool ParseCommonKey(const std::string& key, const std::string& value, TopologySp
     char* end = nullptr;
     c->ecmp_seed = std::strtoull(value.c_str(), &end, 10);
     *ok = *ok && !value.empty() && *end == '\0';
+  } else if (key == "lb") {
+    *ok = *ok && ParseLoadBalancer(value, &c->lb);
+  } else if (key == "flowlet-gap") {
+    *ok = *ok && ParseDuration(value, &c->flowlet_gap_ns) && c->flowlet_gap_ns > 0;
   } else if (key == "fail") {
     *ok = *ok && !value.empty();
     c->faults.push_back({value, 0});
@@ -203,7 +223,10 @@ bool ParseTopology(const std::string& text, uint32_t hosts_needed, TopologySpec*
       return false;
     }
     if (!ok) {
-      *error = "topology " + c.kind + ": bad value in '" + item + "'";
+      *error = "topology " + c.kind + ": bad value in '" + item + "'" +
+               (key == "lb"            ? " (load balancers: ecmp, eecmp, flowlet, ar, spray)"
+                : key == "flowlet-gap" ? " (a duration above 0, e.g. 20us)"
+                                       : "");
       return false;
     }
   }
@@ -280,6 +303,8 @@ std::string TopologySpec::Describe() const {
   if (bottleneck_bps && (kind == "dumbbell" || kind == "ring")) s << ", bottleneck " << RateText(bottleneck_bps);
   if (!faults.empty()) s << ", " << faults.size() << " fault" << (faults.size() > 1 ? "s" : "");
   if (ecmp_seed) s << ", ECMP seed " << ecmp_seed;
+  if (lb != LoadBalancer::kEcmp) s << ", load balancing " << LoadBalancerName(lb);
+  if (lb == LoadBalancer::kFlowlet) s << " (gap " << flowlet_gap_ns / 1000.0 << " us)";
   return s.str();
 }
 
@@ -324,6 +349,43 @@ uint64_t FlowHash(uint32_t src_host, uint32_t dst_host, uint32_t job, uint32_t c
   return Mix(Mix(uint64_t(src_host) << 32 | dst_host) ^ (uint64_t(job) << 32 | channel));
 }
 
+uint64_t EEcmpHash(uint32_t dst_host, uint64_t flow_hash) {
+  return Mix((uint64_t(dst_host) << 24 | (flow_hash & 0xFFFFFF)) ^ 0xEECC0000000000ull);
+}
+
+uint32_t TopologyGraph::HashPick(uint32_t at, uint32_t count, uint64_t key) const {
+  return uint32_t(Mix(key ^ (uint64_t(at) + 1) * 0x9E3779B97F4A7C15ull ^ ecmp_seed * 0xC2B2AE3D27D4EB4Full) % count);
+}
+
+std::vector<uint32_t> TopologyGraph::EqualCostLinks(uint32_t at, uint32_t dst, const std::vector<uint32_t>& hops) const {
+  std::vector<uint32_t> out;
+  if (at == dst || hops[at] == UINT32_MAX) return out;
+  for (const auto& [next, link] : adjacent[at])
+    if (hops[next] + 1 == hops[at] && (next == dst || IsSwitch(next))) out.push_back(link);
+  return out;
+}
+
+std::vector<std::vector<uint32_t>> TopologyGraph::SprayStages(uint32_t src, uint32_t dst,
+                                                             const std::vector<uint32_t>& hops) const {
+  std::vector<std::vector<uint32_t>> stages;
+  std::vector<uint32_t> at{src};  // the nodes this stage starts from, each with an equal share
+  while (!(at.size() == 1 && at[0] == dst)) {
+    std::vector<uint32_t> links, next;
+    for (uint32_t n : at)
+      for (uint32_t l : EqualCostLinks(n, dst, hops)) {
+        const bool forward = this->links[l].a == n;
+        links.push_back(2 * l + (forward ? 0 : 1));
+        next.push_back(forward ? this->links[l].b : this->links[l].a);
+      }
+    if (links.empty()) return {};
+    std::sort(next.begin(), next.end());
+    next.erase(std::unique(next.begin(), next.end()), next.end());
+    stages.push_back(std::move(links));
+    at = std::move(next);
+  }
+  return stages;
+}
+
 uint32_t TopologyGraph::NextLink(uint32_t at, uint32_t dst, const std::vector<uint32_t>& hops,
                                  uint64_t flow_hash) const {
   if (at == dst || hops[at] == UINT32_MAX) return UINT32_MAX;
@@ -331,7 +393,7 @@ uint32_t TopologyGraph::NextLink(uint32_t at, uint32_t dst, const std::vector<ui
   auto downhill = [&](uint32_t next) { return hops[next] + 1 == hops[at] && (next == dst || IsSwitch(next)); };
   for (const auto& [next, link] : adjacent[at]) count += downhill(next);
   if (count == 0) return UINT32_MAX;
-  uint64_t n = Mix(flow_hash ^ (uint64_t(at) + 1) * 0x9E3779B97F4A7C15ull ^ ecmp_seed * 0xC2B2AE3D27D4EB4Full) % count;
+  uint64_t n = HashPick(at, count, lb == LoadBalancer::kEEcmp ? EEcmpHash(dst, flow_hash) : flow_hash);
   for (const auto& [next, link] : adjacent[at])
     if (downhill(next) && n-- == 0) {
       pick = link;

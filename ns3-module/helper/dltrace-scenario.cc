@@ -217,6 +217,14 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     {
         return false;
     }
+    if (config.transport == "tcp" && m_topo.lb != dltrace::models::LoadBalancer::kEcmp &&
+        m_topo.lb != dltrace::models::LoadBalancer::kEEcmp)
+    {
+        *error = std::string("--topo lb=") + dltrace::models::LoadBalancerName(m_topo.lb) +
+                 ": the TCP transport routes each connection on one path (moving a flow between paths "
+                 "reorders its segments, which TCP takes for loss); use --transport rdma, or lb=ecmp or eecmp";
+        return false;
+    }
     m_fabric = std::make_shared<const dltrace::models::TopologyGraph>(dltrace::models::BuildTopology(m_topo));
     for (size_t j = 0; j < m_jobs.size(); ++j)
     {
@@ -421,6 +429,7 @@ DltraceScenario::ConfigureRdma(std::string* error)
         return false;
     }
     Config::SetDefault("ns3::DltraceRdmaSwitchMmu::PfcEnabled", BooleanValue(m_config.pfc));
+    Config::SetDefault("ns3::DltraceRdmaNic::OutOfOrder", BooleanValue(m_config.outOfOrder));
     m_rdma = std::make_unique<DltraceRdmaHelper>();
     m_rdma->SetCongestionControl(m_config.rdmaCongestionControl);
     return true;

@@ -146,7 +146,7 @@ class Ns3Simulator final : public Simulator
             double x = 0;
             const bool number = name != "queue" && name != "recovery" && name != "scheduler" &&
                                 name != "no-flowmon" && name != "pcap" && name != "cc-param" &&
-                                name != "rdma-egress" && name != "no-pfc" && name != "fast-forward" &&
+                                name != "rdma-egress" && name != "no-pfc" && name != "fast-forward" && name != "rdma-ooo" &&
                                 name != "partition-map" && name != "pdes";
             if (number && !ParseNumber("--" + name, value, &x, error))
             {
@@ -182,6 +182,8 @@ class Ns3Simulator final : public Simulator
                 c.rdmaEgress = value;
             else if (name == "no-pfc")
                 c.pfc = false;
+            else if (name == "rdma-ooo")
+                c.outOfOrder = true;
             else if (name == "fast-forward")
                 c.fastForward = true;
             else if (name == "partitions")
@@ -401,6 +403,10 @@ RegisterNs3()
                 "rdma: switch egress over traffic classes: strict (priority 7 first, default) or "
                 "wrr[:W0,...,W7] (weighted round robin)"),
         Setting("--no-pfc", "rdma: lossy RoCE (no PFC; drops counted, go-back-N recovers)", Kind::kFlag),
+        Setting("--rdma-ooo",
+                "rdma: receivers place packets out of order and senders resend only the PSNs a NACK "
+                "names (selective repeat), as adaptive routing needs; default go-back-N",
+                Kind::kFlag),
         Setting("--fast-forward",
                 "rdma: skip steady states (every queue pair's rate and every queue held for a window): "
                 "bytes credited at the steady rates up to the next event",

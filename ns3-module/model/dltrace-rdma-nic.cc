@@ -35,7 +35,20 @@ DltraceRdmaNic::GetTypeId()
             .AddTime("CnpInterval",
                      "A QP gets at most one CNP per this interval (s). Default 50 us "
                      "(DCQCN paper, notification point).",
-                     MicroSeconds(50), &DltraceRdmaNic::m_cnpInterval, Seconds(0));
+                     MicroSeconds(50), &DltraceRdmaNic::m_cnpInterval, Seconds(0))
+            .AddBoolean("OutOfOrder",
+                        "Receivers place packets that arrive out of order (direct data "
+                        "placement: PSNs above the expected one are kept until the gap "
+                        "fills) and NACK only a missing PSN, which the sender alone "
+                        "resends (selective repeat), as NICs do for adaptive routing "
+                        "and spraying. Default false: go-back-N (a gap is a NACK and the "
+                        "sender resends from the missing PSN).",
+                        false, &DltraceRdmaNic::m_outOfOrder)
+            .AddUinteger("OutOfOrderNackGap",
+                         "With OutOfOrder: a missing PSN is NACKed once a packet this many "
+                         "PSNs past it arrived (reordering by adaptive routing stays "
+                         "below it; a loss on a lossy fabric does not). Default 256.",
+                         256, &DltraceRdmaNic::m_oooNackGap, 1);
     return tid;
 }
 
@@ -135,6 +148,7 @@ DltraceRdmaNic::CreateQueuePair(uint32_t dst, uint32_t priority, uint64_t flowHa
               static_cast<double>(port.device->GetDataRate().GetBitRate()),
               baseRtt);
     qp->SetWakeCallback(MakeCallback(&DltraceRdmaNic::Wake, this));
+    qp->SetSelectiveRepeat(m_outOfOrder);
     m_qps.push_back(qp);
     return qp;
 }
@@ -244,22 +258,26 @@ DltraceRdmaNic::ReceiveData(Ptr<Packet> packet, const DltraceRdmaHeader& h)
     }
     if (h.psn == r.expected)
     {
-        ++r.expected;
-        r.nackSent = false;
-        r.messageBytes += packet->GetSize();
         const bool last = h.HasFlag(DltraceRdmaHeader::LAST);
-        if (last || r.expected % m_ackInterval == 0)
+        bool ack = Place(r, h.srcHost, h.qp, {packet->GetSize(), h.msgSeq, last});
+        // Out of order: what waited for this PSN is in order now.
+        for (auto it = r.placed.begin(); it != r.placed.end() && it->first == r.expected; it = r.placed.erase(it))
         {
-            SendControl(DltraceRdmaHeader::ACK, h, h.psn, true);
+            ack = Place(r, h.srcHost, h.qp, it->second) || ack;
         }
-        if (last)
+        if (ack)
         {
-            uint64_t bytes = r.messageBytes;
-            r.messageBytes = 0;
-            if (!m_deliver.IsNull())
-            {
-                m_deliver(h.srcHost, h.qp, h.msgSeq, bytes);
-            }
+            SendControl(DltraceRdmaHeader::ACK, h, r.expected - 1, true);
+        }
+    }
+    else if (h.psn > r.expected && m_outOfOrder)
+    {
+        r.placed.emplace(h.psn, Placed{packet->GetSize(), h.msgSeq, h.HasFlag(DltraceRdmaHeader::LAST)});
+        if (!r.nackSent && h.psn - r.expected >= m_oooNackGap)
+        {
+            r.nackSent = true;
+            ++m_nacks;
+            SendControl(DltraceRdmaHeader::NACK, h, r.expected, false);
         }
     }
     else if (h.psn > r.expected && !r.nackSent)
@@ -268,6 +286,29 @@ DltraceRdmaNic::ReceiveData(Ptr<Packet> packet, const DltraceRdmaHeader& h)
         ++m_nacks;
         SendControl(DltraceRdmaHeader::NACK, h, r.expected, false);
     }
+    else if (h.psn < r.expected && m_outOfOrder)
+    {
+        // A selective resend that was not needed after all: say again what arrived.
+        SendControl(DltraceRdmaHeader::ACK, h, r.expected - 1, true);
+    }
+}
+
+bool
+DltraceRdmaNic::Place(Receiver& r, uint32_t srcHost, uint32_t qpn, const Placed& p)
+{
+    ++r.expected;
+    r.nackSent = false;
+    r.messageBytes += p.bytes;
+    if (p.last)
+    {
+        uint64_t bytes = r.messageBytes;
+        r.messageBytes = 0;
+        if (!m_deliver.IsNull())
+        {
+            m_deliver(srcHost, qpn, p.msgSeq, bytes);
+        }
+    }
+    return p.last || r.expected % m_ackInterval == 0;
 }
 
 void

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -80,6 +81,13 @@ class DltraceRdmaNic : public Object
     void DoDispose() override;
 
   private:
+    /// A data packet a receiver took in (OutOfOrder: one that waits for a gap before it).
+    struct Placed
+    {
+        uint32_t bytes;
+        uint32_t msgSeq;
+        bool last;
+    };
     struct Receiver
     {
         uint32_t expected = 0;
@@ -87,7 +95,10 @@ class DltraceRdmaNic : public Object
         bool cnpSent = false;
         Time lastCnp;
         uint64_t messageBytes = 0;
+        std::map<uint32_t, Placed> placed; ///< OutOfOrder: PSNs above `expected` that arrived
     };
+    /// Takes in the packet of PSN r.expected; true when it is to be acknowledged.
+    bool Place(Receiver& r, uint32_t srcHost, uint32_t qpn, const Placed& p);
 
     /// The port a packet to DST on FLOW_HASH's path leaves by.
     uint32_t PortTo(uint32_t dst, uint64_t flowHash) const;
@@ -101,6 +112,8 @@ class DltraceRdmaNic : public Object
     uint32_t m_mtu{0};
     uint32_t m_ackInterval{0};
     Time m_cnpInterval;
+    bool m_outOfOrder{false};
+    uint32_t m_oooNackGap{0};
 
     struct Port
     {

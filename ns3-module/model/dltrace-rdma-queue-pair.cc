@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// DltraceRdmaQueuePair: segmentation, pacing, cumulative ACKs and go-back-N.
+// DltraceRdmaQueuePair: segmentation, pacing, cumulative ACKs and go-back-N
+// (or selective repeat towards a receiver that places out of order).
 #include "dltrace-rdma-queue-pair.h"
 
 #include "dltrace-attributes.h"
@@ -124,15 +125,25 @@ DltraceRdmaQueuePair::UpdateActive()
     }
 }
 
+void
+DltraceRdmaQueuePair::SetSelectiveRepeat(bool selective)
+{
+    m_selective = selective;
+}
+
 bool
 DltraceRdmaQueuePair::HasDataToSend() const
 {
-    return m_nextPsn < m_endPsn;
+    return m_nextPsn < m_endPsn || !m_resend.empty();
 }
 
 bool
 DltraceRdmaQueuePair::WindowAllows() const
 {
+    if (!m_resend.empty())
+    {
+        return true; // a selective resend is already counted in flight
+    }
     uint64_t window = m_cc->GetWindow();
     uint64_t inflight = uint64_t(m_nextPsn - m_unaPsn) * (m_mtu + DltraceRdmaHeader::kRoceOverhead);
     return window == 0 || inflight < window;
@@ -165,7 +176,9 @@ DltraceRdmaQueuePair::NextPacket()
 {
     bool last = false;
     uint32_t msgSeq = 0;
-    uint32_t payload = PayloadOf(m_nextPsn, &last, &msgSeq);
+    const bool resend = !m_resend.empty(); // selective repeat: what a NACK named goes first
+    const uint32_t psn = resend ? m_resend.front() : m_nextPsn;
+    uint32_t payload = PayloadOf(psn, &last, &msgSeq);
     Ptr<Packet> p = Create<Packet>(payload);
     DltraceRdmaHeader h;
     h.type = DltraceRdmaHeader::DATA;
@@ -181,17 +194,25 @@ DltraceRdmaQueuePair::NextPacket()
     h.srcHost = m_src;
     h.dstHost = m_dst;
     h.qp = m_qpn;
-    h.psn = m_nextPsn;
+    h.psn = psn;
     h.flowHash = m_flowHash;
     h.msgSeq = msgSeq;
     h.tsNs = Simulator::Now().GetNanoSeconds();
     p->AddHeader(h);
-    if (m_nextPsn < m_highPsn)
+    if (resend)
     {
+        m_resend.pop_front();
         ++m_retransmitted;
     }
-    ++m_nextPsn;
-    m_highPsn = std::max(m_highPsn, m_nextPsn);
+    else
+    {
+        if (m_nextPsn < m_highPsn)
+        {
+            ++m_retransmitted;
+        }
+        ++m_nextPsn;
+        m_highPsn = std::max(m_highPsn, m_nextPsn);
+    }
     m_nextSend = Simulator::Now() + DataRate(static_cast<uint64_t>(m_cc->GetRate()))
                                         .CalculateBytesTxTime(p->GetSize());
     m_cc->OnSend(p->GetSize());
@@ -214,6 +235,10 @@ DltraceRdmaQueuePair::Acknowledge(uint32_t ackedPsn, Time echoedTs, const Dltrac
     if (m_nextPsn < m_unaPsn)
     {
         m_nextPsn = m_unaPsn;
+    }
+    while (!m_resend.empty() && m_resend.front() < m_unaPsn)
+    {
+        m_resend.pop_front();
     }
     while (!m_messages.empty() &&
            m_messages.front().firstPsn + m_messages.front().packets <= m_unaPsn)
@@ -258,11 +283,25 @@ DltraceRdmaQueuePair::OnNack(const DltraceRdmaHeader& nack)
     {
         Acknowledge(nack.psn - 1, NanoSeconds(nack.tsNs), &nack);
     }
-    if (m_nextPsn > nack.psn && nack.psn >= m_unaPsn)
+    if (m_selective)
+    {
+        // The receiver holds what came after: resend the missing PSN alone.
+        Resend(nack.psn);
+    }
+    else if (m_nextPsn > nack.psn && nack.psn >= m_unaPsn)
     {
         m_nextPsn = nack.psn;
     }
     UpdateActive();
+}
+
+void
+DltraceRdmaQueuePair::Resend(uint32_t psn)
+{
+    if (psn >= m_unaPsn && psn < m_highPsn && std::find(m_resend.begin(), m_resend.end(), psn) == m_resend.end())
+    {
+        m_resend.push_back(psn);
+    }
 }
 
 void
@@ -286,7 +325,14 @@ DltraceRdmaQueuePair::Timeout()
         return;
     }
     ++m_timeouts;
-    m_nextPsn = m_unaPsn;
+    if (m_selective)
+    {
+        Resend(m_unaPsn);
+    }
+    else
+    {
+        m_nextPsn = m_unaPsn;
+    }
     RestartTimer();
     UpdateActive();
 }
@@ -348,7 +394,7 @@ DltraceRdmaQueuePair::GetPacketsInFlight() const
 uint32_t
 DltraceRdmaQueuePair::GetSkippablePackets() const
 {
-    if (m_messages.empty() || m_nextPsn < m_highPsn)
+    if (m_messages.empty() || m_nextPsn < m_highPsn || !m_resend.empty())
     {
         return 0;
     }

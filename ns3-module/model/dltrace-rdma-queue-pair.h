@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // The sending half of a reliable-connection queue pair: messages cut into
 // MTU packets with PSNs, paced at the congestion control's rate, held to
-// its window, acknowledged cumulatively, and recovered by go-back-N.
+// its window, acknowledged cumulatively, and recovered by go-back-N (or by
+// selective repeat towards a receiver that places out of order).
 #ifndef DLTRACE_RDMA_QUEUE_PAIR_H
 #define DLTRACE_RDMA_QUEUE_PAIR_H
 
@@ -50,6 +51,9 @@ class DltraceRdmaQueuePair : public Object
     void SetMessageAckedCallback(MessageAckedCallback cb);
     /// Called when the QP may be able to send (new data, ACK, rate up).
     void SetWakeCallback(Callback<void> cb);
+    /// Selective repeat (the receiver places out of order): a NACK or a
+    /// timeout resends the one missing PSN instead of going back N.
+    void SetSelectiveRepeat(bool selective);
 
     /// Queues a message of BYTES (> 0); returns its sequence number.
     uint32_t PostSend(uint64_t bytes);
@@ -118,6 +122,8 @@ class DltraceRdmaQueuePair : public Object
     void UpdateActive();
     void RestartTimer();
     void Timeout();
+    /// Selective repeat: queues PSN for resending (once).
+    void Resend(uint32_t psn);
 
     // Attributes (their defaults are in GetTypeId())
     Time m_rto;
@@ -137,6 +143,8 @@ class DltraceRdmaQueuePair : public Object
     uint32_t m_unaPsn;  ///< first PSN not acknowledged
     uint32_t m_highPsn; ///< highest PSN ever sent + 1 (retransmissions below it)
     uint64_t m_inflightBytes;
+    bool m_selective{false};
+    std::deque<uint32_t> m_resend; ///< selective repeat: PSNs to resend, before new ones
     Time m_nextSend;
     EventId m_rtoEvent;
 

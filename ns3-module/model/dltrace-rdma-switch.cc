@@ -68,6 +68,89 @@ DltraceRdmaSwitch::SetRouting(std::shared_ptr<DltraceRdmaRouting> routing, uint3
     m_routing = std::move(routing);
     m_graphNode = graphNode;
     m_portOfLink.assign(m_routing->GetGraph().links.size(), UINT32_MAX);
+    m_candidates.assign(m_routing->GetGraph().hosts, {});
+}
+
+const std::vector<uint32_t>&
+DltraceRdmaSwitch::CandidatePorts(uint32_t dstHost)
+{
+    std::vector<uint32_t>& ports = m_candidates.at(dstHost);
+    if (ports.empty())
+    {
+        const auto& graph = m_routing->GetGraph();
+        for (uint32_t link : graph.EqualCostLinks(m_graphNode, dstHost, m_routing->HopsTo(dstHost)))
+        {
+            if (m_portOfLink[link] == UINT32_MAX)
+            {
+                NS_FATAL_ERROR("DltraceRdmaSwitch " << graph.names[m_graphNode] << ": link "
+                                                    << graph.links[link].name << " has no port");
+            }
+            ports.push_back(m_portOfLink[link]);
+        }
+        if (ports.empty())
+        {
+            NS_FATAL_ERROR("DltraceRdmaSwitch " << graph.names[m_graphNode] << ": no route to host "
+                                                << dstHost);
+        }
+    }
+    return ports;
+}
+
+uint32_t
+DltraceRdmaSwitch::LeastLoaded(const std::vector<uint32_t>& candidates, uint64_t key) const
+{
+    const auto& graph = m_routing->GetGraph();
+    const uint32_t n = static_cast<uint32_t>(candidates.size());
+    const uint32_t first = graph.HashPick(m_graphNode, n, key);
+    uint32_t best = candidates[first];
+    uint64_t least = m_ports[best]->GetQueueBytes();
+    for (uint32_t i = 1; i < n && least > 0; ++i)
+    {
+        const uint32_t port = candidates[(first + i) % n];
+        const uint64_t bytes = m_ports[port]->GetQueueBytes();
+        if (bytes < least)
+        {
+            best = port;
+            least = bytes;
+        }
+    }
+    return best;
+}
+
+uint32_t
+DltraceRdmaSwitch::SelectPort(uint32_t dstHost, uint64_t flowHash, uint64_t packetKey)
+{
+    using dltrace::models::LoadBalancer;
+    const auto& graph = m_routing->GetGraph();
+    const std::vector<uint32_t>& candidates = CandidatePorts(dstHost);
+    if (candidates.size() == 1)
+    {
+        return candidates[0];
+    }
+    const uint32_t n = static_cast<uint32_t>(candidates.size());
+    switch (graph.lb)
+    {
+    case LoadBalancer::kEcmp:
+    case LoadBalancer::kEEcmp:
+        // NextLink's pick, so a flow takes the path the static routes (and the
+        // flow simulator) give it; it hashes among the same links in the same order.
+        return m_portOfLink[graph.NextLink(m_graphNode, dstHost, m_routing->HopsTo(dstHost), flowHash)];
+    case LoadBalancer::kSpray:
+        return candidates[graph.HashPick(m_graphNode, n, flowHash ^ (packetKey + 1) * 0xD6E8FEB86659FD93ull)];
+    case LoadBalancer::kAdaptive:
+        return LeastLoaded(candidates, flowHash ^ (packetKey + 1) * 0xD6E8FEB86659FD93ull);
+    case LoadBalancer::kFlowlet: {
+        const Time now = Simulator::Now();
+        auto [it, fresh] = m_flowlets.try_emplace(flowHash ^ (uint64_t(dstHost) << 40), Flowlet{now, 0});
+        if (fresh || now - it->second.last > NanoSeconds(graph.flowlet_gap_ns))
+        {
+            it->second.port = LeastLoaded(candidates, flowHash ^ uint64_t(now.GetNanoSeconds()));
+        }
+        it->second.last = now;
+        return it->second.port;
+    }
+    }
+    return candidates[0];
 }
 
 void
@@ -109,14 +192,7 @@ DltraceRdmaSwitch::Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
 {
     DltraceRdmaHeader h;
     packet->PeekHeader(h);
-    const auto& hops = m_routing->HopsTo(h.dstHost);
-    uint32_t link = m_routing->GetGraph().NextLink(m_graphNode, h.dstHost, hops, h.flowHash);
-    if (link == UINT32_MAX || m_portOfLink[link] == UINT32_MAX)
-    {
-        NS_FATAL_ERROR("DltraceRdmaSwitch " << m_routing->GetGraph().names[m_graphNode]
-                                            << ": no route to host " << h.dstHost);
-    }
-    uint32_t out = m_portOfLink[link];
+    uint32_t out = SelectPort(h.dstHost, h.flowHash, h.psn);
     Ptr<DltraceRdmaNetDevice> outDevice = m_ports[out];
     if (h.type != DltraceRdmaHeader::DATA)
     {

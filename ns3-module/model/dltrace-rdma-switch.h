@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
-// A RoCEv2 switch: forwards frames by the topology graph's per-flow ECMP,
-// asks its MMU to admit each data packet, marks ECN and stamps INT.
+// A RoCEv2 switch: forwards frames by the fabric's load balancer (per-flow
+// ECMP, E-ECMP, flowlets, adaptive routing or spraying over the topology
+// graph's equal-cost links), asks its MMU to admit each data packet, marks
+// ECN and stamps INT.
 #ifndef DLTRACE_RDMA_SWITCH_H
 #define DLTRACE_RDMA_SWITCH_H
 
@@ -12,6 +14,7 @@
 #include "dltrace/models/topology.h"
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 namespace ns3
@@ -54,6 +57,15 @@ class DltraceRdmaSwitch : public Object
     void SetRouting(std::shared_ptr<DltraceRdmaRouting> routing, uint32_t graphNode);
     /// Adds a port: DEVICE on graph link LINK, cable delay DELAY.
     void AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link, Time delay);
+    /**
+     * The egress port of a frame to host DST_HOST: the fabric's load
+     * balancer (TopologyGraph::lb) picks among the equal-cost ports.
+     * FLOW_HASH names the flow: ECMP and E-ECMP hash it, flowlets keep their
+     * port per flow (a transport that sprays by entropy passes the packet's
+     * entropy here and gets ECMP on it). PACKET_KEY varies per packet
+     * (its PSN): spraying hashes it, adaptive routing breaks ties with it.
+     */
+    uint32_t SelectPort(uint32_t dstHost, uint64_t flowHash, uint64_t packetKey);
     Ptr<DltraceRdmaSwitchMmu> GetMmu() const;
     uint32_t GetPortCount() const;
     Ptr<DltraceRdmaNetDevice> GetPort(uint32_t port) const;
@@ -64,12 +76,26 @@ class DltraceRdmaSwitch : public Object
   private:
     void Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet);
     void Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t priority, uint32_t inPort);
+    /// The equal-cost ports towards DST_HOST (computed once per host).
+    const std::vector<uint32_t>& CandidatePorts(uint32_t dstHost);
+    /// Of CANDIDATES, the port with the fewest queued bytes; ties go to the
+    /// first from a place KEY picks, so an idle fabric still spreads.
+    uint32_t LeastLoaded(const std::vector<uint32_t>& candidates, uint64_t key) const;
+
+    /// A flowlet's port and when its last frame passed.
+    struct Flowlet
+    {
+        Time last;
+        uint32_t port;
+    };
 
     Ptr<DltraceRdmaSwitchMmu> m_mmu;
     std::shared_ptr<DltraceRdmaRouting> m_routing;
     uint32_t m_graphNode;
     std::vector<Ptr<DltraceRdmaNetDevice>> m_ports;
     std::vector<uint32_t> m_portOfLink; ///< graph link -> port (UINT32_MAX: not ours)
+    std::vector<std::vector<uint32_t>> m_candidates; ///< per destination host its equal-cost ports
+    std::unordered_map<uint64_t, Flowlet> m_flowlets; ///< lb=flowlet: by flow hash and destination
 };
 
 } // namespace ns3

@@ -2,7 +2,8 @@
 // The RDMA fabric's validations: each compares a simulated result with a
 // closed form or model written here (PFC line rate and headroom, go-back-N
 // delivery, the DCQCN fluid model's fixed point, HPCC's eta, TIMELY's band
-// and its climb back from the floor after an incast).
+// and its climb back from the floor after an incast, ECMP collisions against
+// adaptive routing and spraying, out-of-order receivers against go-back-N).
 // Sizes are kept small (10-100 Gb/s, at most a few tens of ms simulated)
 // so each case runs in seconds.
 #include "ns3/config.h"
@@ -681,6 +682,197 @@ class TimelyIncastTestCase : public TestCase
     }
 };
 
+// --- Load balancing and out-of-order receivers ------------------------------
+
+// Two 1 MB flows, h0 -> h2 and h1 -> h3, across a 2-leaf, 2-spine leaf-spine
+// at 100 Gb/s and 1:1 (each leaf's two uplinks carry its two hosts' rate).
+// Under ECMP their flow hashes are chosen to collide on one spine, so they
+// share one uplink. The closed forms: one flow alone takes its frames'
+// serialization at line rate plus four hops (IDEAL); two on one uplink take
+// twice the serialization. EXTRA: more topology keys (a degraded link).
+struct SpineFlows
+{
+    DltraceRdmaHelper fabric;
+    std::vector<Ptr<DltraceRdmaQueuePair>> qps;
+    std::vector<Time> done;
+    uint64_t posted = 0;
+    uint64_t delivered = 0;
+    static constexpr uint64_t kBytes = 1000000;
+    static constexpr uint64_t kRate = 100000000000ull;
+
+    explicit SpineFlows(const std::string& lb, const std::string& extra = "")
+        : done(2)
+    {
+        const uint32_t flows = 2;
+        dltrace::models::TopologySpec spec;
+        std::string error;
+        const bool parsed = dltrace::models::ParseTopology(
+            "leaf-spine:leaves=2,spines=2,hosts-per-leaf=2,rate=100Gbps,delay=1us,lb=" + lb + extra,
+            4,
+            &spec,
+            &error);
+        NS_ABORT_MSG_UNLESS(parsed, error);
+        const dltrace::models::TopologyGraph graph = dltrace::models::BuildTopology(spec);
+        fabric.SetCongestionControl("none");
+        fabric.Build(graph);
+        // Flow hashes that ECMP puts flows 0 and 1 on one spine: the first b whose uplink matches a's.
+        const auto to0 = graph.HopsTo(flows), to1 = graph.HopsTo(flows + 1);
+        const uint64_t a = 1;
+        uint64_t b = 2;
+        while (graph.Route(1, flows + 1, to1, b)[1] != graph.Route(0, flows, to0, a)[1])
+        {
+            ++b;
+        }
+        for (uint32_t f = 0; f < flows; ++f)
+        {
+            fabric.GetNic(flows + f)->SetDeliverCallback(MakeBoundCallback(&SpineFlows::Delivered, this, f));
+            qps.push_back(fabric.CreateQueuePair(f, flows + f, 3, f == 0 ? a : b));
+            posted += kBytes;
+            qps.back()->PostSend(kBytes);
+        }
+        Simulator::Run();
+    }
+    static void Delivered(SpineFlows* t, uint32_t flow, uint32_t, uint32_t, uint32_t, uint64_t bytes)
+    {
+        t->delivered += bytes;
+        t->done[flow] = Simulator::Now();
+    }
+    static double Ideal()
+    {
+        const double packets = std::ceil(double(kBytes) / kMtu);
+        return 8.0 * (kBytes + packets * 62) / kRate + 4 * (1e-6 + 8.0 * kFrame / kRate);
+    }
+    double Slowest() const
+    {
+        return std::max_element(done.begin(), done.end())->GetSeconds();
+    }
+    uint64_t Resent() const
+    {
+        uint64_t n = 0;
+        for (const auto& qp : qps)
+        {
+            n += qp->GetRetransmittedPackets();
+        }
+        return n;
+    }
+    uint64_t Nacks() const
+    {
+        uint64_t n = 0;
+        for (uint32_t f = 0; f < qps.size(); ++f)
+        {
+            n += fabric.GetNic(uint32_t(qps.size()) + f)->GetNacksSent();
+        }
+        return n;
+    }
+    /// Bytes leaf 0 sent up to each spine (data; ACKs flow the other way).
+    std::vector<uint64_t> Uplinks() const
+    {
+        std::vector<uint64_t> up;
+        const auto& graph = fabric.GetGraph();
+        for (size_t l = 0; l < graph.links.size(); ++l)
+        {
+            if (graph.links[l].name.rfind("leaf0-spine", 0) == 0)
+            {
+                up.push_back(fabric.GetLinks()[l].a->GetTxBytes());
+            }
+        }
+        return up;
+    }
+};
+
+// ECMP with colliding hashes: one uplink carries both flows and the other
+// none, so the slower flow takes twice the ideal (the closed form; > 1.8x
+// allows for the head start of the first packets). Adaptive routing and
+// spraying split every flow over both spines: each flow at line rate (within
+// 1.3x of the ideal), the uplinks' bytes equal within 10%. Flowlets keep a
+// flow's packets on one path: no reordering, nothing resent.
+class LoadBalancingTestCase : public TestCase
+{
+  public:
+    LoadBalancingTestCase()
+        : TestCase("--topo lb=: ECMP collides two flows on one spine; ar and spray split them evenly")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        const double ideal = SpineFlows::Ideal();
+        Reset();
+        {
+            SpineFlows ecmp("ecmp");
+            const auto up = ecmp.Uplinks();
+            std::cout << "lb=ecmp (collision): " << ecmp.Slowest() / ideal << " x ideal, uplinks " << up[0]
+                      << " / " << up[1] << " B" << std::endl;
+            NS_TEST_EXPECT_MSG_EQ(ecmp.delivered, ecmp.posted, "every byte delivered");
+            NS_TEST_EXPECT_MSG_GT(ecmp.Slowest(), 1.8 * ideal, "two flows on one uplink take twice as long");
+            NS_TEST_EXPECT_MSG_EQ(std::min(up[0], up[1]), 0, "one uplink idle");
+            NS_TEST_EXPECT_MSG_EQ(ecmp.Resent(), 0, "one path per flow: nothing reordered");
+        }
+        for (const std::string lb : {"ar", "spray"})
+        {
+            Reset();
+            Config::SetDefault("ns3::DltraceRdmaNic::OutOfOrder", BooleanValue(true));
+            SpineFlows spread(lb);
+            const auto up = spread.Uplinks();
+            const double split = std::abs(double(up[0]) - double(up[1])) / double(up[0] + up[1]);
+            std::cout << "lb=" << lb << " (out of order): " << spread.Slowest() / ideal << " x ideal, uplinks "
+                      << up[0] << " / " << up[1] << " B, " << spread.Resent() << " resent" << std::endl;
+            NS_TEST_EXPECT_MSG_EQ(spread.delivered, spread.posted, lb << ": every byte delivered");
+            NS_TEST_EXPECT_MSG_LT(spread.Slowest(), 1.3 * ideal, lb << ": each flow near line rate");
+            NS_TEST_EXPECT_MSG_LT(split, 0.1, lb << ": the spines carry equal bytes");
+        }
+        Reset();
+        {
+            SpineFlows flowlet("flowlet");
+            NS_TEST_EXPECT_MSG_EQ(flowlet.delivered, flowlet.posted, "flowlet: every byte delivered");
+            NS_TEST_EXPECT_MSG_EQ(flowlet.Resent(), 0, "flowlet: one path per flowlet, nothing reordered");
+        }
+        Reset();
+    }
+};
+
+// Adaptive routing reorders packets where its paths differ: here leaf 0's
+// uplink to spine 1 runs at a quarter of the rate (two flows on equal paths
+// alternate evenly and never reorder). A receiver that places out of order
+// takes them as they come: nothing is resent and every byte arrives once. Go-back-N (the default) takes a
+// reordered packet for a loss: the receiver NACKs, the sender resends from
+// the gap, and still every byte arrives.
+class OutOfOrderReceiverTestCase : public TestCase
+{
+  public:
+    OutOfOrderReceiverTestCase()
+        : TestCase("OutOfOrder: with lb=ar nothing is resent; go-back-N resends yet delivers every byte")
+    {
+    }
+
+  private:
+    static constexpr const char* kSlowUplink = ",degrade=leaf0-spine1@0.5";
+    void DoRun() override
+    {
+        Reset();
+        Config::SetDefault("ns3::DltraceRdmaNic::OutOfOrder", BooleanValue(true));
+        uint64_t oooResent = 0;
+        double oooTime = 0;
+        {
+            SpineFlows ooo("ar", kSlowUplink);
+            oooResent = ooo.Resent();
+            oooTime = ooo.Slowest();
+            NS_TEST_EXPECT_MSG_EQ(ooo.delivered, ooo.posted, "out of order: every byte delivered");
+            NS_TEST_EXPECT_MSG_EQ(oooResent, 0, "out of order: nothing resent");
+            NS_TEST_EXPECT_MSG_EQ(ooo.Nacks(), 0, "out of order: no NACK");
+        }
+        Reset();
+        SpineFlows gbn("ar", kSlowUplink);
+        std::cout << "lb=ar, a slow uplink: go-back-N resent " << gbn.Resent() << " packets, " << gbn.Nacks()
+                  << " NACKs, slowest " << gbn.Slowest() * 1e6 << " us; out of order resent " << oooResent
+                  << ", slowest " << oooTime * 1e6 << " us" << std::endl;
+        NS_TEST_EXPECT_MSG_GT(gbn.Resent(), 0, "go-back-N: reordering costs resends");
+        NS_TEST_EXPECT_MSG_EQ(gbn.delivered, gbn.posted, "go-back-N: every byte delivered");
+        Reset();
+    }
+};
+
 // --- dltrace simulate --transport rdma --------------------------------------
 
 DltraceScenarioConfig
@@ -838,6 +1030,8 @@ class DltraceRdmaTestSuite : public TestSuite
         AddTestCase(new RdmaScenarioTestCase, TestCase::QUICK);
         AddTestCase(new PriorityTestCase(true), TestCase::QUICK);
         AddTestCase(new PriorityTestCase(false), TestCase::QUICK);
+        AddTestCase(new LoadBalancingTestCase, TestCase::QUICK);
+        AddTestCase(new OutOfOrderReceiverTestCase, TestCase::QUICK);
     }
 };
 

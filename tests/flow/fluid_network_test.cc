@@ -635,5 +635,38 @@ INSTANTIATE_TEST_SUITE_P(Seeds, FluidNetworkOnRandomNetworks,
                                          RandomCase{3, 20537, 65536, 1, false}, RandomCase{4, 20537, 65536, 1, true},
                                          RandomCase{5, 0, 65536, 1.5, true}, RandomCase{6, 20537, 4194304, 2, false}));
 
+// Spraying (AddSprayRoute): two flows from one leaf to another over two
+// spines. On one spine each (ECMP's lucky draw) or sprayed, each moves at
+// its host link's rate; both on one spine (a collision), half of it. Closed
+// forms: bytes / c and bytes / (c / 2); the sprayed uplinks carry half of
+// each flow's bytes apiece.
+TEST(FluidNetwork, SprayedFlowsShareTheEqualCostLinksAsOne) {
+  const double c = 1e9, bytes = 1e6;
+  // 0, 1: host up; 2, 3: leaf0 -> spine0, spine1; 4, 5: spine0, spine1 -> leaf1; 6, 7: host down.
+  const std::vector<double> bw(8, c), lat(8, 0.0);
+  {
+    FluidNetwork net(bw, lat, Params(1.0, 0.0));
+    const uint32_t a = net.AddRoute({0, 2, 4, 6}), b = net.AddRoute({1, 2, 4, 7});
+    const auto end = RunToEnd(net, {{a, bytes}, {b, bytes}});
+    EXPECT_NEAR(end[0], bytes / (c / 2), Tol(bytes / (c / 2)));
+    EXPECT_NEAR(end[1], bytes / (c / 2), Tol(bytes / (c / 2)));
+  }
+  FluidNetwork net(bw, lat, Params(1.0, 0.0));
+  const uint32_t a = net.AddSprayRoute({{0}, {2, 3}, {4, 5}, {6}});
+  const uint32_t b = net.AddSprayRoute({{1}, {3, 2}, {5, 4}, {7}});  // the same stages in another order
+  ASSERT_NE(a, FluidNetwork::kNone);
+  ASSERT_NE(b, FluidNetwork::kNone);
+  const auto end = RunToEnd(net, {{a, bytes}, {b, bytes}});
+  EXPECT_NEAR(end[0], bytes / c, Tol(bytes / c));
+  EXPECT_NEAR(end[1], bytes / c, Tol(bytes / c));
+  const auto carried = net.LinkBytes();
+  ASSERT_EQ(carried.size(), 8u);
+  for (uint32_t l : {2u, 3u, 4u, 5u}) EXPECT_NEAR(carried[l], bytes, 1e-6 * bytes) << l;  // 2 flows x 1/2
+  for (uint32_t l : {0u, 1u, 6u, 7u}) EXPECT_NEAR(carried[l], bytes, 1e-6 * bytes) << l;
+  // A link in two different groups cannot share evenly: refused.
+  EXPECT_EQ(net.AddSprayRoute({{0}, {2, 4}}), FluidNetwork::kNone);
+  EXPECT_EQ(net.AddSprayRoute({{2}}), FluidNetwork::kNone);
+}
+
 }  // namespace
 }  // namespace dltrace::flow

@@ -287,6 +287,18 @@ links:
   }
 }
 
+// A file's "lb" and "flowlet_gap", and lb= after its name, set the load balancer.
+TEST(Fabric, AFileNamesItsLoadBalancer) {
+  const std::string path = WriteFile("lb.json", R"({"hosts": 1, "switches": ["t"], "links": [["h0", "t"]],
+    "lb": "flowlet", "flowlet_gap": "40us"})");
+  const TopologyGraph g = Build(path);
+  EXPECT_EQ(g.lb, LoadBalancer::kFlowlet);
+  EXPECT_EQ(g.flowlet_gap_ns, 40000u);
+  EXPECT_EQ(Build(path + ":lb=spray").lb, LoadBalancer::kSpray);
+  EXPECT_NE(ParseError(WriteFile("lb_bad.json", R"({"hosts": 1, "switches": ["t"], "links": [["h0", "t"]],
+    "lb": "random"})")).find("bad 'lb' (one of ecmp, eecmp, flowlet, ar, spray)"), std::string::npos);
+}
+
 TEST(Fabric, BadFilesGetOneLineNamingTheProblem) {
   const std::map<std::string, std::string> cases = {
       {R"({"hosts": 1, "gpus_per_host": 2, "switches": ["t"], "links": [["h0.g0", "t"], ["h0.g1", "x"]]})",

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-only
 // dltrace-sample-trace: writes a small, deterministic trace set with the
 // trace writer (a data-parallel job: NCCL all-reduce buckets with GPU timing,
-// an MPI broadcast and barrier, ring point-to-point, resource samples).
+// an MPI broadcast and barrier, ring point-to-point, resource samples), or
+// permutation traffic (every rank sends one message to one other rank, each
+// rank receives one: NCCL send/recv in a group, as load-balancing studies use).
 // Tests derive their expected values from the same parameters.
 #include <sys/stat.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "communicators.h"
 #include "dltrace/formats/writer.h"
@@ -27,13 +31,27 @@ struct Options {
   int skip_rank = -1;                  // leave one rank out (tests)
   bool nccl_only = false;              // only the all-reduce buckets (no MPI calls)
   uint64_t alltoall_bytes = 0;         // per iteration an NCCL all-to-all of this size (a MoE dispatch)
+  uint64_t permutation_bytes = 0;      // instead of all else: per iteration rank r sends this to perm[r]
+  uint32_t permutation_seed = 1;       // which permutation (std::mt19937 of it)
 };
+
+// A random permutation of N ranks without fixed points (each rank sends to
+// another): a shuffle by SEED, then every fixed point swapped with the next.
+std::vector<int> Permutation(int n, uint32_t seed) {
+  std::vector<int> perm(size_t(n), 0);
+  for (int i = 0; i < n; ++i) perm[size_t(i)] = i;
+  std::mt19937 rng(seed);
+  for (int i = n - 1; i > 0; --i) std::swap(perm[size_t(i)], perm[std::uniform_int_distribution<int>(0, i)(rng)]);
+  for (int i = 0; i < n; ++i)
+    if (perm[size_t(i)] == i) std::swap(perm[size_t(i)], perm[size_t((i + 1) % n)]);
+  return perm;
+}
 
 int Usage() {
   std::fprintf(stderr,
                "usage: dltrace-sample-trace -o DIR [--ranks N] [--hosts H] [--iterations I]\n"
                "                            [--buckets B] [--bucket-bytes N] [--skip-rank R] [--nccl-only]\n"
-               "                            [--alltoall-bytes N]\n");
+               "                            [--alltoall-bytes N] [--permutation BYTES [--permutation-seed S]]\n");
   return 2;
 }
 
@@ -54,6 +72,8 @@ int main(int argc, char** argv) {
     else if (a == "--skip-rank" && (v = next())) o.skip_rank = std::atoi(v);
     else if (a == "--nccl-only") o.nccl_only = true;
     else if (a == "--alltoall-bytes" && (v = next())) o.alltoall_bytes = std::strtoull(v, nullptr, 10);
+    else if (a == "--permutation" && (v = next())) o.permutation_bytes = std::strtoull(v, nullptr, 10);
+    else if (a == "--permutation-seed" && (v = next())) o.permutation_seed = uint32_t(std::strtoul(v, nullptr, 10));
     else return Usage();
   }
   if (o.out.empty() || o.ranks < 2 || o.hosts < 1 || o.hosts > o.ranks || o.iterations < 1 ||
@@ -64,7 +84,11 @@ int main(int argc, char** argv) {
                  std::strerror(errno));
     return 1;
   }
+  if (o.permutation_bytes > 0) o.nccl_only = true;  // the permutation alone
   const int per_host = (o.ranks + o.hosts - 1) / o.hosts;
+  const std::vector<int> perm = Permutation(o.ranks, o.permutation_seed);
+  std::vector<int> from(perm.size());
+  for (int r = 0; r < o.ranks; ++r) from[size_t(perm[size_t(r)])] = r;
   const int64_t t0 = 1'000'000'000'000;  // 1000 s of CLOCK_MONOTONIC
   for (int r = 0; r < o.ranks; ++r) {
     if (r == o.skip_rank) continue;
@@ -139,8 +163,32 @@ int main(int argc, char** argv) {
       t += 2'000'000;
       w->AddOp(op);
     };
+    // Permutation traffic: per iteration one NCCL group of a send to perm[r]
+    // and a receive from its inverse, at 100 Gbit/s on the GPU clock.
+    auto p2p = [&](OpKind kind, int peer, uint32_t group) {
+      OpEvent op;
+      op.kind = kind;
+      op.comm = 1;
+      op.count = o.permutation_bytes;
+      op.datatype = DataType::Int8;
+      op.bytes = o.permutation_bytes;
+      op.peer = peer;
+      op.stream = 0x7f0000001000ull;
+      op.seq = nccl_seq++;
+      op.group = group;
+      op.enter_ns = t;
+      op.exit_ns = t + 5'000;
+      op.gpu_start_ns = t + 10'000;
+      op.gpu_end_ns = t + 10'000 + int64_t(o.permutation_bytes * 8 / 100);
+      w->AddOp(op);
+    };
+    for (int it = 0; o.permutation_bytes > 0 && it < o.iterations; ++it) {
+      p2p(OpKind::NcclSend, perm[size_t(r)], uint32_t(it + 1));
+      p2p(OpKind::NcclRecv, from[size_t(r)], uint32_t(it + 1));
+      t += 10'000 + int64_t(o.permutation_bytes * 8 / 100) + 1'000'000;
+    }
     mpi_op(OpKind::MpiBcast, 1 << 20, 0, -1, 2'000'000);
-    for (int it = 0; it < o.iterations; ++it) {
+    for (int it = 0; o.permutation_bytes == 0 && it < o.iterations; ++it) {
       t += 30'000'000;  // forward + backward
       for (int b = 0; b < o.buckets; ++b) nccl_op(OpKind::NcclAllReduce, o.bucket_bytes, RedOp::Sum, 10'000'000);
       // A MoE dispatch: every rank sends bytes / ranks to each rank.
@@ -168,10 +216,10 @@ int main(int argc, char** argv) {
         return 1;
       }
     }
-    mpi_op(OpKind::MpiBarrier, 0, -1, -1, 1'000'000);
+    if (o.permutation_bytes == 0) mpi_op(OpKind::MpiBarrier, 0, -1, -1, 1'000'000);
     Footer f;
     f.events_written = w->ops_written() + w->pending_ops();
-    f.samples_written = uint64_t(o.iterations);
+    f.samples_written = o.permutation_bytes > 0 ? 0 : uint64_t(o.iterations);
     f.end_monotonic_ns = uint64_t(t);
     f.end_realtime_ns = h.start_realtime_ns + uint64_t(t - t0);
     f.reason = "finalize";

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <utility>
 #include <vector>
 
@@ -55,6 +56,14 @@ class FluidNetwork {
 
   // Registers a route (the links a flow crosses, in order); returns its id.
   uint32_t AddRoute(const std::vector<uint32_t>& links);
+  // Registers a route whose flows spread evenly over the links of each
+  // stage (packets sprayed over equal-cost paths, lb=spray or ar): a stage
+  // of several links is one aggregate link of their bandwidth summed, its
+  // bytes shared equally among them in LinkBytes (max-min over the
+  // aggregate is max-min over its members when every flow on them spreads
+  // the same way). Every route through those links must name the same
+  // stage: kNone when a link would join two different aggregates.
+  uint32_t AddSprayRoute(const std::vector<std::vector<uint32_t>>& stages);
 
   double now() const { return now_; }
   // Runs CB at simulated time T (not before now), after every callback
@@ -76,7 +85,8 @@ class FluidNetwork {
   // Moves the clock to T (no work is due before it) without running anything.
   void AdvanceTo(double t);
 
-  // Bytes each directed link carried from the start until now.
+  // Bytes each directed link (the constructor's) carried from the start
+  // until now; an aggregate's bytes count in equal parts on its members.
   std::vector<double> LinkBytes() const;
 
   // Counters for progress lines and benchmarks.
@@ -248,7 +258,12 @@ class FluidNetwork {
   void Reschedule(uint32_t f, double old_x);
 
   FluidParams params_;
-  std::vector<Link> links_;
+  std::vector<Link> links_;  // the constructor's, then the aggregates (AddSprayRoute)
+  size_t given_links_ = 0;   // the constructor's
+  std::map<std::vector<uint32_t>, uint32_t> aggregate_of_set_;  // sorted members -> aggregate link
+  std::vector<uint32_t> aggregate_of_link_;                     // per given link its aggregate (kNone: none)
+  std::vector<bool> used_alone_;                                // per given link: a spray route's stage of one
+  std::vector<double> member_capacity_;                         // per link the bandwidth of one member
   std::vector<Route> routes_;
   std::vector<uint32_t> route_links_;
   // Joinable flows started on each route at now_ (coalesce), oldest first:

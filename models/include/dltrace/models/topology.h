@@ -38,6 +38,21 @@ struct FabricFault {
   double fraction = 0;
 };
 
+// How switches spread traffic over the equal-cost next links (lb=): the
+// rule both simulators share (docs/reference/topology.md "Load balancing").
+enum class LoadBalancer : uint8_t {
+  kEcmp,      // per-flow hash of the connection (FlowHash, its 5-tuple), salted by seed=
+  kEEcmp,     // per-flow hash of the destination host and queue pair number (E-ECMP)
+  kFlowlet,   // a flow keeps its port until it pauses flowlet-gap=, then takes the least-loaded one
+  kAdaptive,  // per packet, the equal-cost port with the fewest queued bytes (adaptive routing)
+  kSpray,     // per packet, a hash of the packet's sequence number (oblivious spraying)
+};
+// "ecmp", "eecmp", "flowlet", "ar", "spray".
+bool ParseLoadBalancer(const std::string& text, LoadBalancer* out);
+const char* LoadBalancerName(LoadBalancer lb);
+// Whether LB may put one flow's packets on several paths (they may arrive out of order).
+inline bool SpreadsFlows(LoadBalancer lb) { return lb == LoadBalancer::kAdaptive || lb == LoadBalancer::kSpray; }
+
 struct TopologySpec {
   // star, dumbbell, ring, leaf-spine, fat-tree; rail-optimized, dcn; file
   // (the fabric of a JSON file, `file` below).
@@ -58,6 +73,8 @@ struct TopologySpec {
   // capacity), planes (1 or 2; with 2, NIC port p goes to plane p).
   uint32_t planes = 1;
   uint64_t ecmp_seed = 0;           // seed= mixed into every switch's ECMP hash (0: as before)
+  LoadBalancer lb = LoadBalancer::kEcmp;  // lb=
+  uint64_t flowlet_gap_ns = 20000;        // flowlet-gap= (lb=flowlet): the idle time that starts a new flowlet
   std::string preset;               // spectrum-x, hpn, dcn: what the defaults came from
   std::string file;                 // kind "file": the JSON fabric's path
   std::shared_ptr<const TopologyGraph> file_graph;  // kind "file": what it describes, checked
@@ -113,6 +130,8 @@ struct TopologyGraph {
   uint32_t domain_gpus = 1;        // GPUs per scale-up domain (1: none)
   uint32_t planes = 1;
   uint64_t ecmp_seed = 0;          // TopologySpec::ecmp_seed
+  LoadBalancer lb = LoadBalancer::kEcmp;  // TopologySpec::lb
+  uint64_t flowlet_gap_ns = 20000;        // TopologySpec::flowlet_gap_ns
   std::vector<std::string> names;  // per node
   std::vector<TopologyLink> links;
   // Per node: (neighbour, link index), in link order.
@@ -136,7 +155,22 @@ struct TopologyGraph {
   // (in link order), picked by FLOW_HASH mixed with AT (each switch hashes
   // independently, as real ones are salted against polarisation).
   // UINT32_MAX where AT is DST or cannot reach it.
+  // With lb=eecmp the hash is EEcmpHash(DST, FLOW_HASH); every other load
+  // balancer starts a flow where ECMP puts it (the path of static routes).
   uint32_t NextLink(uint32_t at, uint32_t dst, const std::vector<uint32_t>& hops, uint64_t flow_hash) const;
+  // The equal-cost next links at AT towards DST, in link order: what NextLink
+  // and the switches' load balancers choose among. Empty where AT is DST.
+  std::vector<uint32_t> EqualCostLinks(uint32_t at, uint32_t dst, const std::vector<uint32_t>& hops) const;
+  // Which of COUNT equal-cost links switch AT's hash of KEY picks (salted by
+  // AT and the seed, so switches hash independently).
+  uint32_t HashPick(uint32_t at, uint32_t count, uint64_t key) const;
+  // Traffic spread evenly at every switch (lb=spray or ar in the flow
+  // simulator): the links from SRC to DST grouped by stage (hop), as
+  // directed ids (2 x link, + 1 where it is crossed from b to a). Each
+  // stage's links carry equal shares where every node of a stage has as
+  // many equal-cost links (leaf-spine, fat-tree, rail-optimized fabrics).
+  // Empty when unreachable.
+  std::vector<std::vector<uint32_t>> SprayStages(uint32_t src, uint32_t dst, const std::vector<uint32_t>& hops) const;
   // The links of the path from host SRC to host DST that NextLink gives hop by
   // hop. Empty when SRC == DST or unreachable.
   std::vector<uint32_t> Route(uint32_t src, uint32_t dst, const std::vector<uint32_t>& hops, uint64_t flow_hash) const;
@@ -196,6 +230,9 @@ FabricLoad ComputeFabricLoad(const TopologyGraph& graph, const std::vector<doubl
 // hosts, its job (index in the simulation) and its channel. All endpoints of a
 // job on one host share a job's connections to another host for this purpose.
 uint64_t FlowHash(uint32_t src_host, uint32_t dst_host, uint32_t job, uint32_t channel);
+// E-ECMP's key: the destination host and the queue pair number (24 bits, as
+// RoCE's BTH carries it) a connection's FLOW_HASH stands for.
+uint64_t EEcmpHash(uint32_t dst_host, uint64_t flow_hash);
 
 // The links, in order, of one connection from endpoint SRC to endpoint DST
 // on CHANNEL under MODE (RailMode): within a scale-up domain its two NVLink
@@ -207,6 +244,13 @@ uint64_t FlowHash(uint32_t src_host, uint32_t dst_host, uint32_t job, uint32_t c
 std::vector<uint32_t> ConnectionPath(const TopologyGraph& graph, uint32_t src, uint32_t dst, uint32_t channel,
                                      RailMode mode, uint64_t flow_hash,
                                      const std::function<const std::vector<uint32_t>&(uint32_t)>& hops_to);
+
+// ConnectionPath's route with its network part spread over the equal-cost
+// paths (TopologyGraph::SprayStages): per stage its directed links; the
+// NVLink hops are stages of one link. Empty when SRC == DST or unreachable.
+std::vector<std::vector<uint32_t>> ConnectionStages(
+    const TopologyGraph& graph, uint32_t src, uint32_t dst, uint32_t channel, RailMode mode,
+    const std::function<const std::vector<uint32_t>&(uint32_t)>& hops_to);
 
 // The relay GPUs of that path: (GPU on SRC's host the traffic leaves by,
 // GPU on DST's host it enters by); SRC and DST themselves where no relay.
