@@ -133,4 +133,10 @@ DltraceRdmaCongestionControl::FastForward(Time /*skipped*/, uint64_t /*bytes*/)
 {
 }
 
+Time
+DltraceRdmaCongestionControl::GetSteadyWindow() const
+{
+    return m_steadyWindow;
+}
+
 } // namespace ns3

@@ -33,7 +33,15 @@ DltraceRdmaHpcc::GetTypeId()
             .AddDouble("RateAi",
                        "W_AI as a rate (bit/s): W_AI = RateAi x T. 0: 10 Mb/s per 25 Gb/s of "
                        "line rate, as HPCC's public configuration sets it.",
-                       0, &DltraceRdmaHpcc::m_rateAi, 0);
+                       0, &DltraceRdmaHpcc::m_rateAi, 0)
+            .AddTime("SteadyWindow",
+                     "How long --fast-forward watches the fabric hold steady before it "
+                     "skips, where HPCC QPs are busy (s; DltraceRdmaFastForward::Window "
+                     "overrides it when set). Default 20 us, about four round trips at 100 "
+                     "Gbit/s: HPCC's rate swings by a few percent from ACK to ACK, and a "
+                     "shorter window takes a swing for the rate (10 us: iteration 3-4% off "
+                     "packet level; docs/results/rdma.md, fast-forward).",
+                     MicroSeconds(20), &DltraceRdmaHpcc::m_steadyWindow, Seconds(0));
     return tid;
 }
 

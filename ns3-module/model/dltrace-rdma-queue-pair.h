@@ -99,6 +99,8 @@ class DltraceRdmaQueuePair : public Object
     uint64_t GetSentPackets() const;
     /// Packets credited by fast-forwards so far.
     uint64_t GetSkippedPackets() const;
+    /// When the newest packet sent for the first time left (ns-3's clock).
+    Time GetLastSendTime() const;
 
   protected:
     void DoDispose() override;
@@ -138,6 +140,7 @@ class DltraceRdmaQueuePair : public Object
     uint32_t m_highPsn; ///< highest PSN ever sent + 1 (retransmissions below it)
     uint64_t m_inflightBytes;
     Time m_nextSend;
+    Time m_lastSend; ///< when m_highPsn last grew
     EventId m_rtoEvent;
 
     uint64_t m_bytesAcked;
