@@ -66,6 +66,8 @@ class DltraceRdmaCongestionControl : public Object
     /// How long a fast-forward watches this QP hold steady before a skip (its
     /// SteadyWindow attribute; 0 in the base, which has none: the fast-forward's own).
     Time GetSteadyWindow() const;
+    /// One MTU frame's time at line rate (0 before Start).
+    Time GetFrameTime() const;
 
     double GetRate() const;      ///< bit/s
     uint64_t GetWindow() const;  ///< bytes in flight allowed; 0: no window

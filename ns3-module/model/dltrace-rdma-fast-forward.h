@@ -32,7 +32,8 @@ class DltraceRdmaNetwork;
  * counts of CNPs, ECN marks, PFC frames, NACKs, resends, timeouts and
  * drops; messages posted and delivered; per link direction bytes and
  * packets. Window is by default each congestion control's SteadyWindow
- * (the largest among the busy QPs': DCQCN 5 us, HPCC 20 us). The fabric
+ * (the largest among the busy QPs': DCQCN 5 us, HPCC 20 us), and at
+ * least WindowPackets frames at their line rate. The fabric
  * is steady when, over the last Window, no message was posted or
  * delivered, none of those counts moved, no port is paused, every queue
  * stayed within QueueTolerance bytes of its depth now, and every busy QP
@@ -96,7 +97,8 @@ class DltraceRdmaFastForward : public Object
         bool anyActive = false;
     };
 
-    /// Window, or where it is 0 the largest SteadyWindow of the busy QPs' congestion controls.
+    /// Window, or where it is 0 the largest of the busy QPs' congestion controls'
+    /// SteadyWindow and WindowPackets frames at their line rates.
     Time GetWindow() const;
     Snapshot Take() const;
     bool Steady(const Snapshot& now) const;
@@ -107,6 +109,7 @@ class DltraceRdmaFastForward : public Object
 
     // Attributes (their defaults are in GetTypeId())
     Time m_window;
+    uint32_t m_windowPackets{0};
     double m_tolerance{0};
     uint64_t m_queueTolerance{0};
     Time m_minSkip;
