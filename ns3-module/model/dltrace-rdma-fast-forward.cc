@@ -37,7 +37,8 @@ DltraceRdmaFastForward::GetTypeId()
                      "before a skip (s); snapshots are taken every quarter of it, and the "
                      "rates credited are those over it. Default 0: the largest "
                      "SteadyWindow of the busy QPs' congestion controls (DCQCN 5 us, HPCC "
-                     "and TIMELY 20 us; 5 us with --cc none, line rate throughout).",
+                     "and TIMELY 20 us; --cc none has none) and WindowPackets frames at "
+                     "their line rates.",
                      Seconds(0), &DltraceRdmaFastForward::m_window, Seconds(0))
             .AddUinteger("WindowPackets",
                          "Where Window is 0, the window is also at least this many MTU "
@@ -141,7 +142,7 @@ DltraceRdmaFastForward::GetWindow() const
             window = std::max({window, cc->GetSteadyWindow(), cc->GetFrameTime() * int64_t(m_windowPackets)});
         }
     }
-    return window.IsZero() ? MicroSeconds(5) : window;
+    return window.IsZero() ? MicroSeconds(5) : window; // (no busy QP: only the next check waits on it)
 }
 
 DltraceRdmaFastForward::Snapshot
