@@ -10,13 +10,15 @@
 # strict-priority FIFO bands at the switches, DCTCP needs RED-ECN queues.
 # Usage: scripts/rdma-study.sh [OUT_DIR]
 #   env: DLTRACE (build/cli/dltrace), ITERATIONS (3), CCS ("tcp dctcp dcqcn hpcc"),
-#        JOBS (1: how many simulations run at once; each is one process)
+#        JOBS (1: how many simulations run at once; each is one process),
+#        ARGS (more simulate options for the RDMA runs, e.g. --fast-forward)
 set -euo pipefail
 OUT=${1:-rdma-study}
 DLTRACE=${DLTRACE:-build/cli/dltrace}
 ITERATIONS=${ITERATIONS:-3}
 JOBS=${JOBS:-1}
 CCS=${CCS:-tcp dctcp dcqcn hpcc}
+read -r -a RDMA_ARGS <<<"${ARGS:-}"
 TOPO="leaf-spine:leaves=2,spines=1,hosts-per-leaf=4,oversub=4,rate=25Gbps"
 if [ -e "$OUT" ]; then echo "rdma-study: $OUT exists (never overwritten)" >&2; exit 1; fi
 mkdir -p "$OUT"
@@ -34,7 +36,7 @@ simulate() {  # NAME CC [simulate options...]
   case $cc in
     tcp) transport=(--cc TcpNewReno --no-flowmon) ;;
     dctcp) transport=(--cc TcpDctcp --no-flowmon) ;;
-    *) transport=(--transport rdma --cc "$cc") ;;
+    *) transport=(--transport rdma --cc "$cc" ${RDMA_ARGS[@]+"${RDMA_ARGS[@]}"}) ;;
   esac
   "$DLTRACE" simulate --topo "$TOPO" --algo ring "${transport[@]}" --util-ms 1 "$@" -o "$OUT/$name" \
     >"$OUT/$name.log" 2>&1 || { echo "rdma-study: $name failed, see $OUT/$name.log" >&2; return 1; }

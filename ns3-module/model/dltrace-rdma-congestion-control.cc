@@ -133,4 +133,16 @@ DltraceRdmaCongestionControl::FastForward(Time /*skipped*/, uint64_t /*bytes*/)
 {
 }
 
+Time
+DltraceRdmaCongestionControl::GetSteadyWindow() const
+{
+    return m_steadyWindow;
+}
+
+Time
+DltraceRdmaCongestionControl::GetFrameTime() const
+{
+    return m_lineRate > 0 ? Seconds(m_frameBytes * 8.0 / m_lineRate) : Time();
+}
+
 } // namespace ns3

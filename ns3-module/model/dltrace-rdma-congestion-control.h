@@ -63,6 +63,11 @@ class DltraceRdmaCongestionControl : public Object
     /// A fast-forward skipped SKIPPED of steady sending, BYTES of frames (timers
     /// that would have fired, byte counters); the base does nothing.
     virtual void FastForward(Time skipped, uint64_t bytes);
+    /// How long a fast-forward watches this QP hold steady before a skip (its
+    /// SteadyWindow attribute; 0 in the base, which has none: the fast-forward's own).
+    Time GetSteadyWindow() const;
+    /// One MTU frame's time at line rate (0 before Start).
+    Time GetFrameTime() const;
 
     double GetRate() const;      ///< bit/s
     uint64_t GetWindow() const;  ///< bytes in flight allowed; 0: no window
@@ -80,6 +85,7 @@ class DltraceRdmaCongestionControl : public Object
     bool m_active;
     uint64_t m_cnps;
     double m_minRate{0};
+    Time m_steadyWindow{}; ///< set by a subclass's SteadyWindow attribute
 
   private:
     double m_rate;

@@ -53,7 +53,15 @@ DltraceRdmaDcqcn::GetTypeId()
                        400e6, &DltraceRdmaDcqcn::m_rhai, 0)
             .AddDouble("InitialAlpha",
                        "Alpha of a new QP. Default 1 (DCQCN paper: start conservative).",
-                       1.0, &DltraceRdmaDcqcn::m_initialAlpha, 0, 1);
+                       1.0, &DltraceRdmaDcqcn::m_initialAlpha, 0, 1)
+            .AddTime("SteadyWindow",
+                     "How long --fast-forward watches the fabric hold steady before it "
+                     "skips, where DCQCN QPs are busy (s; DltraceRdmaFastForward::Window "
+                     "overrides it when set). Default 5 us: DCQCN skips only at line rate, "
+                     "which holds from a QP's first packet; 5 to 20 us gave the same "
+                     "results within 0.01% and 5 us skips the most (docs/results/rdma.md, "
+                     "fast-forward).",
+                     MicroSeconds(5), &DltraceRdmaDcqcn::m_steadyWindow, Seconds(0));
     return tid;
 }
 

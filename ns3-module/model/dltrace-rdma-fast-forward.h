@@ -27,29 +27,35 @@ class DltraceRdmaNetwork;
  * \brief Skips the steady stretches of a run on the RDMA fabric (whole fabric at once).
  *
  * Every Window/4 of simulated time it takes a snapshot: per queue pair
- * whether it is busy, packets sent and acknowledged; per port the queued
- * bytes and whether it is paused; the counts of CNPs, ECN marks, PFC
- * frames, NACKs, resends, timeouts and drops; messages posted and
- * delivered; per link direction bytes and packets. The fabric is steady
- * when, over the last Window, no message was posted or delivered, none of
- * those counts moved, no port is paused, every queue stayed within
- * QueueTolerance bytes of its depth now, and every busy QP sent as many
- * packets in the window's first half as in its second and had as many
- * acknowledged as it sent (within Tolerance), and its congestion control
- * says its rate holds for at least MinSkip (GetSteadyHorizon: DCQCN and
- * TIMELY only at line rate; HPCC not while U climbs at the window cap).
+ * whether it is busy, packets sent and acknowledged and when its newest
+ * packet left; per port the queued bytes and whether it is paused; the
+ * counts of CNPs, ECN marks, PFC frames, NACKs, resends, timeouts and
+ * drops; messages posted and delivered; per link direction bytes and
+ * packets. Window is by default each congestion control's SteadyWindow
+ * (the largest among the busy QPs': DCQCN 5 us, HPCC 20 us), and at
+ * least WindowPackets frames at their line rate. The fabric
+ * is steady when, over the last Window, no message was posted or
+ * delivered, none of those counts moved, no port is paused, every queue
+ * stayed within QueueTolerance bytes of its depth now, and every busy QP
+ * sent as many packets in the window's first half as in its second and
+ * had as many acknowledged as it sent (within Tolerance), and its
+ * congestion control says its rate holds for at least MinSkip
+ * (GetSteadyHorizon: DCQCN and TIMELY only at line rate; HPCC not at its
+ * window cap unless U held).
  *
  * Then the next event is the first of: a busy QP's message coming within a
- * margin of its last packet (twice the packets in flight, plus 8, so
- * the tail and its ACKs run packet by packet), and the next anchored event
- * of the DltraceTimeline (a job's compute step ending, a sample, the stop
- * time), and the end of any congestion control's steady horizon. When it
- * is at least MinSkip away, everything is skipped to it:
- * each busy QP is credited its rate over the window times the skip in
- * packets of its message (DltraceRdmaQueuePair::FastForward), its receiver
- * the same bytes, each link direction its measured bytes and packets per
- * second times the skip (links.csv), and the timeline moves on. Nothing is
- * skipped before the last job started.
+ * margin of its last packet (its packets in flight, plus 8, so the tail
+ * and its ACKs run packet by packet), and the next anchored event of the
+ * DltraceTimeline (a job's compute step ending, a sample, the stop time),
+ * and the end of any congestion control's steady horizon. When it is at
+ * least MinSkip away, everything is skipped to it: each busy QP is
+ * credited its rate over the window (packets between the departures of
+ * the window's first and last, over the time between them) times the skip
+ * in packets of its message (DltraceRdmaQueuePair::FastForward), its
+ * receiver the same bytes, each link direction its measured bytes and
+ * packets per second times the skip (links.csv), and the timeline moves
+ * on. A skip that ends at an anchored event is followed by a check right
+ * after that event. Nothing is skipped before the last job started.
  */
 class DltraceRdmaFastForward : public Object
 {
@@ -76,9 +82,11 @@ class DltraceRdmaFastForward : public Object
     struct Snapshot
     {
         Time at; ///< ns-3's clock
+        Time window; ///< the window in force
         std::vector<bool> active;
         std::vector<uint32_t> acked;
         std::vector<uint64_t> sent;
+        std::vector<Time> lastSend; ///< ns-3's clock when each QP's newest packet left
         std::vector<uint64_t> queues;
         std::vector<uint64_t> linkBytes;
         std::vector<uint64_t> linkPackets;
@@ -89,14 +97,19 @@ class DltraceRdmaFastForward : public Object
         bool anyActive = false;
     };
 
+    /// Window, or where it is 0 the largest of the busy QPs' congestion controls'
+    /// SteadyWindow and WindowPackets frames at their line rates.
+    Time GetWindow() const;
     Snapshot Take() const;
     bool Steady(const Snapshot& now) const;
     void Check();
     void Wake();
-    void Skip(const Snapshot& old, const Snapshot& now);
+    /// Whether the skip taken ends at the next anchored event.
+    bool Skip(const Snapshot& old, const Snapshot& now);
 
     // Attributes (their defaults are in GetTypeId())
     Time m_window;
+    uint32_t m_windowPackets{0};
     double m_tolerance{0};
     uint64_t m_queueTolerance{0};
     Time m_minSkip;

@@ -33,7 +33,15 @@ DltraceRdmaHpcc::GetTypeId()
             .AddDouble("RateAi",
                        "W_AI as a rate (bit/s): W_AI = RateAi x T. 0: 10 Mb/s per 25 Gb/s of "
                        "line rate, as HPCC's public configuration sets it.",
-                       0, &DltraceRdmaHpcc::m_rateAi, 0);
+                       0, &DltraceRdmaHpcc::m_rateAi, 0)
+            .AddTime("SteadyWindow",
+                     "How long --fast-forward watches the fabric hold steady before it "
+                     "skips, where HPCC QPs are busy (s; DltraceRdmaFastForward::Window "
+                     "overrides it when set). Default 20 us, about four round trips at 100 "
+                     "Gbit/s: HPCC's rate swings by a few percent from ACK to ACK, and a "
+                     "shorter window takes a swing for the rate (10 us: iteration 3-4% off "
+                     "packet level; docs/results/rdma.md, fast-forward).",
+                     MicroSeconds(20), &DltraceRdmaHpcc::m_steadyWindow, Seconds(0));
     return tid;
 }
 
@@ -83,20 +91,10 @@ DltraceRdmaHpcc::GetSteadyHorizon(double tolerance) const
     {
         return Time();
     }
-    // Wc(n) - Wc* = (Wc(0) - Wc*) r^n with r = Eta/U, Wc* = W_AI / (1 - r);
-    // the highest U seen makes the fall soonest.
+    // Wc is capped too, so with U held the next reference update cuts below
+    // the cap unless Wc* = W_AI / (1 - Eta/U) is above it (or U below Eta).
     const double r = m_eta / *hi;
-    if (r >= 1)
-    {
-        return Time::Max();
-    }
-    const double fixed = m_wAi / (1 - r);
-    if (fixed >= cap || m_wc <= cap)
-    {
-        return fixed >= cap ? Time::Max() : Time();
-    }
-    const double rounds = std::floor(std::log((cap - fixed) / (m_wc - fixed)) / std::log(r));
-    return m_baseRtt * int64_t(rounds);
+    return r >= 1 || m_wAi / (1 - r) >= cap ? Time::Max() : Time();
 }
 
 double
@@ -132,24 +130,18 @@ DltraceRdmaHpcc::MeasureInflight(const DltraceRdmaHeader& ack)
 double
 DltraceRdmaHpcc::ComputeWindow(double u, bool updateReference)
 {
-    double w;
-    if (u >= m_eta || m_incStage >= m_maxStage)
+    const bool decrease = u >= m_eta || m_incStage >= m_maxStage;
+    // Capped at line rate x T before it becomes the reference, as HPCC's
+    // public simulator caps its new rate before storing it as the current
+    // one: an uncapped Wc grows far above the cap when U reads low (a QP's
+    // first ACK after an idle spell compares INT stamps from before it),
+    // and the window then sits at the cap for round trips while Wc decays.
+    const double w = std::min(decrease ? m_wc / (u / m_eta) + m_wAi : m_wc + m_wAi,
+                              m_lineRate / 8 * m_baseRtt.GetSeconds());
+    if (updateReference)
     {
-        w = m_wc / (u / m_eta) + m_wAi;
-        if (updateReference)
-        {
-            m_incStage = 0;
-            m_wc = w;
-        }
-    }
-    else
-    {
-        w = m_wc + m_wAi;
-        if (updateReference)
-        {
-            ++m_incStage;
-            m_wc = w;
-        }
+        m_incStage = decrease ? 0 : m_incStage + 1;
+        m_wc = w;
     }
     return w;
 }
@@ -175,9 +167,7 @@ DltraceRdmaHpcc::OnAck(const DltraceRdmaAckInfo& ack)
             m_lastUpdateSeq = ack.nextPsn;
             m_uAtUpdate[m_updates++ % kUHistory] = u;
         }
-        double w = ComputeWindow(u, update);
-        const double maxWindow = m_lineRate / 8 * m_baseRtt.GetSeconds();
-        w = std::min(w, maxWindow);
+        const double w = ComputeWindow(u, update);
         SetWindow(static_cast<uint64_t>(w));
         SetRate(w * 8 / m_baseRtt.GetSeconds());
     }

@@ -18,7 +18,8 @@ namespace ns3
  * Per ACK, for each hop: u = min(qlen, previous qlen)/(B T) + txRate/B;
  * the most loaded hop sets U = (1 - tau/T) U + (tau/T) u (tau the time
  * between its two INT stamps, at most T). If U >= eta or incStage >=
- * maxStage: W = Wc/(U/eta) + W_AI, else W = Wc + W_AI. Wc (the reference
+ * maxStage: W = Wc/(U/eta) + W_AI, else W = Wc + W_AI, at most line
+ * rate x T (capped before it becomes Wc, as in HPCC's public simulator). Wc (the reference
  * window) and incStage change only on the first ACK of each round trip
  * (an ACK beyond the snd_nxt of the previous update); the rate is W/T.
  * T is the QP's base RTT; the first window is line rate x T.
@@ -36,10 +37,9 @@ class DltraceRdmaHpcc : public DltraceRdmaCongestionControl
      * Below its largest window (line rate x base RTT): for good. At it: 0
      * unless U held within TOLERANCE over the last kUHistory round trips
      * (in a QP's first round trips U climbs while the rate is still flat,
-     * and a cut comes); then, with U held, the reference window moves once
-     * per round trip towards W_AI / (1 - Eta/U), and the cap holds for as
-     * many base RTTs as it takes to fall below it (for good where that
-     * point is above the cap, or U below Eta).
+     * and a cut comes); with U held, for good where the reference window's
+     * fixed point W_AI / (1 - Eta/U) is above the cap (or U below Eta),
+     * else 0: Wc is at the cap too, and the next update cuts it.
      */
     Time GetSteadyHorizon(double tolerance) const override;
     static constexpr uint32_t kUHistory = 4;

@@ -211,7 +211,11 @@ DltraceRdmaQueuePair::NextPacket()
             ++m_retransmitted;
         }
         ++m_nextPsn;
-        m_highPsn = std::max(m_highPsn, m_nextPsn);
+        if (m_nextPsn > m_highPsn)
+        {
+            m_highPsn = m_nextPsn;
+            m_lastSend = Simulator::Now();
+        }
     }
     m_nextSend = Simulator::Now() + DataRate(static_cast<uint64_t>(m_cc->GetRate()))
                                         .CalculateBytesTxTime(p->GetSize());
@@ -432,6 +436,12 @@ uint64_t
 DltraceRdmaQueuePair::GetSkippedPackets() const
 {
     return m_skipped;
+}
+
+Time
+DltraceRdmaQueuePair::GetLastSendTime() const
+{
+    return m_lastSend;
 }
 
 uint64_t

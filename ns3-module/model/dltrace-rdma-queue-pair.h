@@ -103,6 +103,8 @@ class DltraceRdmaQueuePair : public Object
     uint64_t GetSentPackets() const;
     /// Packets credited by fast-forwards so far.
     uint64_t GetSkippedPackets() const;
+    /// When the newest packet sent for the first time left (ns-3's clock).
+    Time GetLastSendTime() const;
 
   protected:
     void DoDispose() override;
@@ -146,6 +148,7 @@ class DltraceRdmaQueuePair : public Object
     bool m_selective{false};
     std::deque<uint32_t> m_resend; ///< selective repeat: PSNs to resend, before new ones
     Time m_nextSend;
+    Time m_lastSend; ///< when m_highPsn last grew
     EventId m_rtoEvent;
 
     uint64_t m_bytesAcked;

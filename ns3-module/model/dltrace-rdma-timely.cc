@@ -21,6 +21,12 @@ DltraceRdmaTimely::GetTypeId()
 {
     static TypeId tid =
         DltraceTypeId<DltraceRdmaTimely, DltraceRdmaCongestionControl>("ns3::DltraceRdmaTimely")
+            .AddTime("SteadyWindow",
+                     "How long --fast-forward watches the fabric hold steady before it "
+                     "skips, where TIMELY QPs are busy (s; DltraceRdmaFastForward::Window "
+                     "overrides it when set). Default 20 us, the fast-forward's first "
+                     "default, not measured for TIMELY on its own.",
+                     MicroSeconds(20), &DltraceRdmaTimely::m_steadyWindow, Seconds(0))
             .AddDouble("Alpha",
                        "EWMA weight of a new RTT difference. Default 0.875 (TIMELY paper).",
                        0.875, &DltraceRdmaTimely::m_alpha, 0, 1)

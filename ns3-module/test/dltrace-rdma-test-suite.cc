@@ -514,6 +514,48 @@ class HpccTestCase : public TestCase
     }
 };
 
+// One 100 Gb/s hop, base RTT 4 us (cap line rate x T = 50,000 bytes). The
+// first ACK after an idle spell compares INT stamps from before it: the
+// hop's bytes over 100 us read as U near 0, and the window jumps to the
+// cap. Its reference window Wc is capped too (HPCC's public simulator caps
+// its new rate before storing it), so the next round trip at line rate (U
+// = 1) cuts to Wc Eta / U + W_AI = 47,500 + 20 bytes. Uncapped, Wc would be
+// about 1,200 times the cap and the window would stay there.
+class HpccCappedReferenceTestCase : public TestCase
+{
+  public:
+    HpccCappedReferenceTestCase()
+        : TestCase("HPCC: the reference window is capped, one cut after an idle spell leaves the cap")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        Ptr<DltraceRdmaHpcc> hpcc = CreateObject<DltraceRdmaHpcc>();
+        hpcc->Start(100e9, MicroSeconds(4), kFrame);
+        DltraceRdmaHeader h;
+        h.SetFlag(DltraceRdmaHeader::INT_ENABLED);
+        h.nHops = 1;
+        h.hops[0].rateMbps = 100000;
+        auto ack = [&](uint32_t tsNs, uint32_t txBytes, uint32_t acked, uint32_t next) {
+            h.hops[0].tsNs = tsNs;
+            h.hops[0].txBytes = txBytes;
+            DltraceRdmaAckInfo info;
+            info.ackedPsn = acked;
+            info.nextPsn = next;
+            info.header = &h;
+            hpcc->OnAck(info);
+        };
+        ack(0, 0, 0, 10);              // the last ACK before the idle spell
+        ack(100000, 1000, 10, 100);    // 100 us later: U = 0.0008
+        // (within a byte: the window is line rate x T truncated to bytes)
+        NS_TEST_EXPECT_MSG_EQ_TOL(double(hpcc->GetWindow()), 50000.0, 1.0, "U near 0: the window at the cap");
+        ack(104000, 51000, 100, 200);  // one RTT at line rate: U = 1
+        NS_TEST_EXPECT_MSG_EQ_TOL(double(hpcc->GetWindow()), 47520.0, 1.0, "Wc Eta / U + W_AI with Wc at the cap");
+    }
+};
+
 // --- TIMELY ----------------------------------------------------------------
 
 // 4 long flows on a 10 Gb/s bottleneck, base RTT about 6 us, with T_low
@@ -1025,6 +1067,7 @@ class DltraceRdmaTestSuite : public TestSuite
         AddTestCase(new DcqcnTestCase(4), TestCase::QUICK);
         AddTestCase(new DcqcnTestCase(8), TestCase::QUICK);
         AddTestCase(new HpccTestCase, TestCase::QUICK);
+        AddTestCase(new HpccCappedReferenceTestCase, TestCase::QUICK);
         AddTestCase(new TimelyTestCase, TestCase::QUICK);
         AddTestCase(new TimelyIncastTestCase, TestCase::QUICK);
         AddTestCase(new RdmaScenarioTestCase, TestCase::QUICK);
