@@ -132,9 +132,9 @@ class Ns3Simulator final : public Simulator
   public:
     bool Check(const SimulationConfig& config, std::string* error) override
     {
-        if (config.transport != "tcp" && config.transport != "rdma")
+        if (config.transport != "tcp" && config.transport != "rdma" && config.transport != "uet")
         {
-            *error = "--transport " + config.transport + ": the ns-3 simulator models tcp and rdma";
+            *error = "--transport " + config.transport + ": the ns-3 simulator models tcp, rdma and uet";
             return false;
         }
         ns3::DltraceScenarioConfig& c = m_config;
@@ -207,9 +207,13 @@ class Ns3Simulator final : public Simulator
     bool Configure(const SimulationConfig& config, std::string* error) override
     {
         ns3::DltraceScenarioConfig& c = m_config;
+        if (c.transport == "uet")
+        {
+            c.rdmaCongestionControl = "nscc"; // UET's default
+        }
         if (!config.congestion_control.empty())
         {
-            if (c.transport == "rdma")
+            if (c.transport != "tcp")
             {
                 c.rdmaCongestionControl = config.congestion_control;
             }
@@ -294,7 +298,7 @@ class Ns3Simulator final : public Simulator
     std::vector<std::string> OwnOutputNames() const override
     {
         std::vector<std::string> names;
-        if (m_config.transport == "rdma")
+        if (m_config.transport == "rdma" || m_config.transport == "uet")
         {
             names = {"queues.csv", "pfc.csv", "qps.csv", "messages.csv"};
         }
@@ -396,7 +400,9 @@ RegisterNs3()
         Setting("--pcap", "a pcap of every link under DIR/pcap/", Kind::kFlag),
         Repeatable(Setting("--cc-param",
                            "rdma: NAME=VALUE, an attribute of the congestion control (e.g. "
-                           "RateAi=40000000, Eta=0.9); see the docs, explanation/rdma-model")),
+                           "RateAi=40000000, Eta=0.9); see the docs, explanation/rdma-model; uet: lb=oblivious|"
+                           "bitmap|reps|mixed, entropies=N, mtu=BYTES, queue=BDPS, queue-packets=N, rtt-us=US, "
+                           "target-delay-us=US, min-rto-us=US, qa-gate=N, cwnd=PACKETS")),
         Setting("--rdma-egress",
                 "rdma: switch egress over traffic classes: strict (priority 7 first, default) or "
                 "wrr[:W0,...,W7] (weighted round robin)"),

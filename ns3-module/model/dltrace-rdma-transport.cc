@@ -89,17 +89,27 @@ DltraceRdmaNetwork::GetRoute(uint32_t job, int32_t src, int32_t dst, uint16_t ch
     const uint32_t srcHost = m_hosts.at(job).at(src);
     const uint32_t dstHost = m_hosts.at(job).at(dst);
     const uint64_t hash = dltrace::models::FlowHash(srcHost, dstHost, job, channel);
-    Ptr<DltraceRdmaQueuePair> qp =
-        m_fabric->CreateQueuePair(srcHost, dstHost, m_priority.at(job), hash);
     const size_t route = m_routes.size();
-    m_routes.push_back(Route{m_qps.size(), {}, {}});
-    m_qps.push_back(QpRecord{job, src, dst, channel, qp});
-    m_routeIndex[key] = route;
-    m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
-    qp->SetMessageAckedCallback(MakeBoundCallback(
+    auto acked = MakeBoundCallback(
         +[](DltraceRdmaNetwork* n, size_t r, uint32_t seq, uint64_t bytes) { n->Acked(r, seq, bytes); },
         this,
-        route));
+        route);
+    m_routes.push_back(Route{m_qps.size(), {}, {}});
+    m_routeIndex[key] = route;
+    if (m_fabric->IsUet())
+    {
+        Ptr<DltraceUetPdc> pdc = m_fabric->CreateUetPdc(srcHost, dstHost, m_priority.at(job), hash);
+        m_qps.push_back(QpRecord{job, src, dst, channel, nullptr, pdc});
+        m_routeOfQp[(uint64_t(srcHost) << 32) | pdc->GetId()] = route;
+        pdc->SetMessageAckedCallback(acked);
+    }
+    else
+    {
+        Ptr<DltraceRdmaQueuePair> qp = m_fabric->CreateQueuePair(srcHost, dstHost, m_priority.at(job), hash);
+        m_qps.push_back(QpRecord{job, src, dst, channel, qp, nullptr});
+        m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
+        qp->SetMessageAckedCallback(acked);
+    }
     if (!m_deliverHooked.at(dstHost))
     {
         m_deliverHooked[dstHost] = true;
@@ -119,8 +129,9 @@ DltraceRdmaNetwork::IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowH
     const auto& graph = m_fabric->GetGraph();
     const uint32_t mtu = m_fabric->GetNic(srcHost)->GetMtu();
     const uint64_t packets = std::max<uint64_t>((bytes + mtu - 1) / mtu, 1);
-    const uint64_t wire = std::max<uint64_t>(bytes, 1) + packets * DltraceRdmaHeader::kRoceOverhead;
-    const uint64_t first = std::min<uint64_t>(wire, mtu + DltraceRdmaHeader::kRoceOverhead);
+    const uint32_t overhead = m_fabric->IsUet() ? DltraceRdmaHeader::kUetOverhead : DltraceRdmaHeader::kRoceOverhead;
+    const uint64_t wire = std::max<uint64_t>(bytes, 1) + packets * overhead;
+    const uint64_t first = std::min<uint64_t>(wire, mtu + overhead);
     std::vector<uint32_t> hops = graph.HopsTo(dstHost);
     Time t;
     uint64_t slowest = UINT64_MAX;
@@ -143,22 +154,31 @@ DltraceRdmaNetwork::Post(uint32_t job, int32_t src, const DltraceMessage& m, std
     Route& route = GetRoute(job, src, m.peer, m.channel);
     const QpRecord& q = m_qps[route.qpRecord];
     const uint64_t wireBytes = m.notice || m.bytes == 0 ? 1 : m.bytes;
+    const uint32_t srcHost = q.qp ? q.qp->GetSrcHost() : q.pdc->GetSrcHost();
+    const uint32_t dstHost = q.qp ? q.qp->GetDstHost() : q.pdc->GetDstHost();
     MessageRecord rec;
     rec.job = job;
     rec.src = src;
     rec.dst = m.peer;
     rec.channel = m.channel;
-    rec.priority = q.qp->GetPriority();
+    rec.priority = q.qp ? q.qp->GetPriority() : q.pdc->GetPriority();
     rec.bytes = m.bytes;
     rec.posted = DltraceTimeline::Now();
-    rec.ideal = IdealTime(q.qp->GetSrcHost(),
-                          q.qp->GetDstHost(),
-                          dltrace::models::FlowHash(q.qp->GetSrcHost(), q.qp->GetDstHost(), job, m.channel),
+    rec.ideal = IdealTime(srcHost,
+                          dstHost,
+                          dltrace::models::FlowHash(srcHost, dstHost, job, m.channel),
                           wireBytes);
     m_messages.push_back(rec);
     route.inFlight.push_back(Pending{m.tag, m.bytes, m.notice, m_messages.size() - 1});
     route.unacked.push_back(std::move(onSent));
-    q.qp->PostSend(wireBytes);
+    if (q.qp)
+    {
+        q.qp->PostSend(wireBytes);
+    }
+    else
+    {
+        q.pdc->PostSend(wireBytes);
+    }
     if (!m_posted.IsNull())
     {
         m_posted();
