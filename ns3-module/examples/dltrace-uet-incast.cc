@@ -13,6 +13,7 @@
 #include "dltrace/models/topology.h"
 
 #include <chrono>
+#include <cmath>
 #include <iomanip>
 #include <iostream>
 #include <vector>
@@ -117,7 +118,7 @@ main(int argc, char* argv[])
         uet.rccc = cc == "rccc";
         uet.queueBdp = queueBdp;
         uet.queuePackets = queuePackets;
-        uet.networkRtt = MicroSeconds(rttUs);
+        uet.networkRtt = NanoSeconds(int64_t(std::llround(rttUs * 1000)));
         fabric.SetUet(uet);
     }
     else

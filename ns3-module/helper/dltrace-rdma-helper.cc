@@ -225,6 +225,17 @@ DltraceRdmaHelper::GetUetTrimmed() const
     return trimmed;
 }
 
+uint64_t
+DltraceRdmaHelper::GetUetEcnMarks() const
+{
+    uint64_t marks = 0;
+    for (const auto& sw : m_switches)
+    {
+        marks += sw->GetUetEcnMarks();
+    }
+    return marks;
+}
+
 Ptr<DltraceUetPdc>
 DltraceRdmaHelper::CreateUetPdc(uint32_t src, uint32_t dst, uint32_t priority, uint64_t flowHash)
 {

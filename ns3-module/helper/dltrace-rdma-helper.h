@@ -72,6 +72,8 @@ class DltraceRdmaHelper
     Ptr<DltraceUetPdc> CreateUetPdc(uint32_t src, uint32_t dst, uint32_t priority, uint64_t flowHash);
     /// UET: data packets trimmed by every switch so far.
     uint64_t GetUetTrimmed() const;
+    /// UET: data packets every switch marked CE so far.
+    uint64_t GetUetEcnMarks() const;
     /// Builds nodes, devices and switches of GRAPH.
     void Build(const dltrace::models::TopologyGraph& graph);
 

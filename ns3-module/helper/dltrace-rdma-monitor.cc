@@ -256,9 +256,10 @@ DltraceRdmaMonitor::PrintSummary(std::ostream& os) const
     {
         std::snprintf(line,
                       sizeof line,
-                      "uet: %" PRIu64 " packets trimmed, %" PRIu64 " NACKs, %" PRIu64 " retransmitted, %" PRIu64
-                      " timeouts, %" PRIu64 " drops, %" PRIu64 " PFC pauses\n",
+                      "uet: %" PRIu64 " packets trimmed, %" PRIu64 " ECN marks, %" PRIu64 " NACKs, %" PRIu64
+                      " retransmitted, %" PRIu64 " timeouts, %" PRIu64 " drops, %" PRIu64 " PFC pauses\n",
                       m_fabric->GetUetTrimmed(),
+                      m_fabric->GetUetEcnMarks(),
                       nacks,
                       resent,
                       timeouts,

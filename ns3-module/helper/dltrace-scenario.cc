@@ -974,8 +974,10 @@ DltraceScenario::FillRecords()
     const std::string cc = m_network ? m_network->GetCongestionControl().GetName() : "ns3::";
     if (m_rdma)
     {
-        r.header.push_back("# RDMA (RoCEv2, PFC), congestion control " +
-                           m_config.rdmaCongestionControl + ", scheduler " + m_config.scheduler);
+        r.header.push_back(std::string(m_rdma->IsUet() ? "# UET (Ultra Ethernet: spraying, trimming, no PFC)"
+                                                        : "# RDMA (RoCEv2, PFC)") +
+                           ", congestion control " + m_config.rdmaCongestionControl + ", scheduler " +
+                           m_config.scheduler);
     }
     else
     {

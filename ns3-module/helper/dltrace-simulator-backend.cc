@@ -364,8 +364,8 @@ RegisterNs3()
     SimulatorInfo info;
     info.name = "ns3";
     info.title = "ns-3";
-    info.description = "packet-level ns-3 TCP or RDMA (RoCEv2, PFC, DCQCN/HPCC/TIMELY; congestion control, "
-                       "queues, ECN; tens of hosts)";
+    info.description = "packet-level ns-3 TCP, RDMA (RoCEv2, PFC, DCQCN/HPCC/TIMELY) or UET (spraying, trimming, "
+                       "NSCC/RCCC; congestion control, queues, ECN; tens of hosts)";
     info.build = ns3::DltraceNs3Build();
     info.settings = {
         Setting("--queue",

@@ -207,6 +207,12 @@ DltraceRdmaSwitch::GetTrimmed() const
     return m_trimmed;
 }
 
+uint64_t
+DltraceRdmaSwitch::GetUetEcnMarks() const
+{
+    return m_uetMarks;
+}
+
 bool
 DltraceRdmaSwitch::UetAdmit(Ptr<Packet> packet, DltraceRdmaHeader& h, uint32_t in, uint32_t out, uint32_t link)
 {
@@ -256,6 +262,7 @@ DltraceRdmaSwitch::UetMark(uint32_t outPort, Ptr<Packet> packet, uint32_t priori
     packet->RemoveHeader(h);
     h.SetFlag(DltraceRdmaHeader::ECN_CE);
     packet->AddHeader(h);
+    ++m_uetMarks;
 }
 
 } // namespace ns3

@@ -73,6 +73,8 @@ class DltraceRdmaSwitch : public Object
     void SetUetQueue(uint64_t queueBytes, bool ecn, uint64_t ecnLow, uint64_t ecnHigh, bool ecnToHosts);
     /// UET data packets trimmed so far.
     uint64_t GetTrimmed() const;
+    /// UET data packets marked CE so far.
+    uint64_t GetUetEcnMarks() const;
 
   protected:
     void DoDispose() override;
@@ -96,6 +98,7 @@ class DltraceRdmaSwitch : public Object
     uint64_t m_uetEcnHigh{0};
     std::vector<bool> m_uetPortToHost; ///< per port: no ECN marks (ports to hosts, ECN_TO_HOSTS false)
     uint64_t m_trimmed{0};
+    uint64_t m_uetMarks{0};
     Ptr<UniformRandomVariable> m_uetRng;
 };
 

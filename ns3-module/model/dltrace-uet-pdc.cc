@@ -538,7 +538,7 @@ DltraceUetPdc::NextPacket()
         m_credit -= wire;
     }
     const uint64_t backlog = GetBacklogBytes();
-    if (backlog == 0 || (m_fabric.rccc ? m_credit <= 0 : m_inFlightBytes + wire >= m_nscc.GetCwnd()))
+    if (resend || backlog == 0 || (m_fabric.rccc ? m_credit <= 0 : m_inFlightBytes + wire >= m_nscc.GetCwnd()))
     {
         h.SetFlag(DltraceRdmaHeader::ACK_REQUEST);
     }
@@ -914,8 +914,15 @@ DltraceUetReceiver::Receive(Ptr<Packet> packet, const DltraceRdmaHeader& h)
             f.ooo.insert(h.psn);
         }
         f.unacked += packet->GetSize() + DltraceRdmaHeader::kUetOverhead;
-        if (first || ecn || f.unacked >= kAckBytes || h.HasFlag(DltraceRdmaHeader::ACK_REQUEST) ||
-            h.HasFlag(DltraceRdmaHeader::LAST))
+        // An ACK request is answered at once and again when the holes before it fill (uet-htsim).
+        bool requested = h.HasFlag(DltraceRdmaHeader::ACK_REQUEST);
+        f.ackRequest = f.ackRequest || requested;
+        if (f.ackRequest && f.ooo.empty())
+        {
+            requested = true;
+            f.ackRequest = false;
+        }
+        if (first || ecn || f.unacked >= kAckBytes || requested || h.HasFlag(DltraceRdmaHeader::LAST))
         {
             Ack(f, h, ecn);
         }

@@ -298,6 +298,7 @@ class DltraceUetReceiver
         std::map<uint32_t, uint32_t> lastPsn; ///< last PSN -> message
         uint64_t unacked = 0;
         bool started = false;
+        bool ackRequest = false; ///< an ACK was asked for while holes remained
         uint64_t backlog = 0; ///< RCCC: what the sender said it has left
         uint32_t priority = 0;
         uint64_t flowHash = 0;
