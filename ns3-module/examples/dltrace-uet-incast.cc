@@ -4,6 +4,7 @@
 #include "ns3/boolean.h"
 #include "ns3/command-line.h"
 #include "ns3/config.h"
+#include "ns3/rng-seed-manager.h"
 #include "ns3/dltrace-rdma-helper.h"
 #include "ns3/dltrace-rdma-net-device.h"
 #include "ns3/simulator.h"
@@ -48,6 +49,7 @@ main(int argc, char* argv[])
     double queueBdp = 1;
     uint32_t queuePackets = 0;
     double rttUs = 0;
+    uint32_t run = 1;
     CommandLine cmd(__FILE__);
     cmd.AddValue("senders", "senders (hosts 0..N-1; host N receives)", senders);
     cmd.AddValue("rate", "every link's rate", rate);
@@ -61,7 +63,9 @@ main(int argc, char* argv[])
     cmd.AddValue("queue-bdp", "uet: switch data queues in BDPs", queueBdp);
     cmd.AddValue("queue-packets", "uet: switch data queues in frames (0: queue-bdp)", queuePackets);
     cmd.AddValue("rtt-us", "uet: the network RTT NSCC and queues scale with (0: the star's)", rttUs);
+    cmd.AddValue("run", "random run (ns-3's RngRun: entropy choices, trimming coin flips, ECN marks)", run);
     cmd.Parse(argc, argv);
+    RngSeedManager::SetRun(run);
 
     uint64_t rateBps = 0;
     uint64_t delayNs = 0;

@@ -219,11 +219,35 @@ DltraceRdmaSwitch::UetAdmit(Ptr<Packet> packet, DltraceRdmaHeader& h, uint32_t i
     const uint32_t priority = h.priority % DltraceRdmaNetDevice::kClasses;
     const uint64_t queued = m_ports[out]->GetQueueBytes(priority);
     const bool fits = m_uetQueueBytes == 0 || queued + packet->GetSize() <= m_uetQueueBytes;
-    if (fits && m_mmu->Admit(in, out, priority, packet->GetSize()))
+    if (!fits && m_uetRng->GetValue() < 0.5)
+    {
+        // uet-htsim's composite queue: half the time the packet queued last is
+        // trimmed and the arriving one takes its place.
+        uint32_t victimIn = 0;
+        if (Ptr<Packet> victim = m_ports[out]->RemoveLastData(priority, &victimIn))
+        {
+            m_mmu->Release(victimIn, priority, victim->GetSize());
+            DltraceRdmaHeader v;
+            victim->RemoveHeader(v);
+            Trim(v, out, link);
+            if (m_mmu->Admit(in, out, priority, packet->GetSize()))
+            {
+                return true;
+            }
+        }
+    }
+    else if (fits && m_mmu->Admit(in, out, priority, packet->GetSize()))
     {
         return true;
     }
-    // Trim: the header goes on, first in line, so the receiver can NACK at once.
+    Trim(h, out, link);
+    return false;
+}
+
+void
+DltraceRdmaSwitch::Trim(DltraceRdmaHeader h, uint32_t out, uint32_t link)
+{
+    // The header goes on, first in line, so the receiver can NACK at once.
     ++m_trimmed;
     h.SetFlag(DltraceRdmaHeader::TRIMMED);
     const auto& l = m_routing->GetGraph().links[link];
@@ -234,7 +258,6 @@ DltraceRdmaSwitch::UetAdmit(Ptr<Packet> packet, DltraceRdmaHeader& h, uint32_t i
     Ptr<Packet> trimmed = Create<Packet>();
     trimmed->AddHeader(h);
     m_ports[out]->EnqueueControl(trimmed);
-    return false;
 }
 
 void

@@ -65,7 +65,9 @@ class DltraceRdmaSwitch : public Object
      * UET (Ultra Ethernet transport) frames on this switch: a data queue
      * holds at most QUEUE_BYTES of UET data; a UET data packet that does not
      * fit is trimmed to its 64-byte header and forwarded in the control
-     * queue (served first), as uet-htsim's composite queue does. With
+     * queue (served first), as uet-htsim's composite queue does: half the
+     * time the packet queued last is trimmed instead and the arriving one
+     * queued. With
      * ECN, a UET packet leaving a data queue of more than ECN_LOW bytes is
      * marked CE with a probability rising linearly to 1 at ECN_HIGH
      * (uet-htsim marks at dequeue; ECN_TO_HOSTS false: not on ports to hosts).
@@ -92,6 +94,7 @@ class DltraceRdmaSwitch : public Object
     /// UET trimming and marking (SetUetQueue).
     bool UetAdmit(Ptr<Packet> packet, DltraceRdmaHeader& h, uint32_t in, uint32_t out, uint32_t link);
     void UetMark(uint32_t outPort, Ptr<Packet> packet, uint32_t priority);
+    void Trim(DltraceRdmaHeader h, uint32_t out, uint32_t link);
     uint64_t m_uetQueueBytes{0}; ///< 0: no UET queue limit (the MMU's only)
     bool m_uetEcn{false};
     uint64_t m_uetEcnLow{0};

@@ -593,6 +593,7 @@ DltraceUetPdc::OnAck(const DltraceRdmaHeader& ack)
         }
     }
     m_bytesAcked += newly;
+    StopSpeculating();
     const bool ecn = ack.HasFlag(DltraceRdmaHeader::ECN_CE);
     m_lb->OnFeedback(ack.entropy, ecn ? DltraceUetLoadBalancer::ECN : DltraceUetLoadBalancer::GOOD);
     if (!m_fabric.rccc)
@@ -615,6 +616,7 @@ void
 DltraceUetPdc::OnNack(const DltraceRdmaHeader& nack)
 {
     ++m_nacks;
+    StopSpeculating();
     auto it = m_inFlight.find(nack.psn);
     const bool lastHop = nack.HasFlag(DltraceRdmaHeader::LAST_HOP_TRIM);
     m_lb->OnFeedback(nack.entropy,
@@ -638,6 +640,18 @@ DltraceUetPdc::OnNack(const DltraceRdmaHeader& nack)
     if (!m_wake.IsNull())
     {
         m_wake();
+    }
+}
+
+void
+DltraceUetPdc::StopSpeculating()
+{
+    // RCCC: the unasked window ends with the receiver's first answer; from then on
+    // only pulls grant credit (uet-htsim's stopSpeculating).
+    if (m_fabric.rccc && m_speculating)
+    {
+        m_speculating = false;
+        m_credit = std::min<int64_t>(m_credit, 0);
     }
 }
 

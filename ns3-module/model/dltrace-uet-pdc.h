@@ -143,7 +143,8 @@ class DltraceUetNscc
  * each packet takes an entropy value from the load balancer, which the
  * switches hash into their ECMP choice (the packet's flowHash). NSCC holds
  * the bytes in flight to its window; RCCC (receiver credit) sends one
- * window of bytes unasked, then only what the receiver's pulls grant.
+ * window of bytes unasked (until the first ACK or NACK), then only what the
+ * receiver's pulls grant.
  * ACKs carry the next expected PSN, the PSN acknowledged and a 64-bit SACK
  * bitmap; a NACK (the receiver got a trimmed header) queues its PSN for
  * retransmission at once; packets unacknowledged for the RTO are resent.
@@ -219,6 +220,7 @@ class DltraceUetPdc : public Object
     /// Takes PSN's record out of flight; returns its wire bytes (0: not in flight).
     uint32_t Acknowledge(uint32_t psn);
     void CompleteMessages();
+    void StopSpeculating();
     void ArmRto();
     void Rto();
 
@@ -250,6 +252,7 @@ class DltraceUetPdc : public Object
     std::set<uint32_t> m_everResent;
     uint64_t m_inFlightBytes{0};
     int64_t m_credit{0}; ///< RCCC: bytes granted and not yet spent
+    bool m_speculating{true}; ///< RCCC: still in the unasked first window
     EventId m_rtoEvent;
     uint64_t m_bytesAcked{0};
     uint64_t m_sent{0};
