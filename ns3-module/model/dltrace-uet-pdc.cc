@@ -698,29 +698,31 @@ DltraceUetPdc::ArmRto()
 void
 DltraceUetPdc::Rto()
 {
-    const Time now = Simulator::Now();
-    for (auto it = m_inFlight.begin(); it != m_inFlight.end();)
+    // The oldest packet in flight is given up for lost and queued to be resent;
+    // the timer restarts from the next oldest (uet-htsim's rtxTimerExpired).
+    auto oldest = m_inFlight.end();
+    for (auto it = m_inFlight.begin(); it != m_inFlight.end(); ++it)
     {
-        if (it->second.sent + m_rto <= now)
+        if (oldest == m_inFlight.end() || it->second.sent < oldest->second.sent)
         {
-            ++m_timeouts;
-            m_lb->OnFeedback(it->second.entropy, DltraceUetLoadBalancer::TIMEOUT);
-            m_inFlightBytes -= it->second.wire;
-            if (!m_fabric.rccc)
-            {
-                m_nscc.OnTimeout(it->second.wire);
-            }
-            else
-            {
-                m_credit += it->second.wire; // the lost packet's credit is spent again
-            }
-            m_rtxQueue.insert(it->first);
-            it = m_inFlight.erase(it);
+            oldest = it;
+        }
+    }
+    if (oldest != m_inFlight.end())
+    {
+        ++m_timeouts;
+        m_lb->OnFeedback(oldest->second.entropy, DltraceUetLoadBalancer::TIMEOUT);
+        m_inFlightBytes -= oldest->second.wire;
+        if (m_fabric.rccc)
+        {
+            m_credit += oldest->second.wire; // the lost packet's credit is spent again
         }
         else
         {
-            ++it;
+            m_nscc.OnTimeout(oldest->second.wire);
         }
+        m_rtxQueue.insert(oldest->first);
+        m_inFlight.erase(oldest);
     }
     ArmRto();
     if (!m_wake.IsNull())
