@@ -238,7 +238,7 @@ class UetScenarioTestCase : public TestCase
 {
   public:
     UetScenarioTestCase()
-        : TestCase("--transport uet: a ring all-reduce completes, the summary counts trims and no PFC pause")
+        : TestCase("--transport uet: a ring all-reduce completes, the summary has its uet line, no drop and no PFC pause")
     {
     }
 
