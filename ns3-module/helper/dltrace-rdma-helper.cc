@@ -241,21 +241,6 @@ DltraceRdmaHelper::CreateUetPdc(uint32_t src, uint32_t dst, uint32_t priority, u
 {
     NS_ASSERT_MSG(m_uet, "CreateUetPdc on a fabric built without SetUet");
     DltraceUetPdc::Fabric f;
-    const auto& graph = m_routing->GetGraph();
-    const uint32_t frame = m_nics.at(src)->GetMtu() + DltraceRdmaHeader::kUetOverhead;
-    Time rtt;
-    for (uint32_t dir = 0; dir < 2; ++dir)
-    {
-        const uint32_t from = dir == 0 ? src : dst;
-        const uint32_t to = dir == 0 ? dst : src;
-        const uint32_t bytes = dir == 0 ? frame : DltraceRdmaHeader::kMinFrame;
-        for (uint32_t l : graph.Route(from, to, m_routing->HopsTo(to), flowHash))
-        {
-            rtt += NanoSeconds(graph.links[l].delay_ns) +
-                   DataRate(graph.links[l].rate_bps).CalculateBytesTxTime(bytes);
-        }
-    }
-    f.baseRtt = rtt;
     f.networkRtt = m_uetRtt;
     f.queueBytes = m_uetQueueBytes;
     f.trimming = true;

@@ -189,9 +189,9 @@ DltraceRdmaNic::Pull(uint32_t p)
     }
     if (!port.pdcs.empty())
     {
-        if (Ptr<Packet> p = PullUet(port))
+        if (Ptr<Packet> packet = PullUet(port))
         {
-            return p;
+            return packet;
         }
     }
     if (earliest != Time::Max() &&
@@ -355,7 +355,20 @@ void
 DltraceRdmaNic::EnableUet(bool rccc)
 {
     m_uet = std::make_unique<DltraceUetReceiver>();
-    const double rate = m_ports.empty() ? 0 : double(m_ports[0].device->GetDataRate().GetBitRate());
+    // RCCC paces pulls at the NIC's network rate: its fastest NIC port, not an NVLink.
+    double rate = m_ports.empty() ? 0 : double(m_ports[0].device->GetDataRate().GetBitRate());
+    if (m_routing)
+    {
+        double nicRate = 0;
+        for (const auto& [link, port] : m_portOfLink)
+        {
+            if (link < m_routing->GetGraph().links.size() && !m_routing->GetGraph().links[link].scale_up)
+            {
+                nicRate = std::max(nicRate, double(m_ports[port].device->GetDataRate().GetBitRate()));
+            }
+        }
+        rate = nicRate > 0 ? nicRate : rate;
+    }
     m_uet->Setup(m_host,
                  rate,
                  rccc,

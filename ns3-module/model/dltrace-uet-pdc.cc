@@ -836,8 +836,8 @@ DltraceUetReceiver::GetTrimmedReceived() const
 }
 
 void
-DltraceUetReceiver::Control(uint8_t type, Flow& f, const DltraceRdmaHeader& data, uint32_t psn, uint32_t ref,
-                            uint64_t sack, bool ecn, uint64_t pull)
+DltraceUetReceiver::Control(uint8_t type, const DltraceRdmaHeader& data, uint32_t psn, uint32_t ref, uint64_t sack,
+                            bool ecn, uint64_t pull)
 {
     DltraceRdmaHeader c;
     c.type = type;
@@ -863,7 +863,6 @@ DltraceUetReceiver::Control(uint8_t type, Flow& f, const DltraceRdmaHeader& data
     Ptr<Packet> p = Create<Packet>();
     p->AddHeader(c);
     m_send(p, c.dstHost);
-    (void)f;
 }
 
 void
@@ -875,7 +874,7 @@ DltraceUetReceiver::Ack(Flow& f, const DltraceRdmaHeader& data, bool ecn)
         sack |= uint64_t(1) << (*it - f.expected);
     }
     f.unacked = 0;
-    Control(DltraceRdmaHeader::ACK, f, data, f.expected, data.psn, sack, ecn, 0);
+    Control(DltraceRdmaHeader::ACK, data, f.expected, data.psn, sack, ecn, 0);
 }
 
 void
@@ -900,7 +899,7 @@ DltraceUetReceiver::Receive(Ptr<Packet> packet, const DltraceRdmaHeader& h)
             return;
         }
         ++m_nacks;
-        Control(DltraceRdmaHeader::NACK, f, h, h.psn, h.psn, 0, ecn, 0);
+        Control(DltraceRdmaHeader::NACK, h, h.psn, h.psn, 0, ecn, 0);
     }
     else if (duplicate)
     {
@@ -990,7 +989,7 @@ DltraceUetReceiver::Pull()
     data.srcHost = uint32_t(it->first >> 32);
     data.qp = uint32_t(it->first & 0xffffffffu);
     data.flowHash = f.flowHash;
-    Control(DltraceRdmaHeader::PULL, f, data, 0, 0, 0, false, grant);
+    Control(DltraceRdmaHeader::PULL, data, 0, 0, 0, false, grant);
     // uet-htsim's pull pacer: the granted bytes at 0.99 x line rate.
     const double seconds = double(grant) * 8 / (0.99 * m_rateBps);
     m_pullEvent = Simulator::Schedule(Seconds(seconds), &DltraceUetReceiver::Pull, this);

@@ -159,8 +159,7 @@ class DltraceUetPdc : public Object
     struct Fabric
     {
         double lineRateBps = 0;
-        Time baseRtt;        ///< unloaded RTT of this PDC's path
-        Time networkRtt;     ///< the fabric's largest unloaded RTT
+        Time networkRtt;     ///< the fabric's largest unloaded RTT (NSCC's first base RTT, as uet-htsim's)
         uint64_t queueBytes = 0; ///< the switches' data queue limit
         bool trimming = true;
         bool rccc = false;   ///< receiver credit instead of NSCC
@@ -307,8 +306,8 @@ class DltraceUetReceiver
         uint64_t flowHash = 0;
     };
     void Ack(Flow& f, const DltraceRdmaHeader& data, bool ecn);
-    void Control(uint8_t type, Flow& f, const DltraceRdmaHeader& data, uint32_t psn, uint32_t ref, uint64_t sack,
-                 bool ecn, uint64_t pull);
+    void Control(uint8_t type, const DltraceRdmaHeader& data, uint32_t psn, uint32_t ref, uint64_t sack, bool ecn,
+                 uint64_t pull);
     void Pull();
 
     uint32_t m_host{0};
