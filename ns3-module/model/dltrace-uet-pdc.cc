@@ -68,7 +68,11 @@ DltraceUetLoadBalancer::NextRoundRobin(bool skipPenalised)
             m_xor = Random(m_entropies);
         }
     };
-    uint32_t e = (m_index ^ m_xor) % m_entropies;
+    // uet-htsim XORs the index with a fresh random value each round (N a power
+    // of two); for other N a random rotation keeps each round a permutation.
+    const bool pow2 = (m_entropies & (m_entropies - 1)) == 0;
+    auto value = [this, pow2]() { return pow2 ? (m_index ^ m_xor) : (m_index + m_xor) % m_entropies; };
+    uint32_t e = value();
     if (skipPenalised)
     {
         bool forgiven = false;
@@ -80,7 +84,7 @@ DltraceUetLoadBalancer::NextRoundRobin(bool skipPenalised)
                 forgiven = true;
             }
             advance();
-            e = (m_index ^ m_xor) % m_entropies;
+            e = value();
         }
     }
     advance();

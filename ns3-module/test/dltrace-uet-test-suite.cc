@@ -17,6 +17,7 @@
 
 #include "dltrace/models/topology.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -215,6 +216,69 @@ class UetSprayTestCase : public TestCase
     }
 };
 
+// The load balancers' rules, value by value (uet-htsim's uec_mp.cpp).
+class UetLoadBalancerTestCase : public TestCase
+{
+  public:
+    UetLoadBalancerTestCase()
+        : TestCase("UET load balancers: oblivious visits every value each round, bitmap skips penalised values, "
+                   "reps and mixed reuse values that came back clean")
+    {
+    }
+
+  private:
+    void DoRun() override
+    {
+        Reset();
+        Ptr<UniformRandomVariable> rng = CreateObject<UniformRandomVariable>();
+        const uint32_t n = 16;
+        for (uint32_t values : {16u, 12u})
+        {
+            DltraceUetLoadBalancer lb(DltraceUetLoadBalancer::OBLIVIOUS, values, rng);
+            for (uint32_t round = 0; round < 3; ++round)
+            {
+                std::vector<bool> seen(values, false);
+                for (uint32_t i = 0; i < values; ++i)
+                {
+                    const uint32_t e = lb.Next();
+                    NS_TEST_EXPECT_MSG_LT(e, values, "a value in range");
+                    const bool again = e < values && seen[e];
+                    NS_TEST_EXPECT_MSG_EQ(again, false, "no value twice in a round of " << values);
+                    seen[std::min(e, values - 1)] = true;
+                }
+            }
+        }
+        {
+            // A NACKed value (penalty 4) is skipped on the next 4 rounds, then used again.
+            DltraceUetLoadBalancer lb(DltraceUetLoadBalancer::BITMAP, n, rng);
+            lb.OnFeedback(5, DltraceUetLoadBalancer::NACK);
+            uint32_t uses = 0;
+            for (uint32_t i = 0; i < 4 * n; ++i)
+            {
+                uses += lb.Next() == 5 ? 1 : 0;
+            }
+            NS_TEST_EXPECT_MSG_EQ(uses, 0, "skipped while penalised");
+            for (uint32_t i = 0; i < 2 * n; ++i)
+            {
+                uses += lb.Next() == 5 ? 1 : 0;
+            }
+            NS_TEST_EXPECT_MSG_GT(uses, 0, "used again once forgiven");
+        }
+        for (auto kind : {DltraceUetLoadBalancer::REPS, DltraceUetLoadBalancer::MIXED})
+        {
+            DltraceUetLoadBalancer lb(kind, n, rng);
+            lb.OnFeedback(9, DltraceUetLoadBalancer::GOOD);
+            lb.OnFeedback(3, DltraceUetLoadBalancer::ECN);
+            lb.OnFeedback(12, DltraceUetLoadBalancer::GOOD);
+            NS_TEST_EXPECT_MSG_EQ(lb.Next(), 9, "the oldest clean value first");
+            NS_TEST_EXPECT_MSG_EQ(lb.Next(), 12, "then the next clean one (not the marked one)");
+        }
+        DltraceUetLoadBalancer::Kind kind;
+        NS_TEST_EXPECT_MSG_EQ(DltraceUetLoadBalancer::Parse("ecmp", &kind), false, "unknown name refused");
+        Reset();
+    }
+};
+
 // --- dltrace simulate --transport uet ---------------------------------------
 
 DltraceScenarioConfig
@@ -324,6 +388,7 @@ class DltraceUetTestSuite : public TestSuite
         AddTestCase(new UetIncastTestCase(false, 400000000000ull, 0), TestCase::QUICK);
         AddTestCase(new UetIncastTestCase(true, 400000000000ull, 0), TestCase::QUICK);
         AddTestCase(new UetSprayTestCase, TestCase::QUICK);
+        AddTestCase(new UetLoadBalancerTestCase, TestCase::QUICK);
         AddTestCase(new UetScenarioTestCase, TestCase::QUICK);
         AddTestCase(new UetBadValuesTestCase, TestCase::QUICK);
     }
