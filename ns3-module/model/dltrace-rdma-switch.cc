@@ -160,6 +160,7 @@ DltraceRdmaSwitch::AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link, Time
     NS_ASSERT(port == m_ports.size());
     m_ports.push_back(device);
     m_portOfLink.at(link) = port;
+    m_linkOfPort.push_back(link);
     device->SetRdmaReceiveCallback(MakeCallback(&DltraceRdmaSwitch::Receive, this));
     device->SetDequeueCallback(MakeBoundCallback(
         +[](DltraceRdmaSwitch* sw, uint32_t out, Ptr<Packet> p, uint32_t prio, uint32_t in) {
@@ -207,7 +208,7 @@ DltraceRdmaSwitch::Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
     uint32_t priority = h.priority % DltraceRdmaNetDevice::kClasses;
     if (h.HasFlag(DltraceRdmaHeader::UET))
     {
-        if (UetAdmit(packet, h, in, out, link))
+        if (UetAdmit(packet, h, in, out, m_linkOfPort[out]))
         {
             outDevice->EnqueueData(packet, priority, in);
         }

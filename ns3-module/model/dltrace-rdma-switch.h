@@ -114,6 +114,7 @@ class DltraceRdmaSwitch : public Object
     uint32_t m_graphNode;
     std::vector<Ptr<DltraceRdmaNetDevice>> m_ports;
     std::vector<uint32_t> m_portOfLink; ///< graph link -> port (UINT32_MAX: not ours)
+    std::vector<uint32_t> m_linkOfPort; ///< port -> graph link
     std::vector<std::vector<uint32_t>> m_candidates; ///< per destination host its equal-cost ports
     std::unordered_map<uint64_t, Flowlet> m_flowlets; ///< lb=flowlet: by flow hash and destination
 
