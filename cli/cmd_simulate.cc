@@ -183,9 +183,10 @@ Command AddSimulateCommand(CLI::App& dltrace) {
       ->check(CLI::IsMember(names))
       ->capture_default_str();
   cmd->add_option("--transport", o->config.transport,
-                  "the transport the simulator models: tcp, or rdma (ns-3: RoCEv2 queue pairs over PFC switches; "
-                  "--cc then picks none, dcqcn (default), hpcc or timely)")
-      ->check(CLI::IsMember({"tcp", "rdma"}))
+                  "the transport the simulator models: tcp, rdma (ns-3: RoCEv2 queue pairs over PFC switches; "
+                  "--cc then picks none, dcqcn (default), hpcc or timely), or uet (ns-3: the Ultra Ethernet "
+                  "transport, packet spraying and trimming without PFC; --cc nscc (default) or rccc)")
+      ->check(CLI::IsMember({"tcp", "rdma", "uet"}))
       ->capture_default_str();
   cmd->add_option("--job", o->job_specs,
                   "a job: TRACE[:hosts=0-3|trace][:gpus-per-host=N][:start=0.5s][:algo=A][:channels=C][:iterations=N]"

@@ -10,6 +10,8 @@
 #include "ns3/log.h"
 #include "ns3/uinteger.h"
 
+#include <cmath>
+
 namespace ns3
 {
 
@@ -121,6 +123,129 @@ DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
         std::string nameB = graph.names[link.b];
         m_links.push_back(Link{ends[0], ends[1], nameA + "-" + nameB, nameB + "-" + nameA, link.rate_bps});
     }
+    if (m_uet)
+    {
+        BuildUet();
+    }
+}
+
+void
+DltraceRdmaHelper::SetUet(const UetConfig& config)
+{
+    m_uet = true;
+    m_uetConfig = config;
+}
+
+bool
+DltraceRdmaHelper::IsUet() const
+{
+    return m_uet;
+}
+
+void
+DltraceRdmaHelper::BuildUet()
+{
+    const auto& graph = m_routing->GetGraph();
+    const uint32_t frame = m_nics.at(0)->GetMtu() + DltraceRdmaHeader::kUetOverhead;
+    // uet-htsim's calculate_rtt: twice the one-way latency of the longest path, plus a
+    // full frame's and an ACK's serialization at the host rate on each of its hops.
+    uint64_t hostRate = 0;
+    for (const auto& link : graph.links)
+    {
+        if (link.host_link)
+        {
+            hostRate = std::max(hostRate, link.rate_bps);
+        }
+    }
+    if (hostRate == 0)
+    {
+        hostRate = graph.links.at(0).rate_bps;
+    }
+    Time longest;
+    uint32_t longestHops = 0;
+    const uint32_t src = 0;
+    for (uint32_t dst = 1; dst < graph.hosts; ++dst)
+    {
+        Time oneWay;
+        uint32_t hops = 0;
+        for (uint32_t l : graph.Route(src, dst, m_routing->HopsTo(dst), 0))
+        {
+            oneWay += NanoSeconds(graph.links[l].delay_ns);
+            ++hops;
+        }
+        if (hops > longestHops || (hops == longestHops && oneWay > longest))
+        {
+            longest = oneWay;
+            longestHops = hops;
+        }
+    }
+    const DataRate rate(hostRate);
+    m_uetRtt = m_uetConfig.networkRtt > Seconds(0)
+                   ? m_uetConfig.networkRtt
+                   : 2 * longest + longestHops * (rate.CalculateBytesTxTime(frame) +
+                                                  rate.CalculateBytesTxTime(DltraceRdmaHeader::kMinFrame));
+    const double bdpBytes = m_uetRtt.GetSeconds() * double(hostRate) / 8;
+    const uint64_t bdpPackets = uint64_t(std::ceil(bdpBytes / frame));
+    m_uetQueueBytes = m_uetConfig.queuePackets > 0
+                          ? uint64_t(m_uetConfig.queuePackets) * frame
+                          : uint64_t(std::ceil(bdpPackets * m_uetConfig.queueBdp)) * frame;
+    const uint64_t ecnLow = uint64_t(std::ceil(bdpPackets * 0.2)) * frame;
+    const uint64_t ecnHigh = std::min<uint64_t>(uint64_t(std::ceil(bdpPackets * 0.8)) * frame, m_uetQueueBytes);
+    for (auto& sw : m_switches)
+    {
+        // uet-htsim: with RCCC the receiver's pulls pace the last hop, which marks nothing.
+        sw->SetUetQueue(m_uetQueueBytes, true, std::min(ecnLow, ecnHigh), ecnHigh, !m_uetConfig.rccc);
+    }
+    for (auto& nic : m_nics)
+    {
+        nic->EnableUet(m_uetConfig.rccc);
+    }
+}
+
+Time
+DltraceRdmaHelper::GetUetNetworkRtt() const
+{
+    return m_uetRtt;
+}
+
+uint64_t
+DltraceRdmaHelper::GetUetQueueBytes() const
+{
+    return m_uetQueueBytes;
+}
+
+uint64_t
+DltraceRdmaHelper::GetUetTrimmed() const
+{
+    uint64_t trimmed = 0;
+    for (const auto& sw : m_switches)
+    {
+        trimmed += sw->GetTrimmed();
+    }
+    return trimmed;
+}
+
+uint64_t
+DltraceRdmaHelper::GetUetEcnMarks() const
+{
+    uint64_t marks = 0;
+    for (const auto& sw : m_switches)
+    {
+        marks += sw->GetUetEcnMarks();
+    }
+    return marks;
+}
+
+Ptr<DltraceUetPdc>
+DltraceRdmaHelper::CreateUetPdc(uint32_t src, uint32_t dst, uint32_t priority, uint64_t flowHash)
+{
+    NS_ASSERT_MSG(m_uet, "CreateUetPdc on a fabric built without SetUet");
+    DltraceUetPdc::Fabric f;
+    f.networkRtt = m_uetRtt;
+    f.queueBytes = m_uetQueueBytes;
+    f.trimming = true;
+    f.rccc = m_uetConfig.rccc;
+    return m_nics.at(src)->CreateUetPdc(dst, priority, flowHash, f);
 }
 
 NodeContainer

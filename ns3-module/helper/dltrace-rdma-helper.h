@@ -52,6 +52,28 @@ class DltraceRdmaHelper
 
     /// Congestion control of every QP opened afterwards (default "none").
     void SetCongestionControl(const std::string& name);
+
+    /// The Ultra Ethernet transport on this fabric (before Build).
+    struct UetConfig
+    {
+        bool rccc = false;       ///< receiver credit (RCCC) instead of NSCC
+        double queueBdp = 1;     ///< switch data queues in BDPs (uet-htsim: 1 with trimming)
+        uint32_t queuePackets = 0; ///< switch data queues in full frames (0: queueBdp)
+        Time networkRtt;         ///< 0: the fabric's longest unloaded RTT (uet-htsim's formula)
+    };
+    /// Builds a UET fabric: switches trim instead of dropping, NICs open PDCs.
+    void SetUet(const UetConfig& config);
+    bool IsUet() const;
+    /// UET: the unloaded RTT NSCC and the queue sizes scale with.
+    Time GetUetNetworkRtt() const;
+    /// UET: bytes a switch data queue holds.
+    uint64_t GetUetQueueBytes() const;
+    /// UET: opens a PDC from SRC to DST in class PRIORITY spraying around FLOW_HASH.
+    Ptr<DltraceUetPdc> CreateUetPdc(uint32_t src, uint32_t dst, uint32_t priority, uint64_t flowHash);
+    /// UET: data packets trimmed by every switch so far.
+    uint64_t GetUetTrimmed() const;
+    /// UET: data packets every switch marked CE so far.
+    uint64_t GetUetEcnMarks() const;
     /// Builds nodes, devices and switches of GRAPH.
     void Build(const dltrace::models::TopologyGraph& graph);
 
@@ -68,6 +90,8 @@ class DltraceRdmaHelper
     Ptr<DltraceRdmaQueuePair> CreateQueuePair(uint32_t src, uint32_t dst, uint32_t priority, uint64_t flowHash);
 
   private:
+    void BuildUet();
+
     std::shared_ptr<DltraceRdmaRouting> m_routing;
     ObjectFactory m_cc;
     bool m_haveCc = false;
@@ -76,6 +100,10 @@ class DltraceRdmaHelper
     std::vector<Ptr<DltraceRdmaNic>> m_nics;
     std::vector<Ptr<DltraceRdmaSwitch>> m_switches;
     std::vector<Link> m_links;
+    bool m_uet = false;
+    UetConfig m_uetConfig;
+    Time m_uetRtt;
+    uint64_t m_uetQueueBytes = 0;
 };
 
 } // namespace ns3

@@ -164,6 +164,13 @@ DltraceRdmaMonitor::Write(const std::string& dir, std::string* error) const
     qps << "job,src,dst,channel,priority,cnps,packets_resent,timeouts,bytes_acked\n";
     for (const auto& q : m_network->GetQueuePairs())
     {
+        if (!q.qp) // a UET PDC: no CNPs; its NACKs in their place
+        {
+            qps << q.job << "," << q.src << "," << q.dst << "," << q.channel << "," << q.pdc->GetPriority()
+                << "," << q.pdc->GetNacks() << "," << q.pdc->GetRetransmittedPackets() << ","
+                << q.pdc->GetTimeouts() << "," << q.pdc->GetBytesAcked() << "\n";
+            continue;
+        }
         qps << q.job << "," << q.src << "," << q.dst << "," << q.channel << ","
             << q.qp->GetPriority() << "," << q.qp->GetCnps() << ","
             << q.qp->GetRetransmittedPackets() << "," << q.qp->GetTimeouts() << ","
@@ -196,11 +203,20 @@ DltraceRdmaMonitor::Write(const std::string& dir, std::string* error) const
 void
 DltraceRdmaMonitor::PrintSummary(std::ostream& os) const
 {
-    uint64_t cnps = 0, resent = 0;
+    uint64_t cnps = 0, resent = 0, nacks = 0, timeouts = 0;
     for (const auto& q : m_network->GetQueuePairs())
     {
-        cnps += q.qp->GetCnps();
-        resent += q.qp->GetRetransmittedPackets();
+        if (q.qp)
+        {
+            cnps += q.qp->GetCnps();
+            resent += q.qp->GetRetransmittedPackets();
+        }
+        else
+        {
+            nacks += q.pdc->GetNacks();
+            resent += q.pdc->GetRetransmittedPackets();
+            timeouts += q.pdc->GetTimeouts();
+        }
     }
     double pausedS = 0;
     for (const Port& p : m_ports)
@@ -236,6 +252,21 @@ DltraceRdmaMonitor::PrintSummary(std::ostream& os) const
                   cnps,
                   resent);
     os << line;
+    if (m_fabric->IsUet())
+    {
+        std::snprintf(line,
+                      sizeof line,
+                      "uet: %" PRIu64 " packets trimmed, %" PRIu64 " ECN marks, %" PRIu64 " NACKs, %" PRIu64
+                      " retransmitted, %" PRIu64 " timeouts, %" PRIu64 " drops, %" PRIu64 " PFC pauses\n",
+                      m_fabric->GetUetTrimmed(),
+                      m_fabric->GetUetEcnMarks(),
+                      nacks,
+                      resent,
+                      timeouts,
+                      GetDrops(),
+                      GetPauseFrames());
+        os << line;
+    }
     std::snprintf(line,
                   sizeof line,
                   "rdma: %zu messages, completion slowdown vs an empty network p50 %.3g, p99 %.3g, "

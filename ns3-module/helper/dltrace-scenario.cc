@@ -24,6 +24,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdlib>
 #include <chrono>
 #include <cstring>
 #include <cinttypes>
@@ -363,9 +365,13 @@ DltraceScenario::ConfigureRdma(std::string* error)
     {
         return true;
     }
+    if (m_config.transport == "uet")
+    {
+        return ConfigureUet(error);
+    }
     if (m_config.transport != "rdma")
     {
-        *error = "unknown transport '" + m_config.transport + "' (tcp, rdma)";
+        *error = "unknown transport '" + m_config.transport + "' (tcp, rdma, uet)";
         return false;
     }
     TypeId cc;
@@ -432,6 +438,119 @@ DltraceScenario::ConfigureRdma(std::string* error)
     Config::SetDefault("ns3::DltraceRdmaNic::OutOfOrder", BooleanValue(m_config.outOfOrder));
     m_rdma = std::make_unique<DltraceRdmaHelper>();
     m_rdma->SetCongestionControl(m_config.rdmaCongestionControl);
+    return true;
+}
+
+bool
+DltraceScenario::ConfigureUet(std::string* error)
+{
+    DltraceRdmaHelper::UetConfig uet;
+    std::string cc = m_config.rdmaCongestionControl;
+    if (cc == "nscc" || cc == "rccc")
+    {
+        uet.rccc = cc == "rccc";
+    }
+    else
+    {
+        *error = "--cc " + cc + ": --transport uet runs nscc or rccc";
+        return false;
+    }
+    uint32_t frame = 4150; // uet-htsim's default -mtu
+    for (const std::string& param : m_config.ccParams)
+    {
+        const size_t eq = param.find('=');
+        const std::string name = param.substr(0, eq);
+        const std::string value = eq == std::string::npos ? "" : param.substr(eq + 1);
+        auto bad = [&](const std::string& why) {
+            *error = "--cc-param '" + param + "': " + why;
+            return false;
+        };
+        double x = 0;
+        char* end = nullptr;
+        if (!value.empty())
+        {
+            x = std::strtod(value.c_str(), &end);
+        }
+        const bool number = !value.empty() && end && *end == '\0' && std::isfinite(x);
+        if (eq == std::string::npos || value.empty())
+        {
+            return bad("not name=value (lb, entropies, mtu, queue, queue-packets, rtt-us, target-delay-us, "
+                       "min-rto-us, qa-gate, cwnd)");
+        }
+        if (name == "lb")
+        {
+            DltraceUetLoadBalancer::Kind kind;
+            if (!DltraceUetLoadBalancer::Parse(value, &kind))
+            {
+                return bad("unknown load balancer (" + DltraceUetLoadBalancer::Names() + ")");
+            }
+            Config::SetDefault("ns3::DltraceUetPdc::LoadBalancer", StringValue(value));
+        }
+        else if (name == "entropies")
+        {
+            if (!number || x < 1 || x > 65536 || x != std::floor(x))
+            {
+                return bad("entropies is a whole number of entropy values, 1 to 65536");
+            }
+            Config::SetDefault("ns3::DltraceUetPdc::Entropies", UintegerValue(uint32_t(x)));
+        }
+        else if (name == "mtu")
+        {
+            if (!number || x <= DltraceRdmaHeader::kUetOverhead || x > 9000 || x != std::floor(x))
+            {
+                return bad("mtu is the full data frame in bytes, 65 to 9000 (64 of them headers)");
+            }
+            frame = uint32_t(x);
+        }
+        else if (name == "queue")
+        {
+            if (!number || x <= 0 || x > 1000)
+            {
+                return bad("queue is the switch data queue in BDPs, above 0 and at most 1000");
+            }
+            uet.queueBdp = x;
+        }
+        else if (name == "queue-packets")
+        {
+            if (!number || x < 1 || x > 1e6 || x != std::floor(x))
+            {
+                return bad("queue-packets is a whole number of frames, 1 to 1000000");
+            }
+            uet.queuePackets = uint32_t(x);
+        }
+        else if (name == "rtt-us" || name == "target-delay-us" || name == "min-rto-us")
+        {
+            if (!number || x <= 0 || x > 1e6)
+            {
+                return bad(name + " is a time in microseconds, above 0");
+            }
+            const Time t = NanoSeconds(int64_t(std::llround(x * 1000)));
+            if (name == "rtt-us")
+                uet.networkRtt = t;
+            else if (name == "target-delay-us")
+                Config::SetDefault("ns3::DltraceUetPdc::TargetDelay", TimeValue(t));
+            else
+                Config::SetDefault("ns3::DltraceUetPdc::MinRto", TimeValue(t));
+        }
+        else if (name == "qa-gate" || name == "cwnd")
+        {
+            if (!number || x < 0 || x > (name == "qa-gate" ? 16 : 1e6) || x != std::floor(x))
+            {
+                return bad(name + " is a whole number (qa-gate 0 to 16; cwnd in packets, 0: 1.5 BDP)");
+            }
+            Config::SetDefault(name == "qa-gate" ? "ns3::DltraceUetPdc::QaGate" : "ns3::DltraceUetPdc::InitialWindow",
+                               UintegerValue(uint32_t(x)));
+        }
+        else
+        {
+            return bad("uet has no such parameter (lb, entropies, mtu, queue, queue-packets, rtt-us, "
+                       "target-delay-us, min-rto-us, qa-gate, cwnd)");
+        }
+    }
+    Config::SetDefault("ns3::DltraceRdmaNic::Mtu", UintegerValue(frame - DltraceRdmaHeader::kUetOverhead));
+    Config::SetDefault("ns3::DltraceRdmaSwitchMmu::PfcEnabled", BooleanValue(false));
+    m_rdma = std::make_unique<DltraceRdmaHelper>();
+    m_rdma->SetUet(uet);
     return true;
 }
 
@@ -688,7 +807,7 @@ DltraceScenario::PrintPlan() const
                  messages,
                  local,
                  double(bytes) * 1e-9,
-                 m_rdma ? "RDMA" : "TCP",
+                 m_rdma ? (m_rdma->IsUet() ? "UET" : "RDMA") : "TCP",
                  CurrentRssMib());
 }
 
@@ -864,8 +983,10 @@ DltraceScenario::FillRecords()
     const std::string cc = m_network ? m_network->GetCongestionControl().GetName() : "ns3::";
     if (m_rdma)
     {
-        r.header.push_back("# RDMA (RoCEv2, PFC), congestion control " +
-                           m_config.rdmaCongestionControl + ", scheduler " + m_config.scheduler);
+        r.header.push_back(std::string(m_rdma->IsUet() ? "# UET (Ultra Ethernet: spraying, trimming, no PFC)"
+                                                        : "# RDMA (RoCEv2, PFC)") +
+                           ", congestion control " + m_config.rdmaCongestionControl + ", scheduler " +
+                           m_config.scheduler);
     }
     else
     {

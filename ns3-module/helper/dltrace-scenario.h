@@ -65,8 +65,8 @@ struct DltraceScenarioConfig
     Time stopTime = Seconds(0);       ///< stop the simulation here (0: when every job is done)
     Time utilInterval = MilliSeconds(1); ///< DltraceLinkMonitor::Interval (0: off)
     bool flowMonitor = true;
-    std::string transport = "tcp";    ///< tcp, or rdma (RoCEv2 queue pairs, PFC; DltraceRdmaHelper)
-    std::string rdmaCongestionControl = "dcqcn"; ///< rdma: none, dcqcn, hpcc, timely
+    std::string transport = "tcp";    ///< tcp, rdma (RoCEv2 queue pairs, PFC; DltraceRdmaHelper), or uet (Ultra Ethernet on the same fabric, no PFC)
+    std::string rdmaCongestionControl = "dcqcn"; ///< rdma: none, dcqcn, hpcc, timely; uet: nscc, rccc
     std::vector<std::string> ccParams; ///< rdma: "name=value", attributes of the congestion control
     std::string rdmaEgress = "strict"; ///< rdma: switch egress "strict" or "wrr[:w0,...,w7]" (DltraceRdmaNetDevice::Scheduler)
     bool pfc = true;                   ///< rdma: DltraceRdmaSwitchMmu::PfcEnabled (false: lossy RoCE)
@@ -149,6 +149,7 @@ class DltraceScenario
   private:
     bool CreateJobs(std::string* error);
     bool ConfigureRdma(std::string* error);
+    bool ConfigureUet(std::string* error);
     void BuildRdma();
     bool PlaceJobs(uint32_t* hostsNeeded, std::string* error);
     void JobDone(Ptr<DltraceJob> job);

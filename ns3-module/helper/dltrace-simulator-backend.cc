@@ -132,9 +132,9 @@ class Ns3Simulator final : public Simulator
   public:
     bool Check(const SimulationConfig& config, std::string* error) override
     {
-        if (config.transport != "tcp" && config.transport != "rdma")
+        if (config.transport != "tcp" && config.transport != "rdma" && config.transport != "uet")
         {
-            *error = "--transport " + config.transport + ": the ns-3 simulator models tcp and rdma";
+            *error = "--transport " + config.transport + ": the ns-3 simulator models tcp, rdma and uet";
             return false;
         }
         ns3::DltraceScenarioConfig& c = m_config;
@@ -209,9 +209,13 @@ class Ns3Simulator final : public Simulator
     bool Configure(const SimulationConfig& config, std::string* error) override
     {
         ns3::DltraceScenarioConfig& c = m_config;
+        if (c.transport == "uet")
+        {
+            c.rdmaCongestionControl = "nscc"; // UET's default
+        }
         if (!config.congestion_control.empty())
         {
-            if (c.transport == "rdma")
+            if (c.transport != "tcp")
             {
                 c.rdmaCongestionControl = config.congestion_control;
             }
@@ -296,7 +300,7 @@ class Ns3Simulator final : public Simulator
     std::vector<std::string> OwnOutputNames() const override
     {
         std::vector<std::string> names;
-        if (m_config.transport == "rdma")
+        if (m_config.transport == "rdma" || m_config.transport == "uet")
         {
             names = {"queues.csv", "pfc.csv", "qps.csv", "messages.csv"};
         }
@@ -362,8 +366,8 @@ RegisterNs3()
     SimulatorInfo info;
     info.name = "ns3";
     info.title = "ns-3";
-    info.description = "packet-level ns-3 TCP or RDMA (RoCEv2, PFC, DCQCN/HPCC/TIMELY; congestion control, "
-                       "queues, ECN; tens of hosts)";
+    info.description = "packet-level ns-3 TCP, RDMA (RoCEv2, PFC, DCQCN/HPCC/TIMELY) or UET (spraying, trimming, "
+                       "NSCC/RCCC; congestion control, queues, ECN; tens of hosts)";
     info.build = ns3::DltraceNs3Build();
     info.settings = {
         Setting("--queue",
@@ -398,7 +402,9 @@ RegisterNs3()
         Setting("--pcap", "a pcap of every link under DIR/pcap/", Kind::kFlag),
         Repeatable(Setting("--cc-param",
                            "rdma: NAME=VALUE, an attribute of the congestion control (e.g. "
-                           "RateAi=40000000, Eta=0.9); see the docs, explanation/rdma-model")),
+                           "RateAi=40000000, Eta=0.9); see the docs, explanation/rdma-model; uet: lb=oblivious|"
+                           "bitmap|reps|mixed, entropies=N, mtu=BYTES, queue=BDPS, queue-packets=N, rtt-us=US, "
+                           "target-delay-us=US, min-rto-us=US, qa-gate=N, cwnd=PACKETS")),
         Setting("--rdma-egress",
                 "rdma: switch egress over traffic classes: strict (priority 7 first, default) or "
                 "wrr[:W0,...,W7] (weighted round robin)"),

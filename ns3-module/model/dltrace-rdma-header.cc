@@ -13,7 +13,7 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaHeader);
 namespace
 {
 // Bytes of the fixed fields written by Serialize.
-constexpr uint32_t kFixedFields = 4 + 4 * 5 + 8 + 8;
+constexpr uint32_t kFixedFields = 4 + 4 * 6 + 8 + 8 + 8;
 } // namespace
 
 TypeId
@@ -29,10 +29,22 @@ DltraceRdmaHeader::GetInstanceTypeId() const
     return GetTypeId();
 }
 
+// Frame bytes besides payload and INT records.
+static uint32_t
+BaseSize(uint8_t type, uint8_t flags)
+{
+    if (type != DltraceRdmaHeader::DATA || (flags & DltraceRdmaHeader::TRIMMED))
+    {
+        return DltraceRdmaHeader::kMinFrame;
+    }
+    return (flags & DltraceRdmaHeader::UET) ? DltraceRdmaHeader::kUetOverhead
+                                            : DltraceRdmaHeader::kRoceOverhead;
+}
+
 uint32_t
 DltraceRdmaHeader::GetSerializedSize() const
 {
-    uint32_t base = type == DATA ? kRoceOverhead : kMinFrame;
+    uint32_t base = BaseSize(type, flags);
     if (flags & INT_ENABLED)
     {
         base += 2 + 16 * nHops;
@@ -63,7 +75,9 @@ DltraceRdmaHeader::Serialize(Buffer::Iterator i) const
     i.WriteHtonU64(flowHash);
     i.WriteHtonU32(msgSeq);
     i.WriteHtonU64(tsNs);
-    uint32_t base = type == DATA ? kRoceOverhead : kMinFrame;
+    i.WriteHtonU32(entropy);
+    i.WriteHtonU64(sack);
+    uint32_t base = BaseSize(type, flags);
     i.WriteU8(0, base - kFixedFields);
     if (flags & INT_ENABLED)
     {
@@ -93,7 +107,9 @@ DltraceRdmaHeader::Deserialize(Buffer::Iterator start)
     flowHash = i.ReadNtohU64();
     msgSeq = i.ReadNtohU32();
     tsNs = i.ReadNtohU64();
-    uint32_t base = type == DATA ? kRoceOverhead : kMinFrame;
+    entropy = i.ReadNtohU32();
+    sack = i.ReadNtohU64();
+    uint32_t base = BaseSize(type, flags);
     i.Next(base - kFixedFields);
     if (flags & INT_ENABLED)
     {
@@ -112,8 +128,8 @@ DltraceRdmaHeader::Deserialize(Buffer::Iterator start)
 void
 DltraceRdmaHeader::Print(std::ostream& os) const
 {
-    static const char* const kNames[] = {"DATA", "ACK", "NACK", "CNP", "PFC"};
-    os << (type <= PFC ? kNames[type] : "?") << " prio=" << unsigned(priority) << " " << srcHost
+    static const char* const kNames[] = {"DATA", "ACK", "NACK", "CNP", "PFC", "PULL"};
+    os << (type <= PULL ? kNames[type] : "?") << " prio=" << unsigned(priority) << " " << srcHost
        << "->" << dstHost << " qp=" << qp << " psn=" << psn;
     if (flags & ECN_CE)
     {

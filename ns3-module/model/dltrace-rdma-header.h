@@ -37,7 +37,8 @@ struct DltraceIntHop
  * Ethernet 14 + IPv4 20 + UDP 8 + BTH 12 + ICRC 4 + FCS 4 = 62 bytes plus
  * payload; ACK, NACK and CNP frames (BTH + AETH or the CNP's 16 reserved
  * bytes) and PFC frames are padded to Ethernet's 64-byte minimum. With INT,
- * 2 bytes plus 16 per hop follow (HPCC).
+ * 2 bytes plus 16 per hop follow (HPCC). A UET data frame has 64 bytes of
+ * headers (uet-htsim's); a trimmed one, an ACK and a NACK are 64 bytes.
  */
 class DltraceRdmaHeader : public Header
 {
@@ -50,6 +51,7 @@ class DltraceRdmaHeader : public Header
         NACK = 2,
         CNP = 3,
         PFC = 4,
+        PULL = 5, ///< UET RCCC: the receiver grants sack bytes of credit
     };
     /// Flag bits.
     enum Flag : uint8_t
@@ -57,10 +59,15 @@ class DltraceRdmaHeader : public Header
         ECN_CE = 1,       ///< a switch marked congestion (IP ECN = CE)
         LAST = 2,         ///< last packet of a message
         INT_ENABLED = 4,  ///< switches stamp INT records (HPCC)
+        UET = 8,          ///< an Ultra Ethernet transport frame: flowHash is the packet's entropy
+        TRIMMED = 16,     ///< UET data whose payload a full switch queue cut off (a header only)
+        LAST_HOP_TRIM = 32, ///< UET: trimmed at the port to its destination host
+        ACK_REQUEST = 64, ///< UET data: acknowledge at once (the sender's window or backlog ran out)
     };
     static constexpr uint32_t kMaxHops = 8;
     static constexpr uint32_t kRoceOverhead = 62; ///< data frame bytes besides payload
     static constexpr uint32_t kMinFrame = 64;     ///< Ethernet minimum frame
+    static constexpr uint32_t kUetOverhead = 64;  ///< UET data frame bytes besides payload (uet-htsim's header)
 
     static TypeId GetTypeId();
     TypeId GetInstanceTypeId() const override;
@@ -87,9 +94,11 @@ class DltraceRdmaHeader : public Header
     uint32_t srcHost = 0;   ///< sending host (ACK/NACK/CNP: the receiver that answers)
     uint32_t dstHost = 0;   ///< destination host
     uint32_t qp = 0;        ///< the sender's queue pair number
-    uint32_t psn = 0;       ///< DATA: its PSN; ACK: last in-order PSN; NACK: the expected PSN
-    uint64_t flowHash = 0;  ///< ECMP hash of the QP (one path per QP)
-    uint32_t msgSeq = 0;    ///< DATA: the QP's message number; PFC: pause quanta (0 = resume)
+    uint32_t psn = 0;       ///< DATA: its PSN; ACK: last in-order PSN (UET: the next expected); NACK: the expected PSN (UET: the trimmed one)
+    uint64_t flowHash = 0;  ///< ECMP hash of the QP (one path per QP; UET: of the packet's entropy)
+    uint32_t msgSeq = 0;    ///< DATA: the QP's message number; PFC: pause quanta (0 = resume); UET ACK: the PSN acknowledged
+    uint32_t entropy = 0;   ///< UET: the entropy value the load balancer chose (echoed in ACK and NACK)
+    uint64_t sack = 0;      ///< UET ACK: bit i set = PSN psn + i received; DATA: bytes the sender still needs credit for; PULL: bytes granted
     uint64_t tsNs = 0;      ///< DATA: send time; ACK/NACK: the echoed send time (TIMELY RTT)
     std::array<DltraceIntHop, kMaxHops> hops{};
 };

@@ -185,6 +185,23 @@ DltraceRdmaNetDevice::EnqueueData(Ptr<Packet> packet, uint32_t priority, uint32_
     TriggerTransmit();
 }
 
+Ptr<Packet>
+DltraceRdmaNetDevice::RemoveLastData(uint32_t priority, uint32_t* inPort)
+{
+    NS_ASSERT(priority < kClasses);
+    if (m_queues[priority].empty())
+    {
+        return nullptr;
+    }
+    Entry e = m_queues[priority].back();
+    m_queues[priority].pop_back();
+    const uint32_t size = e.packet->GetSize();
+    m_queueBytes[priority] -= size;
+    m_totalQueueBytes -= size;
+    *inPort = e.inPort;
+    return e.packet;
+}
+
 void
 DltraceRdmaNetDevice::EnqueueControl(Ptr<Packet> packet)
 {

@@ -85,6 +85,8 @@ class DltraceRdmaNetDevice : public NetDevice
     void EnqueueData(Ptr<Packet> packet, uint32_t priority, uint32_t inPort);
     /// Queues an ACK, NACK or CNP ahead of all data.
     void EnqueueControl(Ptr<Packet> packet);
+    /// Takes the last packet out of data queue PRIORITY (null when empty); its ingress port in IN_PORT (UET trimming).
+    Ptr<Packet> RemoveLastData(uint32_t priority, uint32_t* inPort);
     /// Starts a transmission if the port is idle and something is eligible.
     void TriggerTransmit();
     /// Counts a packet the switch dropped for this port (MacTxDrop).

@@ -72,6 +72,16 @@ DltraceRdmaNic::DoDispose()
         qp->Dispose();
     }
     m_qps.clear();
+    for (auto& pdc : m_pdcs)
+    {
+        pdc->Dispose();
+    }
+    m_pdcs.clear();
+    if (m_uet)
+    {
+        m_uet->Dispose();
+        m_uet.reset();
+    }
     m_ports.clear();
     m_routing.reset();
     m_deliver = DeliverCallback();
@@ -96,7 +106,7 @@ void
 DltraceRdmaNic::AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link)
 {
     const uint32_t port = uint32_t(m_ports.size());
-    m_ports.push_back(Port{device, {}, 0, EventId()});
+    m_ports.push_back(Port{device, {}, 0, {}, 0, EventId()});
     m_portOfLink[link] = port;
     device->SetPullCallback(MakeBoundCallback(
         +[](DltraceRdmaNic* nic, uint32_t p) { return nic->Pull(p); },
@@ -191,6 +201,13 @@ DltraceRdmaNic::Pull(uint32_t p)
         }
         earliest = std::min(earliest, at);
     }
+    if (!port.pdcs.empty())
+    {
+        if (Ptr<Packet> packet = PullUet(port))
+        {
+            return packet;
+        }
+    }
     if (earliest != Time::Max() &&
         (!port.wakeEvent.IsRunning() || Simulator::GetDelayLeft(port.wakeEvent) > earliest - now))
     {
@@ -210,6 +227,11 @@ DltraceRdmaNic::Receive(Ptr<DltraceRdmaNetDevice> /*device*/, Ptr<Packet> packet
     {
         NS_FATAL_ERROR("DltraceRdmaNic host " << m_host << ": a packet for host " << h.dstHost
                                               << " (GPU nodes do not forward)");
+    }
+    if (h.HasFlag(DltraceRdmaHeader::UET))
+    {
+        ReceiveUet(packet, h);
+        return;
     }
     switch (h.type)
     {
@@ -368,6 +390,120 @@ uint64_t
 DltraceRdmaNic::GetNacksSent() const
 {
     return m_nacks;
+}
+
+void
+DltraceRdmaNic::EnableUet(bool rccc)
+{
+    m_uet = std::make_unique<DltraceUetReceiver>();
+    // RCCC paces pulls at the NIC's network rate: its fastest NIC port, not an NVLink.
+    double rate = m_ports.empty() ? 0 : double(m_ports[0].device->GetDataRate().GetBitRate());
+    if (m_routing)
+    {
+        double nicRate = 0;
+        for (const auto& [link, port] : m_portOfLink)
+        {
+            if (link < m_routing->GetGraph().links.size() && !m_routing->GetGraph().links[link].scale_up)
+            {
+                nicRate = std::max(nicRate, double(m_ports[port].device->GetDataRate().GetBitRate()));
+            }
+        }
+        rate = nicRate > 0 ? nicRate : rate;
+    }
+    m_uet->Setup(m_host,
+                 rate,
+                 rccc,
+                 MakeBoundCallback(
+                     +[](DltraceRdmaNic* nic, Ptr<Packet> p, uint32_t dst) {
+                         DltraceRdmaHeader h;
+                         p->PeekHeader(h);
+                         nic->m_ports[nic->PortTo(dst, h.flowHash)].device->EnqueueControl(p);
+                     },
+                     this));
+    m_uet->SetDeliverCallback(MakeBoundCallback(
+        +[](DltraceRdmaNic* nic, uint32_t src, uint32_t pdc, uint32_t seq, uint64_t bytes) {
+            if (!nic->m_deliver.IsNull())
+            {
+                nic->m_deliver(src, pdc, seq, bytes);
+            }
+        },
+        this));
+}
+
+Ptr<DltraceUetPdc>
+DltraceRdmaNic::CreateUetPdc(uint32_t dst, uint32_t priority, uint64_t flowHash, const DltraceUetPdc::Fabric& fabric)
+{
+    Ptr<DltraceUetPdc> pdc = CreateObject<DltraceUetPdc>();
+    // A PDC sprays over the paths from its port: the port is the PDC's own hash's.
+    Port& port = m_ports.at(PortTo(dst, flowHash));
+    port.pdcs.push_back(uint32_t(m_pdcs.size()));
+    DltraceUetPdc::Fabric f = fabric;
+    f.lineRateBps = double(port.device->GetDataRate().GetBitRate());
+    pdc->Setup(uint32_t(m_pdcs.size()), m_host, dst, priority, flowHash, m_mtu, f);
+    pdc->SetWakeCallback(MakeCallback(&DltraceRdmaNic::Wake, this));
+    m_pdcs.push_back(pdc);
+    return pdc;
+}
+
+const std::vector<Ptr<DltraceUetPdc>>&
+DltraceRdmaNic::GetUetPdcs() const
+{
+    return m_pdcs;
+}
+
+uint64_t
+DltraceRdmaNic::GetUetNacksSent() const
+{
+    return m_uet ? m_uet->GetNacksSent() : 0;
+}
+
+Ptr<Packet>
+DltraceRdmaNic::PullUet(Port& port)
+{
+    const uint32_t n = static_cast<uint32_t>(port.pdcs.size());
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        const uint32_t index = (port.pdcRr + i) % n;
+        DltraceUetPdc* pdc = PeekPointer(m_pdcs[port.pdcs[index]]);
+        if (pdc->HasDataToSend() && pdc->WindowAllows())
+        {
+            port.pdcRr = (index + 1) % n;
+            return pdc->NextPacket();
+        }
+    }
+    return nullptr;
+}
+
+void
+DltraceRdmaNic::ReceiveUet(Ptr<Packet> packet, const DltraceRdmaHeader& h)
+{
+    if (h.type == DltraceRdmaHeader::DATA)
+    {
+        if (!m_uet)
+        {
+            NS_FATAL_ERROR("DltraceRdmaNic host " << m_host << ": a UET packet, UET not enabled");
+        }
+        m_uet->Receive(packet, h);
+        return;
+    }
+    if (h.qp >= m_pdcs.size())
+    {
+        NS_FATAL_ERROR("DltraceRdmaNic host " << m_host << ": feedback for unknown PDC " << h.qp);
+    }
+    switch (h.type)
+    {
+    case DltraceRdmaHeader::ACK:
+        m_pdcs[h.qp]->OnAck(h);
+        break;
+    case DltraceRdmaHeader::NACK:
+        m_pdcs[h.qp]->OnNack(h);
+        break;
+    case DltraceRdmaHeader::PULL:
+        m_pdcs[h.qp]->OnPull(h.sack);
+        break;
+    default:
+        break;
+    }
 }
 
 } // namespace ns3

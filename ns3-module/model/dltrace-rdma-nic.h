@@ -6,6 +6,7 @@
 #define DLTRACE_RDMA_NIC_H
 
 #include "dltrace-rdma-queue-pair.h"
+#include "dltrace-uet-pdc.h"
 
 #include "ns3/callback.h"
 #include "ns3/event-id.h"
@@ -74,6 +75,15 @@ class DltraceRdmaNic : public Object
     uint32_t GetMtu() const;
     uint64_t GetCnpsSent() const;
     uint64_t GetNacksSent() const;
+    /// UET: receive UET frames (RCCC: pull for the senders at line rate).
+    void EnableUet(bool rccc);
+    /// UET: opens a PDC to DST in class PRIORITY; its packets spray around FLOW_HASH.
+    Ptr<DltraceUetPdc> CreateUetPdc(uint32_t dst, uint32_t priority, uint64_t flowHash,
+                                    const DltraceUetPdc::Fabric& fabric);
+    const std::vector<Ptr<DltraceUetPdc>>& GetUetPdcs() const;
+    /// UET: NACKs this NIC sent for trimmed headers it received.
+    uint64_t GetUetNacksSent() const;
+
     /// A fast-forward credited BYTES of QPN's (on host SRC) message being received.
     void FastForwardReceiver(uint32_t srcHost, uint32_t qpn, uint64_t bytes);
 
@@ -120,6 +130,8 @@ class DltraceRdmaNic : public Object
         Ptr<DltraceRdmaNetDevice> device;
         std::vector<uint32_t> qps; ///< indices into m_qps of the QPs it sends
         uint32_t rr = 0;
+        std::vector<uint32_t> pdcs; ///< UET: indices into m_pdcs
+        uint32_t pdcRr = 0;
         EventId wakeEvent;
     };
 
@@ -130,6 +142,10 @@ class DltraceRdmaNic : public Object
     ObjectFactory m_ccFactory;
     bool m_haveCc;
     std::vector<Ptr<DltraceRdmaQueuePair>> m_qps;
+    std::vector<Ptr<DltraceUetPdc>> m_pdcs;
+    std::unique_ptr<DltraceUetReceiver> m_uet; ///< with EnableUet
+    Ptr<Packet> PullUet(Port& port);
+    void ReceiveUet(Ptr<Packet> packet, const DltraceRdmaHeader& h);
     std::unordered_map<uint64_t, Receiver> m_receivers;
     DeliverCallback m_deliver;
 

@@ -160,6 +160,7 @@ DltraceRdmaSwitch::AddPort(Ptr<DltraceRdmaNetDevice> device, uint32_t link, Time
     NS_ASSERT(port == m_ports.size());
     m_ports.push_back(device);
     m_portOfLink.at(link) = port;
+    m_linkOfPort.push_back(link);
     device->SetRdmaReceiveCallback(MakeCallback(&DltraceRdmaSwitch::Receive, this));
     device->SetDequeueCallback(MakeBoundCallback(
         +[](DltraceRdmaSwitch* sw, uint32_t out, Ptr<Packet> p, uint32_t prio, uint32_t in) {
@@ -194,7 +195,7 @@ DltraceRdmaSwitch::Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
     packet->PeekHeader(h);
     uint32_t out = SelectPort(h.dstHost, h.flowHash, h.psn);
     Ptr<DltraceRdmaNetDevice> outDevice = m_ports[out];
-    if (h.type != DltraceRdmaHeader::DATA)
+    if (h.type != DltraceRdmaHeader::DATA || h.HasFlag(DltraceRdmaHeader::TRIMMED))
     {
         outDevice->EnqueueControl(packet);
         return;
@@ -205,6 +206,14 @@ DltraceRdmaSwitch::Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
         ++in;
     }
     uint32_t priority = h.priority % DltraceRdmaNetDevice::kClasses;
+    if (h.HasFlag(DltraceRdmaHeader::UET))
+    {
+        if (UetAdmit(packet, h, in, out, m_linkOfPort[out]))
+        {
+            outDevice->EnqueueData(packet, priority, in);
+        }
+        return;
+    }
     if (!m_mmu->Admit(in, out, priority, packet->GetSize()))
     {
         outDevice->NotifyDrop(packet);
@@ -225,6 +234,11 @@ DltraceRdmaSwitch::Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t prior
     m_mmu->Release(inPort, priority, packet->GetSize());
     DltraceRdmaHeader h;
     packet->PeekHeader(h);
+    if (h.HasFlag(DltraceRdmaHeader::UET))
+    {
+        UetMark(outPort, packet, priority);
+        return;
+    }
     if (h.HasFlag(DltraceRdmaHeader::INT_ENABLED))
     {
         Ptr<DltraceRdmaNetDevice> dev = m_ports[outPort];
@@ -239,6 +253,116 @@ DltraceRdmaSwitch::Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t prior
         h.AddHop(hop);
         packet->AddHeader(h);
     }
+}
+
+void
+DltraceRdmaSwitch::SetUetQueue(uint64_t queueBytes, bool ecn, uint64_t ecnLow, uint64_t ecnHigh, bool ecnToHosts)
+{
+    m_uetQueueBytes = queueBytes;
+    m_uetEcn = ecn;
+    m_uetEcnLow = ecnLow;
+    m_uetEcnHigh = std::max(ecnHigh, ecnLow + 1);
+    m_uetPortToHost.assign(m_ports.size(), false);
+    const auto& graph = m_routing->GetGraph();
+    for (uint32_t l = 0; l < m_portOfLink.size(); ++l)
+    {
+        if (m_portOfLink[l] != UINT32_MAX && !ecnToHosts &&
+            (!graph.IsSwitch(graph.links[l].a) || !graph.IsSwitch(graph.links[l].b)))
+        {
+            m_uetPortToHost[m_portOfLink[l]] = true;
+        }
+    }
+    if (!m_uetRng)
+    {
+        m_uetRng = CreateObject<UniformRandomVariable>();
+    }
+}
+
+uint64_t
+DltraceRdmaSwitch::GetTrimmed() const
+{
+    return m_trimmed;
+}
+
+uint64_t
+DltraceRdmaSwitch::GetUetEcnMarks() const
+{
+    return m_uetMarks;
+}
+
+bool
+DltraceRdmaSwitch::UetAdmit(Ptr<Packet> packet, DltraceRdmaHeader& h, uint32_t in, uint32_t out, uint32_t link)
+{
+    const uint32_t priority = h.priority % DltraceRdmaNetDevice::kClasses;
+    const uint64_t queued = m_ports[out]->GetQueueBytes(priority);
+    const bool fits = m_uetQueueBytes == 0 || queued + packet->GetSize() <= m_uetQueueBytes;
+    if (!fits && m_uetRng->GetValue() < 0.5)
+    {
+        // uet-htsim's composite queue: half the time the packet queued last is
+        // trimmed and the arriving one takes its place.
+        uint32_t victimIn = 0;
+        if (Ptr<Packet> victim = m_ports[out]->RemoveLastData(priority, &victimIn))
+        {
+            m_mmu->Release(victimIn, priority, victim->GetSize());
+            DltraceRdmaHeader v;
+            victim->RemoveHeader(v);
+            Trim(v, out, link);
+            if (m_mmu->Admit(in, out, priority, packet->GetSize()))
+            {
+                return true;
+            }
+        }
+    }
+    else if (fits && m_mmu->Admit(in, out, priority, packet->GetSize()))
+    {
+        return true;
+    }
+    Trim(h, out, link);
+    return false;
+}
+
+void
+DltraceRdmaSwitch::Trim(DltraceRdmaHeader h, uint32_t out, uint32_t link)
+{
+    // The header goes on, first in line, so the receiver can NACK at once.
+    ++m_trimmed;
+    h.SetFlag(DltraceRdmaHeader::TRIMMED);
+    const auto& l = m_routing->GetGraph().links[link];
+    if (l.a == h.dstHost || l.b == h.dstHost)
+    {
+        h.SetFlag(DltraceRdmaHeader::LAST_HOP_TRIM);
+    }
+    Ptr<Packet> trimmed = Create<Packet>();
+    trimmed->AddHeader(h);
+    m_ports[out]->EnqueueControl(trimmed);
+}
+
+void
+DltraceRdmaSwitch::UetMark(uint32_t outPort, Ptr<Packet> packet, uint32_t priority)
+{
+    if (!m_uetEcn)
+    {
+        return;
+    }
+    if (m_uetPortToHost[outPort])
+    {
+        return;
+    }
+    const uint64_t q = m_ports[outPort]->GetQueueBytes(priority);
+    if (q <= m_uetEcnLow)
+    {
+        return;
+    }
+    if (q <= m_uetEcnHigh &&
+        m_uetRng->GetValue() >= double(q - m_uetEcnLow) / double(m_uetEcnHigh - m_uetEcnLow))
+    {
+        return;
+    }
+    DltraceRdmaHeader h;
+    packet->RemoveHeader(h);
+    h.SetFlag(DltraceRdmaHeader::ECN_CE);
+    packet->AddHeader(h);
+    ++m_uetMarks;
 }
 
 } // namespace ns3

@@ -10,6 +10,9 @@
 
 #include "ns3/object.h"
 #include "ns3/packet.h"
+#include "ns3/random-variable-stream.h"
+
+#include "dltrace-rdma-header.h"
 
 #include "dltrace/models/topology.h"
 
@@ -70,6 +73,23 @@ class DltraceRdmaSwitch : public Object
     uint32_t GetPortCount() const;
     Ptr<DltraceRdmaNetDevice> GetPort(uint32_t port) const;
 
+    /**
+     * UET (Ultra Ethernet transport) frames on this switch: a data queue
+     * holds at most QUEUE_BYTES of UET data; a UET data packet that does not
+     * fit is trimmed to its 64-byte header and forwarded in the control
+     * queue (served first), as uet-htsim's composite queue does: half the
+     * time the packet queued last is trimmed instead and the arriving one
+     * queued. With
+     * ECN, a UET packet leaving a data queue of more than ECN_LOW bytes is
+     * marked CE with a probability rising linearly to 1 at ECN_HIGH
+     * (uet-htsim marks at dequeue; ECN_TO_HOSTS false: not on ports to hosts).
+     */
+    void SetUetQueue(uint64_t queueBytes, bool ecn, uint64_t ecnLow, uint64_t ecnHigh, bool ecnToHosts);
+    /// UET data packets trimmed so far.
+    uint64_t GetTrimmed() const;
+    /// UET data packets marked CE so far.
+    uint64_t GetUetEcnMarks() const;
+
   protected:
     void DoDispose() override;
 
@@ -94,8 +114,22 @@ class DltraceRdmaSwitch : public Object
     uint32_t m_graphNode;
     std::vector<Ptr<DltraceRdmaNetDevice>> m_ports;
     std::vector<uint32_t> m_portOfLink; ///< graph link -> port (UINT32_MAX: not ours)
+    std::vector<uint32_t> m_linkOfPort; ///< port -> graph link
     std::vector<std::vector<uint32_t>> m_candidates; ///< per destination host its equal-cost ports
     std::unordered_map<uint64_t, Flowlet> m_flowlets; ///< lb=flowlet: by flow hash and destination
+
+    /// UET trimming and marking (SetUetQueue).
+    bool UetAdmit(Ptr<Packet> packet, DltraceRdmaHeader& h, uint32_t in, uint32_t out, uint32_t link);
+    void UetMark(uint32_t outPort, Ptr<Packet> packet, uint32_t priority);
+    void Trim(DltraceRdmaHeader h, uint32_t out, uint32_t link);
+    uint64_t m_uetQueueBytes{0}; ///< 0: no UET queue limit (the MMU's only)
+    bool m_uetEcn{false};
+    uint64_t m_uetEcnLow{0};
+    uint64_t m_uetEcnHigh{0};
+    std::vector<bool> m_uetPortToHost; ///< per port: no ECN marks (ports to hosts, ECN_TO_HOSTS false)
+    uint64_t m_trimmed{0};
+    uint64_t m_uetMarks{0};
+    Ptr<UniformRandomVariable> m_uetRng;
 };
 
 } // namespace ns3

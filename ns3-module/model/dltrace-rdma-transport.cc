@@ -130,16 +130,26 @@ DltraceRdmaNetwork::NewRoute(uint32_t job,
                              uint32_t dstHost,
                              uint64_t hash)
 {
-    Ptr<DltraceRdmaQueuePair> qp =
-        m_fabric->CreateQueuePair(srcHost, dstHost, m_priority.at(job), hash);
     const size_t route = m_routes.size();
-    m_routes.push_back(Route{m_qps.size(), {}, {}});
-    m_qps.push_back(QpRecord{job, src, dst, channel, qp});
-    m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
-    qp->SetMessageAckedCallback(MakeBoundCallback(
+    auto acked = MakeBoundCallback(
         +[](DltraceRdmaNetwork* n, size_t r, uint32_t seq, uint64_t bytes) { n->Acked(r, seq, bytes); },
         this,
-        route));
+        route);
+    m_routes.push_back(Route{m_qps.size(), {}, {}});
+    if (m_fabric->IsUet())
+    {
+        Ptr<DltraceUetPdc> pdc = m_fabric->CreateUetPdc(srcHost, dstHost, m_priority.at(job), hash);
+        m_qps.push_back(QpRecord{job, src, dst, channel, nullptr, pdc});
+        m_routeOfQp[(uint64_t(srcHost) << 32) | pdc->GetId()] = route;
+        pdc->SetMessageAckedCallback(acked);
+    }
+    else
+    {
+        Ptr<DltraceRdmaQueuePair> qp = m_fabric->CreateQueuePair(srcHost, dstHost, m_priority.at(job), hash);
+        m_qps.push_back(QpRecord{job, src, dst, channel, qp, nullptr});
+        m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
+        qp->SetMessageAckedCallback(acked);
+    }
     if (!m_deliverHooked.at(dstHost))
     {
         m_deliverHooked[dstHost] = true;
@@ -159,8 +169,9 @@ DltraceRdmaNetwork::IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowH
     const auto& graph = m_fabric->GetGraph();
     const uint32_t mtu = m_fabric->GetNic(srcHost)->GetMtu();
     const uint64_t packets = std::max<uint64_t>((bytes + mtu - 1) / mtu, 1);
-    const uint64_t wire = std::max<uint64_t>(bytes, 1) + packets * DltraceRdmaHeader::kRoceOverhead;
-    const uint64_t first = std::min<uint64_t>(wire, mtu + DltraceRdmaHeader::kRoceOverhead);
+    const uint32_t overhead = m_fabric->IsUet() ? DltraceRdmaHeader::kUetOverhead : DltraceRdmaHeader::kRoceOverhead;
+    const uint64_t wire = std::max<uint64_t>(bytes, 1) + packets * overhead;
+    const uint64_t first = std::min<uint64_t>(wire, mtu + overhead);
     std::vector<uint32_t> hops = graph.HopsTo(dstHost);
     Time t;
     uint64_t slowest = UINT64_MAX;
@@ -223,17 +234,19 @@ DltraceRdmaNetwork::Post(uint32_t job,
     }
     Route& route = GetRoute(job, src, m.peer, m.channel);
     const QpRecord& q = m_qps[route.qpRecord];
+    const uint32_t srcHost = q.qp ? q.qp->GetSrcHost() : q.pdc->GetSrcHost();
+    const uint32_t dstHost = q.qp ? q.qp->GetDstHost() : q.pdc->GetDstHost();
     MessageRecord rec;
     rec.job = job;
     rec.src = src;
     rec.dst = m.peer;
     rec.channel = m.channel;
-    rec.priority = q.qp->GetPriority();
+    rec.priority = q.qp ? q.qp->GetPriority() : q.pdc->GetPriority();
     rec.bytes = m.bytes;
     rec.posted = DltraceTimeline::Now();
-    rec.ideal = IdealTime(q.qp->GetSrcHost(),
-                          q.qp->GetDstHost(),
-                          dltrace::models::FlowHash(q.qp->GetSrcHost(), q.qp->GetDstHost(), job, m.channel),
+    rec.ideal = IdealTime(srcHost,
+                          dstHost,
+                          dltrace::models::FlowHash(srcHost, dstHost, job, m.channel),
                           wireBytes);
     m_messages.push_back(rec);
     Send(size_t(&route - m_routes.data()),
@@ -248,7 +261,15 @@ DltraceRdmaNetwork::Send(size_t route, const Pending& pending, uint64_t wireByte
     Route& r = m_routes[route];
     r.inFlight.push_back(pending);
     r.unacked.push_back(std::move(onSent));
-    m_qps[r.qpRecord].qp->PostSend(wireBytes);
+    const QpRecord& q = m_qps[r.qpRecord];
+    if (q.qp)
+    {
+        q.qp->PostSend(wireBytes);
+    }
+    else
+    {
+        q.pdc->PostSend(wireBytes);
+    }
     if (!m_posted.IsNull())
     {
         m_posted();

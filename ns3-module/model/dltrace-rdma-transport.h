@@ -6,6 +6,7 @@
 #define DLTRACE_RDMA_TRANSPORT_H
 
 #include "ns3/dltrace-rdma-queue-pair.h"
+#include "ns3/dltrace-uet-pdc.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
 
@@ -51,14 +52,15 @@ class DltraceRdmaNetwork : public Object
         Time delivered; ///< zero until delivered
         Time ideal;     ///< completion time on an empty network
     };
-    /// One QP: endpoints, counters.
+    /// One QP (or, on a UET fabric, one PDC): endpoints, counters.
     struct QpRecord
     {
         uint32_t job;
         int32_t src;
         int32_t dst;
         uint16_t channel;
-        Ptr<DltraceRdmaQueuePair> qp;
+        Ptr<DltraceRdmaQueuePair> qp; ///< null on a UET fabric
+        Ptr<DltraceUetPdc> pdc;       ///< UET only
     };
 
     static TypeId GetTypeId();

@@ -158,6 +158,33 @@ class SimulateTest(unittest.TestCase):
         for d in ("bad5", "bad6", "bad7", "bad8"):
             self.assertFalse(os.path.exists(self.out(d)), d)
 
+    def test_uet_transport_completes_without_pfc_and_counts_trims(self):
+        out = self.out("uet")
+        r = run("simulate", self.trace, "--transport", "uet", "--cc-param", "lb=oblivious", "--cc-param",
+                "queue-packets=4", "--topo", "star:rate=10Gbps", "-o", out)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("UET (Ultra Ethernet: spraying, trimming, no PFC), congestion control nscc", r.stdout)
+        line = [l for l in r.stdout.splitlines() if l.startswith("uet: ")]
+        self.assertEqual(len(line), 1, r.stdout)
+        self.assertIn(" 0 drops, 0 PFC pauses", line[0])
+        self.assertRegex(line[0], r"^uet: \d+ packets trimmed, \d+ ECN marks, \d+ NACKs, \d+ retransmitted")
+        for rank in range(4):
+            res = load_json(os.path.join(out, "rank%d.results.json" % rank))
+            self.assertTrue(res["complete"], res)
+        for name in ("queues.csv", "qps.csv", "messages.csv"):
+            self.assertTrue(os.path.exists(os.path.join(out, name)), name)
+
+    def test_uet_bad_settings_are_one_error_line(self):
+        cases = [(["--cc", "dcqcn"], ["--cc dcqcn", "nscc or rccc"]),
+                 (["--cc-param", "lb=spray"], ["--cc-param 'lb=spray'", "oblivious, bitmap, reps, mixed"]),
+                 (["--cc-param", "entropies=0"], ["--cc-param 'entropies=0'", "1 to 65536"]),
+                 (["--cc-param", "mtu=big"], ["--cc-param 'mtu=big'", "65 to 9000"])]
+        for i, (args, words) in enumerate(cases):
+            d = self.out("uetbad%d" % i)
+            r = run("simulate", self.trace, "--transport", "uet", *args, "-o", d)
+            self.assertOneLineError(r, words)
+            self.assertFalse(os.path.exists(d), d)
+
     def test_pcap_writes_one_capture_per_link(self):
         d = self.out("pcap")
         r = run("simulate", self.trace, "--algo", "ring", "--topo", "star:rate=10Gbps", "--time-scale", "0",
