@@ -8,9 +8,10 @@
 # and adaptive routing with --rdma-ooo) and in the flow simulator (--solver
 # incremental; ECMP, spraying), and in ns-3's Ultra Ethernet transport
 # (--transport uet --cc nscc, no PFC: one entropy value per connection, a
-# single path, against 64, sprayed; engine "uet"). GBN=1 adds adaptive routing with go-back-N
-# receivers for the first seed, stopped at GBN_STOP simulated seconds: its
-# resends take it far beyond the others (docs: Results, "Load balancing").
+# single path, against 64, sprayed; engine "uet"). GBN=1 adds adaptive
+# routing with go-back-N receivers for the first seed, stopped at GBN_STOP
+# simulated seconds: its resends take it far beyond the others (docs:
+# Results, "Load balancing").
 # Prints per case the max, p99 and median flow completion time over the
 # ideal (bytes at line rate plus four links' delay), the messages that
 # finished and the packets resent, and writes OUT/lb-permutation.csv.
