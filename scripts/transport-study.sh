@@ -64,6 +64,7 @@ while [ "$(jobs -rp | wc -l)" -gt 0 ]; do wait -n || failed=1; done
 if [ "$failed" -ne 0 ]; then exit 1; fi
 # Debian's python3 has python3-matplotlib; another python3 first on PATH may not.
 PYTHON=${PYTHON:-$(command -v /usr/bin/python3 || command -v python3)}
+# shellcheck disable=SC2086  # CASES are words
 "$PYTHON" - "$OUT" $CASES <<'PY'
 import csv, os, re, sys
 out, cases = sys.argv[1], sys.argv[2:]
