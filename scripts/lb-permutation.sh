@@ -6,9 +6,12 @@
 # several seeds (the seed salts the switches' hash and picks the permutation)
 # against spraying and adaptive routing, in ns-3 (--transport rdma; spraying
 # and adaptive routing with --rdma-ooo) and in the flow simulator (--solver
-# incremental; ECMP, spraying). GBN=1 adds adaptive routing with go-back-N
-# receivers for the first seed, stopped at GBN_STOP simulated seconds: its
-# resends take it far beyond the others (docs: Results, "Load balancing").
+# incremental; ECMP, spraying), and in ns-3's Ultra Ethernet transport
+# (--transport uet --cc nscc, no PFC: one entropy value per connection, a
+# single path, against 64, sprayed; engine "uet"). GBN=1 adds adaptive
+# routing with go-back-N receivers for the first seed, stopped at GBN_STOP
+# simulated seconds: its resends take it far beyond the others (docs:
+# Results, "Load balancing").
 # Prints per case the max, p99 and median flow completion time over the
 # ideal (bytes at line rate plus four links' delay), the messages that
 # finished and the packets resent, and writes OUT/lb-permutation.csv.
@@ -17,7 +20,7 @@
 # value (-paths 1, single path) against 64 (sprayed), with -seed SEED.
 # Usage: scripts/lb-permutation.sh [OUT_DIR]
 #   env: DLTRACE (build/cli/dltrace), SAMPLE_TRACE (build/tests/dltrace-sample-trace),
-#        SEEDS ("1 2 3 4"), BYTES (2000000), CC (none: line rate, PFC alone), ENGINES ("ns3 flow"), JOBS (1),
+#        SEEDS ("1 2 3 4"), BYTES (2000000), CC (none: line rate, PFC alone), ENGINES ("ns3 uet flow"), JOBS (1),
 #        GBN (0), GBN_STOP (0.01), HTSIM (unset)
 set -euo pipefail
 OUT=${1:-lb-permutation}
@@ -26,7 +29,7 @@ SAMPLE_TRACE=${SAMPLE_TRACE:-build/tests/dltrace-sample-trace}
 SEEDS=${SEEDS:-1 2 3 4}
 BYTES=${BYTES:-2000000}
 CC=${CC:-none}
-ENGINES=${ENGINES:-ns3 flow}
+ENGINES=${ENGINES:-ns3 uet flow}
 JOBS=${JOBS:-1}
 GBN=${GBN:-0}
 GBN_STOP=${GBN_STOP:-0.01}
@@ -60,6 +63,9 @@ for fabric in 1to1 4to1; do
         if [ "$GBN" = 1 ] && [ "$seed" = "${SEEDS%% *}" ]; then
           CASES+=("ns3-$fabric-ar_gbn-$seed|$seed|--transport rdma --no-flowmon --cc $CC --stop $GBN_STOP --topo $topo,lb=ar,seed=$seed")
         fi
+      elif [ "$engine" = uet ]; then
+        CASES+=("uet-$fabric-single-$seed|$seed|--transport uet --no-flowmon --cc nscc --cc-param entropies=1 --topo $topo,seed=$seed")
+        CASES+=("uet-$fabric-spray-$seed|$seed|--transport uet --no-flowmon --cc nscc --cc-param entropies=64 --topo $topo,seed=$seed")
       else
         CASES+=("flow-$fabric-ecmp-$seed|$seed|--engine flow --solver incremental --topo $topo,seed=$seed")
         CASES+=("flow-$fabric-spray-$seed|$seed|--engine flow --solver incremental --topo $topo,lb=spray,seed=$seed")
@@ -85,8 +91,8 @@ if [ -n "${HTSIM:-}" ]; then
       "$up" "$os" >"$OUT/htsim-$fabric.topo"
   done
   for seed in $SEEDS; do
-    # The permutation as a connection matrix: the pairs an ECMP run of this seed sent.
-    flows=$(ls "$OUT"/*-1to1-ecmp-"$seed"/flows.csv | head -1)
+    # The permutation as a connection matrix: the pairs a run of this seed sent.
+    flows=$(ls "$OUT"/*-1to1-*-"$seed"/flows.csv | head -1)
     awk -F, -v size="$BYTES" 'NR > 1 && $6 == size { n++; line[n] = $3 "->" $4 " id " n " start 0 size " size }
       END { print "Nodes 64"; print "Connections " n; for (i = 1; i <= n; i++) print line[i] }' "$flows" \
       >"$OUT/htsim-perm$seed.cm"
