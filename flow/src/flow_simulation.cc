@@ -390,6 +390,9 @@ struct FlowSimulation::State {
   // one, or MLTCP's weighted pieces), then delivers it. OVERLAP: seconds M
   // waited behind its connection's earlier messages (Overlap).
   void Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent, double overlap);
+  // SimGrid: the sharing penalty CM02 and LV08 give a flow from FROM to TO once its latency is paid
+  // (its route's latency plus weight-S over each link's bandwidth); *LATENCY: the route's.
+  double RoutePenalty(s4u::Host* from, s4u::Host* to, double* latency) const;
   // SimGrid: starts a communication of BYTES from FROM to TO, OVERLAP seconds
   // of its latency paid (Overlap), and gives its action in *STARTED_ACTION.
   s4u::CommPtr StartComm(s4u::Host* from, s4u::Host* to, uint64_t bytes, double overlap,
@@ -658,12 +661,8 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
     if (first) b.delivered = s4u::Semaphore::create(0);
     const s4u::SemaphorePtr delivered = b.delivered;  // the leader's B ends as it releases
     if (first) {
-      std::vector<s4u::Link*> links;
       double latency = 0;
-      from->route_to(to, links, &latency);
-      double penalty = latency;
-      if (weight_s > 0)
-        for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
+      const double penalty = RoutePenalty(from, to, &latency);
       // Until SimGrid enabled it with one message's penalty.
       s4u::this_actor::sleep_for(std::max(0.0, latency * latency_factor - overlap));
       if (b.action) b.action->set_sharing_penalty(penalty / double(b.members.size()));  // else the leader sent each
@@ -697,22 +696,26 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
   for (size_t i = 1; i < b.members.size(); ++i) b.delivered->release();
 }
 
+double FlowSimulation::State::RoutePenalty(s4u::Host* from, s4u::Host* to, double* latency) const {
+  std::vector<s4u::Link*> links;
+  from->route_to(to, links, latency);
+  double penalty = *latency;
+  if (weight_s > 0)
+    for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
+  return penalty;
+}
+
 s4u::CommPtr FlowSimulation::State::StartComm(s4u::Host* from, s4u::Host* to, uint64_t bytes, double overlap,
                                               simgrid::kernel::resource::Action** started_action) {
   double penalty = 0;  // the route's sharing penalty, when none of its latency is left
   double factor = latency_factor;
   if (overlap > 0) {
-    std::vector<s4u::Link*> links;
     double latency = 0;
-    from->route_to(to, links, &latency);
+    const double route_penalty = RoutePenalty(from, to, &latency);
     const double left = std::max(0.0, latency * latency_factor - overlap);
     if (latency > 0) {
       factor = left / latency;
-      if (left == 0) {
-        penalty = latency;
-        if (weight_s > 0)
-          for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
-      }
+      if (left == 0) penalty = route_penalty;
     }
   }
   latency_factors[{from, to}].emplace_back(bytes, factor);  // SimGrid's callback takes it as it makes the action

@@ -21,6 +21,18 @@ namespace ns3
 
 NS_LOG_COMPONENT_DEFINE("DltraceRdmaTransport");
 
+namespace
+{
+
+/// What a message puts on the wire: a notice or an empty message is a 1-byte send.
+uint64_t
+WireBytes(bool notice, uint64_t bytes)
+{
+    return notice || bytes == 0 ? 1 : bytes;
+}
+
+} // namespace
+
 NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNetwork);
 
 TypeId
@@ -195,7 +207,7 @@ DltraceRdmaNetwork::Post(uint32_t job,
                          std::function<void()> onSent,
                          uint16_t lane)
 {
-    const uint64_t wireBytes = m.notice || m.bytes == 0 ? 1 : m.bytes;
+    const uint64_t wireBytes = WireBytes(m.notice, m.bytes);
     const auto mode = dltrace::models::LaneMode(lane);
     if (mode != dltrace::models::RailMode::kDirect && !m.notice)
     {
@@ -294,8 +306,7 @@ DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t q
         if (++relay.stage < relay.stages.size())
         {
             // The relay GPU has it all: it sends it on (its own acknowledgement wakes no one).
-            const uint64_t wireBytes = p.notice || p.bytes == 0 ? 1 : p.bytes;
-            Send(relay.stages[relay.stage], p, wireBytes, nullptr);
+            Send(relay.stages[relay.stage], p, WireBytes(p.notice, p.bytes), nullptr);
             return;
         }
         m_relays.erase(p.relay);
