@@ -5,12 +5,15 @@ description of the fabric, the same placement and the same NIC rules
 (models::ConnectionPath) in both, so what differs is the network model.
 
 Cases (issue #43): a rail-aligned ring all-reduce (bandwidth-bound: 512 KB
-per ring step) on a rail-optimized fabric; the same on an hpn dual-plane
-fabric with one failed ToR; an all-to-all on rails with PXN (a MoE
-dispatch's traffic alone: 512 KB from every GPU to every other); the ring over two segments with 4 queue pairs
-per connection (qps=4: NCCL_IB_QPS_PER_CONNECTION); with
-DLTRACE_FABRIC_FULL=1 (the `long` label) also a MoE job's all-to-all on
-rails with PXN, and the ring at 16 hosts x 8 GPUs. Asserted by default:
+per ring step) on a rail-optimized fabric of 2 hosts x 4 GPUs; the same on
+an hpn dual-plane fabric with one failed ToR; an all-to-all on rails with
+PXN (a MoE dispatch's traffic alone: 512 KB from every GPU to every other);
+the ring over two segments with 4 queue pairs per connection (qps=4:
+NCCL_IB_QPS_PER_CONNECTION). With DLTRACE_FABRIC_FULL=1 (the `long`
+label) the fabrics are full size, 16 hosts x 8 GPUs: both rings with 128 KB
+per ring step (ns-3 carries every NVLink hop as TCP segments, so 512 KB a
+step there is hundreds of millions of packets: hours), and the all-to-all
+with PXN among the 128 GPUs, 128 KB to every peer. Asserted by default:
 every endpoint's bytes in both, the same bytes on every NIC port in both
 (nics.csv; ns-3 counts headers), and with queue pairs the same bytes on
 every spine link (both put each queue pair on the path of its own ECMP
@@ -49,12 +52,13 @@ def cases(tmp):
     """(name, trace maker, simulate arguments after the trace)."""
     hosts = 16 if FULL else 2
     gpus = 8 if FULL else 4
+    step = (128 if FULL else 512) * 1024
     ring = os.path.join(tmp, "ring")
 
     def make_ring():
-        # 512 KB per ring step: S / (ranks x channels).
+        # The bytes per ring step: S / (ranks x channels).
         subprocess.run([SAMPLE, "-o", ring, "--ranks", str(gpus * hosts), "--hosts", str(hosts), "--iterations", "2",
-                        "--buckets", "1", "--bucket-bytes", str(512 * 1024 * gpus * hosts * gpus), "--nccl-only"],
+                        "--buckets", "1", "--bucket-bytes", str(step * gpus * hosts * gpus), "--nccl-only"],
                        check=True, capture_output=True)
         return ring
 
@@ -70,19 +74,11 @@ def cases(tmp):
     a2a = os.path.join(tmp, "a2a")
 
     def make_a2a():
-        # 2 hosts x 4 GPUs: an all-to-all of 4 MB per rank per iteration, 512 KB to each peer.
-        subprocess.run([SAMPLE, "-o", a2a, "--ranks", "8", "--hosts", "2", "--iterations", "2",
-                        "--buckets", "0", "--alltoall-bytes", str(4 << 20), "--nccl-only"],
+        # An all-to-all of the step's bytes to each peer (ranks - 1 peers; the rank's own share stays).
+        subprocess.run([SAMPLE, "-o", a2a, "--ranks", str(gpus * hosts), "--hosts", str(hosts), "--iterations", "2",
+                        "--buckets", "0", "--alltoall-bytes", str(step * gpus * hosts), "--nccl-only"],
                        check=True, capture_output=True)
         return a2a
-
-    moe = os.path.join(tmp, "moe")
-
-    def make_moe():
-        subprocess.run([DLTRACE, "synth", "--model", "mixtral-8x7b", "--tp", "2", "--pp", "1", "--dp", "8",
-                        "--ep", "8", "--sequence-parallel", "--ranks-per-host", "8", "--seq-len", "64", "--iterations", "2", "-o", moe],
-                       check=True, capture_output=True)
-        return moe
 
     out = [
         ("ring all-reduce, rail-optimized %d x %d" % (hosts, gpus), make_ring,
@@ -91,15 +87,12 @@ def cases(tmp):
         ("ring all-reduce, hpn dual plane, one ToR failed", make_ring,
          lambda t: ["--job", t + ":algo=ring:channels=%d" % gpus,
                     "--topo", "hpn:hosts=%d,gpus=%d,planes=2,hosts-per-leaf=2,rate=50G,fail=p0.s0.r1" % (hosts, gpus)]),
-        ("all-to-all with PXN, rail-optimized 2 x 4", make_a2a,
-         lambda t: ["--job", t, "--topo", "rail-optimized:hosts=2,gpus=4,hosts-per-leaf=2,rate=100G"]),
+        ("all-to-all with PXN, rail-optimized %d x %d" % (hosts, gpus), make_a2a,
+         lambda t: ["--job", t, "--topo", "rail-optimized:hosts=%d,gpus=%d,hosts-per-leaf=2,rate=100G" % (hosts, gpus)]),
         ("ring all-reduce, 2 segments, 4 queue pairs", make_qp_ring,
          lambda t: ["--job", t + ":algo=ring:channels=2:qps=4",
                     "--topo", "rail-optimized:hosts=2,gpus=2,hosts-per-leaf=1,rate=100G"]),
     ]
-    if FULL:
-        out.append(("MoE all-to-all with PXN, rail-optimized 2 x 8", make_moe,
-                    lambda t: ["--job", t, "--topo", "rail-optimized:hosts=2,gpus=8,rate=100G"]))
     return out
 
 
@@ -108,36 +101,41 @@ class FabricVsNs3Test(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             made = {}
             for name, make, args in cases(tmp):
-                if make not in made:
-                    made[make] = make()
-                out = {}
-                for engine in ("flow", "ns3"):
-                    out[engine] = os.path.join(tmp, "%s-%d" % (engine, len(os.listdir(tmp))))
-                    # The incremental solver: SimGrid's link-load plugin counts short messages' bytes
-                    # high (18% on a star with 16 KB chunks), and nics.csv compares bytes.
-                    simulate(engine, args(made[make]), out[engine],
-                             ["--solver", "incremental"] if engine == "flow" else [])
-                    check_bytes(self, out[engine])
-                flow_nics, ns3_nics = nic_bytes(out["flow"]), nic_bytes(out["ns3"])
-                self.assertEqual(flow_nics.keys(), ns3_nics.keys(), name)
-                mean = sum(sent for sent, _ in flow_nics.values()) / len(flow_nics)
-                for port, (sent, received) in flow_nics.items():
-                    # ns-3 counts headers on the wire, and TCP's ACKs leave through the port the reverse
-                    # connection's path takes (a dual-plane port with no data of its own sends ACKs).
-                    self.assertAlmostEqual(sent, ns3_nics[port][0], delta=0.1 * sent + 0.1 * mean, msg=(name, port))
-                if "queue pairs" in name:
-                    flow_spines, ns3_spines = spine_bytes(out["flow"]), spine_bytes(out["ns3"])
-                    carried = sum(flow_spines.values())
-                    self.assertGreater(carried, 0, name)
-                    for link, b in flow_spines.items():
-                        self.assertAlmostEqual(b, ns3_spines.get(link, 0.0),
-                                               delta=0.1 * b + 0.01 * carried, msg=(name, link))
-                (flow_ms, ns3_ms), = mean_iteration([out["flow"], out["ns3"]])
-                print("%-48s flow %9.3f ms  ns-3 %9.3f ms  %+.1f%%" % (name, flow_ms, ns3_ms,
-                                                                     100 * (flow_ms / ns3_ms - 1)))
-                if FULL:
-                    self.assertAlmostEqual(flow_ms / ns3_ms, 1.0, delta=TOLERANCE, msg=name)
+                with self.subTest(case=name):  # a case that fails does not hide the next ones' figures
+                    if make not in made:
+                        made[make] = make()
+                    self.check_case(tmp, name, args(made[make]))
 
+    def check_case(self, tmp, name, args):
+        out, wall = {}, {}
+        for engine in ("flow", "ns3"):
+            out[engine] = os.path.join(tmp, "%s-%d" % (engine, len(os.listdir(tmp))))
+            # The incremental solver: SimGrid's link-load plugin counts short messages' bytes
+            # high (18% on a star with 16 KB chunks), and nics.csv compares bytes.
+            wall[engine], _ = simulate(engine, args, out[engine],
+                                       ["--solver", "incremental"] if engine == "flow" else [])
+            check_bytes(self, out[engine])
+        flow_nics, ns3_nics = nic_bytes(out["flow"]), nic_bytes(out["ns3"])
+        self.assertEqual(flow_nics.keys(), ns3_nics.keys(), name)
+        mean = sum(sent for sent, _ in flow_nics.values()) / len(flow_nics)
+        for port, (sent, received) in flow_nics.items():
+            # ns-3 counts headers on the wire, and TCP's ACKs leave through the port the reverse
+            # connection's path takes (a dual-plane port with no data of its own sends ACKs).
+            self.assertAlmostEqual(sent, ns3_nics[port][0], delta=0.1 * sent + 0.1 * mean, msg=(name, port))
+        if "queue pairs" in name:
+            flow_spines, ns3_spines = spine_bytes(out["flow"]), spine_bytes(out["ns3"])
+            carried = sum(flow_spines.values())
+            self.assertGreater(carried, 0, name)
+            for link, b in flow_spines.items():
+                self.assertAlmostEqual(b, ns3_spines.get(link, 0.0),
+                                       delta=0.1 * b + 0.01 * carried, msg=(name, link))
+        (flow_ms, ns3_ms), = mean_iteration([out["flow"], out["ns3"]])
+        print("%-48s flow %9.3f ms  ns-3 %9.3f ms  %+.1f%%  (wall %.0f s, %.0f s)"
+              % (name, flow_ms, ns3_ms, 100 * (flow_ms / ns3_ms - 1), wall["flow"], wall["ns3"]), flush=True)
+        # The queue-pair case is not among the issue's three: its queue pairs take turns by message,
+        # so ECMP collisions change from one iteration to the next (docs/results/fabrics.md).
+        if FULL and "queue pairs" not in name:
+            self.assertAlmostEqual(flow_ms / ns3_ms, 1.0, delta=TOLERANCE, msg=name)
 
 if __name__ == "__main__":
     unittest.main()
