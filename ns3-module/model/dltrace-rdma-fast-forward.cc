@@ -216,11 +216,9 @@ DltraceRdmaFastForward::Steady(const Snapshot& now) const
         if (s.paused || s.posted != now.posted || s.delivered != now.delivered ||
             s.disturbances != now.disturbances || s.active != now.active)
         {
-            NS_LOG_LOGIC("not steady: " << (s.paused                         ? "paused"
-                                            : s.posted != now.posted         ? "posted"
-                                            : s.delivered != now.delivered   ? "delivered"
-                                            : s.disturbances != now.disturbances ? "disturbance"
-                                                                                 : "active set"));
+            NS_LOG_LOGIC("not steady: paused " << s.paused << ", posted " << now.posted - s.posted
+                                               << ", delivered " << now.delivered - s.delivered
+                                               << ", disturbances " << now.disturbances - s.disturbances);
             return false;
         }
         for (size_t p = 0; p < now.queues.size(); ++p)
