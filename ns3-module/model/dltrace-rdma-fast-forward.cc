@@ -56,7 +56,7 @@ DltraceRdmaFastForward::GetTypeId()
                        "HPCC's tolerance on U over its last round trips. Default 0.02: on "
                        "the 16-host bench 0.01 held HPCC's U so rarely that 30% of the link "
                        "transmissions were simulated (3.8% at 0.02 and 0.03, 2.6% at 0.05, "
-                       "each within 0.2% of packet level); 0.05 without the U test let "
+                       "each within 0.3% of packet level); 0.05 without the U test let "
                        "HPCC's iteration off by 1.6% (docs/results/rdma.md, fast-forward).",
                        0.02, &DltraceRdmaFastForward::m_tolerance, 0, 1)
             .AddUinteger("QueueTolerance",
