@@ -6,7 +6,8 @@ ring, tree, hd and ps on a star, two leaf-spines, a fat-tree, and two jobs on
 a dumbbell; the "all-reduce" and "mixed" traces, 3 iterations, compute gaps
 off). Prints per scenario: the full run's job time, the largest difference
 of a job's time, the message-completion p50 and p99 differences, PFC pause
-frames of both, the share of simulated time skipped and the CPU-time ratio.
+frames of both, the share of simulated time skipped and the CPU-time ratio,
+one row per variant run.
 
 usage: scripts/bench-ff-matrix.py [build_dir] [--cc CC] [--traces all-reduce,mixed] [--only "SUBSTR;..."]
                                   [--args "more options for every run"] [--variants "OPTIONS;..."]
@@ -35,8 +36,8 @@ def child_cpu():
 
 def run(dltrace, args, out, extra, env=None):
     before = child_cpu()
-    p = subprocess.run(env=env, args=[dltrace, "simulate", "--engine", "ns3", "--time-scale", "0", "--util-ms", "1", "-o", out]
-                       + extra + args, capture_output=True, text=True)
+    command = [dltrace, "simulate", "--engine", "ns3", "--time-scale", "0", "--util-ms", "1", "-o", out] + extra + args
+    p = subprocess.run(command, env=env, capture_output=True, text=True)
     if p.returncode != 0:
         sys.exit("bench-ff-matrix: simulate %s failed: %s" % (" ".join(extra + args), p.stderr.strip()[-400:]))
     cpu = child_cpu() - before
@@ -67,7 +68,7 @@ def main():
     ap.add_argument("--cc", default="hpcc")
     ap.add_argument("--traces", default="all-reduce,mixed")
     ap.add_argument("--only", default="", help="substrings of scenario names, separated by ;")
-    ap.add_argument("--args", default="", help="more simulate options for both runs")
+    ap.add_argument("--args", default="", help="more simulate options for every run")
     ap.add_argument("--variants", default="--fast-forward",
                     help="runs to set against packet level, separated by ;, each its own simulate options "
                          "(default --fast-forward), optionally after NAME=VALUE environment settings")
@@ -101,8 +102,8 @@ def main():
                         diff(pct(a["done"], 0.99), pct(b["done"], 0.99)), a["pauses"], b["pauses"], b["skipped"],
                         a["cpu"] / max(b["cpu"], 1e-9), variant), flush=True)
     print("job_ms: the full run's longest job time; job_%: largest difference of a job's time; "
-          "p50_%, p99_%: message completion times; pauses: PFC frames full/ff; skip%: simulated time skipped; "
-          "cpu_x: CPU time of full over ff")
+          "p50_%, p99_%: message completion times; pauses: PFC frames full/variant; skip%: simulated time skipped; "
+          "cpu_x: CPU time of full over the variant")
 
 
 if __name__ == "__main__":
