@@ -40,8 +40,8 @@ class DltraceRdmaNetwork;
  * sent as many packets in the window's first half as in its second and
  * had as many acknowledged as it sent (within Tolerance), and its
  * congestion control says its rate holds for at least MinSkip
- * (GetSteadyHorizon: DCQCN and TIMELY only at line rate; HPCC not at its
- * window cap unless U held).
+ * (GetSteadyHorizon: DCQCN and TIMELY only at line rate; HPCC only with U
+ * held over its last round trips).
  *
  * Then the next event is the first of: a busy QP's message coming within a
  * margin of its last packet (its packets in flight, plus 8, so the tail

@@ -34,12 +34,13 @@ class DltraceRdmaHpcc : public DltraceRdmaCongestionControl
     void OnAck(const DltraceRdmaAckInfo& ack) override;
     bool NeedsInt() const override;
     /**
-     * Below its largest window (line rate x base RTT): for good. At it: 0
-     * unless U held within TOLERANCE over the last kUHistory round trips
-     * (in a QP's first round trips U climbs while the rate is still flat,
-     * and a cut comes); with U held, for good where the reference window's
-     * fixed point W_AI / (1 - Eta/U) is above the cap (or U below Eta),
-     * else 0: Wc is at the cap too, and the next update cuts it.
+     * 0 unless U held within TOLERANCE over the last kUHistory round trips
+     * (each step opens with a transient: in a QP's first round trips U
+     * climbs while the rate is still flat, a cut comes, the rate dips and
+     * recovers). With U held: below its largest window (line rate x base
+     * RTT), for good; at it, for good where the reference window's fixed
+     * point W_AI / (1 - Eta/U) is above the cap (or U below Eta), else 0:
+     * Wc is at the cap too, and the next update cuts it.
      */
     Time GetSteadyHorizon(double tolerance) const override;
     static constexpr uint32_t kUHistory = 4;
