@@ -100,6 +100,19 @@ namespace {
 
 constexpr uint32_t kBlockEvents = 4096;  // 416 KiB a block
 
+// A thread that filled this many blocks since the last drain wakes the
+// flusher (or at half its buffer, if that is fewer), and a thread starts
+// with this many blocks and two more: the block it writes while the
+// flusher reads the ones it filled, and one in case the flusher is late.
+// Blocks then come back while their pages are still mapped and in cache,
+// and a steady run writes into the same four blocks. Writing into fresh
+// memory costs far more than encoding: on the 2-core KVM guest of
+// docs/results/benchmarks.md a call's first store to a page never
+// written from user space takes tens of microseconds (the host maps the
+// page then, whatever MAP_POPULATE did), about 200 ns a call at 104
+// bytes a record, against about 40 ns a call for the flusher to encode.
+constexpr uint32_t kDrainBlocks = 2;
+
 // How long a thread with a full buffer waits for the flusher before dropping.
 constexpr int kFullWaitSteps = 20000;  // x 100 us = 2 s
 
@@ -356,6 +369,7 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   uint64_t events = uint64_t(std::max<int64_t>(settings_.buffer_events, 2));
   block_events_ = uint32_t(std::min<uint64_t>(kBlockEvents, (events + 1) / 2));
   max_blocks_ = uint32_t(std::max<uint64_t>(2, (events + block_events_ - 1) / block_events_));
+  drain_blocks_ = std::min(kDrainBlocks, (max_blocks_ + 1) / 2);
   // Tentative until Start checks it on every CPU (MPI_Init's enter is
   // the only record taken before; it keeps the clock it was taken with).
   g_tsc_clock = settings_.clock == "tsc" ||
@@ -410,10 +424,18 @@ Recorder::ThreadBuffer* Recorder::RegisterThread() {
       raw->flags.fetch_or(RawHeader::kSomeBlocksAnonymous);
     }
   }
-  // The first block and a spare, allocated and touched now rather than
-  // by the calls that fill them.
+  // The blocks a steady run cycles through (kDrainBlocks), allocated and
+  // touched now rather than by the calls that fill them.
+  const int64_t t0 = NowNs();
   b->write = b->read = NewBlock(b);
-  if (Block* spare = NewBlock(b)) b->free = spare;
+  uint32_t made = b->write ? 1 : 0;
+  for (uint32_t i = 0; i < drain_blocks_ + 1; ++i, ++made) {
+    Block* spare = NewBlock(b);
+    if (!spare) break;
+    spare->free_next = b->free;
+    b->free = spare;
+  }
+  if (made > 0) block_alloc_ns_.store(std::min<int64_t>((NowNs() - t0) / made, 10'000'000));
   if (!b->write) b->write_pos = block_events_;  // no memory: every op counted as dropped
   b->write_limit = b->write ? block_events_ : 0;
   buffers_.push_back(b);
@@ -535,6 +557,13 @@ Recorder::Block* Recorder::NewBlock(ThreadBuffer* b) {
     b->blocks.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;
   }
+  // One store to each page from user space: in a virtual machine the
+  // host may map a page only when the guest's program first writes it
+  // (MAP_POPULATE fills the guest's page tables, not the host's), and
+  // that write is then tens of microseconds. Taken here, not by a call.
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  for (size_t at = 0; at < BlockBytes(block_events_); at += page)
+    static_cast<volatile char*>(mem)[at] = 0;
   Block* blk = new (mem) Block();
   blk->slot = b->raw_slot;
   return blk;
@@ -542,6 +571,18 @@ Recorder::Block* Recorder::NewBlock(ThreadBuffer* b) {
 
 Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   if (!b->free) b->free = b->returned.exchange(nullptr, std::memory_order_acquire);
+  // Past the blocks a steady run cycles through, the flusher is behind
+  // (it waits for a core): give it this one for up to what allocating a
+  // block costs (measured at the thread's start), rather than pay that
+  // and grow the set of blocks the thread writes into.
+  if (!b->free && b->blocks.load(std::memory_order_relaxed) >= drain_blocks_ + 2) {
+    if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
+    const int64_t give_up = NowNs() + block_alloc_ns_.load(std::memory_order_relaxed);
+    do {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      b->free = b->returned.exchange(nullptr, std::memory_order_acquire);
+    } while (!b->free && NowNs() < give_up && state_.load(std::memory_order_relaxed) == 1);
+  }
   Block* n = b->free;
   if (n) {
     b->free = n->free_next;
@@ -641,13 +682,14 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
     b->write->next.store(next, std::memory_order_release);
     b->write = next;
     b->write_pos = 0;
-    // Past half the bound since the last drain: drain before the timer.
+    // kDrainBlocks (or half the bound) filled since the last drain: drain
+    // now, so that the blocks come back while they are warm.
     uint64_t drains = g_drains.load(std::memory_order_relaxed);
     if (drains != b->filled_drain) {
       b->filled_drain = drains;
       b->filled = 0;
     }
-    if (++b->filled >= (max_blocks_ + 1) / 2 && !g_drain_now.exchange(true))
+    if (++b->filled >= drain_blocks_ && !g_drain_now.exchange(true))
       sem_post(&g_flush_request);
   }
   Block* blk = b->write;
