@@ -885,13 +885,17 @@ void Recorder::FlusherLoop() {
   // rank that spins on it.
   // With a raw file (DLTRACE_RAW) there is no flush timer: what the
   // threads publish outlives a SIGKILL without one, and encoding waits for
-  // a buffer half full, the exit or a signal; only ops that wait for GPU
-  // times (a deferred source) bring the timer back. Woken once a second
-  // to see whether one came.
+  // a thread's filled blocks (kDrainBlocks), the exit or a signal; ops
+  // that wait for GPU times (a deferred source) and an explicit
+  // DLTRACE_FLUSH_MS bring the timer back, and so do blocks in memory
+  // (the file was full, or past kRawThreads threads): a SIGKILL would
+  // lose them. Woken once a second to see whether one of those came.
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   int64_t next_flush = NowNs() + flush_ns;
   while (true) {
-    const bool timed = raw_ == nullptr || deferred_.load() != nullptr;
+    const bool timed = raw_ == nullptr || deferred_.load() != nullptr || settings_.flush_ms_set ||
+                       (raw_->flags.load(std::memory_order_relaxed) &
+                        RawHeader::kSomeBlocksAnonymous);
     timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     int64_t wait = timed ? std::max<int64_t>(0, next_flush - NowNs()) : 1'000'000'000;
