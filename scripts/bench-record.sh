@@ -23,14 +23,13 @@
 #        DLTRACE_BENCH_SMALL_ITERS  8-byte allreduce calls    (default 200000)
 #        DLTRACE_BENCH_LARGE_ITERS  1 MB allreduce calls      (default 200)
 #        DLTRACE_BENCH_WARMUP       8-byte calls before the timed ones (default 1000).
-#                                   A thread's first calls fill event blocks
-#                                   the recorder allocates (416 KiB each, up
-#                                   to DLTRACE_BUFFER_EVENTS) until the first
-#                                   flush hands blocks back; a warm-up longer
-#                                   than a flush interval times the steady
-#                                   state (on the 2-core KVM VM, 1 rank: +187
-#                                   ns of the calling thread's CPU a call over
-#                                   300,000 calls, +43 over 3,000,000)
+#                                   A thread starts with four event blocks
+#                                   (416 KiB each), touched before its first
+#                                   call, and cycles through them while the
+#                                   flusher keeps up; the flusher's own
+#                                   buffers are fresh memory during its
+#                                   first drains, so a longer warm-up times
+#                                   more of the steady state
 #        DLTRACE_BENCH_CLOCKS       the recorder's clocks     (default "tsc monotonic")
 #        DLTRACE_BENCH_RAW          1: each clock also as a side CLOCK+raw with
 #                                   DLTRACE_RAW=1, the recorder's default
