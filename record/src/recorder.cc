@@ -574,8 +574,11 @@ Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   // Past the blocks a steady run cycles through, the flusher is behind
   // (it waits for a core): give it this one for up to what allocating a
   // block costs (measured at the thread's start), rather than pay that
-  // and grow the set of blocks the thread writes into.
-  if (!b->free && b->blocks.load(std::memory_order_relaxed) >= drain_blocks_ + 2) {
+  // and grow the set of blocks the thread writes into. Not at the bound:
+  // there the caller's wait for a full buffer (AppendSlow) decides, and
+  // it asks again every 100 us.
+  const uint32_t held = b->blocks.load(std::memory_order_relaxed);
+  if (!b->free && held >= drain_blocks_ + 2 && held < max_blocks_) {
     if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
     const int64_t give_up = NowNs() + block_alloc_ns_.load(std::memory_order_relaxed);
     do {
