@@ -110,7 +110,8 @@ constexpr uint32_t kBlockEvents = 4096;  // 416 KiB a block
 // docs/results/benchmarks.md a call's first store to a page never
 // written from user space takes tens of microseconds (the host maps the
 // page then, whatever MAP_POPULATE did), about 200 ns a call at 104
-// bytes a record, against about 40 ns a call for the flusher to encode.
+// bytes a record, against about 110 instructions a call for the flusher
+// to encode.
 constexpr uint32_t kDrainBlocks = 2;
 
 // How long a thread with a full buffer waits for the flusher before dropping.
