@@ -37,6 +37,7 @@ struct Command {
 Command AddInfoCommand(CLI::App& dltrace);
 Command AddDumpCommand(CLI::App& dltrace);
 Command AddRecordCommand(CLI::App& dltrace);
+Command AddRecoverCommand(CLI::App& dltrace);
 Command AddSynthCommand(CLI::App& dltrace);
 Command AddScaleCommand(CLI::App& dltrace);
 Command AddScheduleCommand(CLI::App& dltrace);

@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
   dltrace.require_subcommand(0, 1);
   const std::vector<Command> commands = {
       AddInfoCommand(dltrace),     AddDumpCommand(dltrace),     AddRecordCommand(dltrace),
+      AddRecoverCommand(dltrace),
       AddSynthCommand(dltrace),    AddScaleCommand(dltrace),    AddScheduleCommand(dltrace),
       AddReplayCommand(dltrace),
       AddSimulateCommand(dltrace), AddPlaceCommand(dltrace),    AddCompareCommand(dltrace),  AddConvertCommand(dltrace),

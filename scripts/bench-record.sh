@@ -23,20 +23,22 @@
 #        DLTRACE_BENCH_SMALL_ITERS  8-byte allreduce calls    (default 200000)
 #        DLTRACE_BENCH_LARGE_ITERS  1 MB allreduce calls      (default 200)
 #        DLTRACE_BENCH_WARMUP       8-byte calls before the timed ones (default 1000).
-#                                   A thread's first calls fill event blocks
-#                                   the recorder allocates (416 KiB each, up
-#                                   to DLTRACE_BUFFER_EVENTS) until the first
-#                                   flush hands blocks back; a warm-up longer
-#                                   than a flush interval times the steady
-#                                   state (on the 2-core KVM VM, 1 rank: +187
-#                                   ns of the calling thread's CPU a call over
-#                                   300,000 calls, +43 over 3,000,000)
+#                                   A thread starts with four event blocks
+#                                   (416 KiB each), touched before its first
+#                                   call, and cycles through them while the
+#                                   flusher keeps up; the flusher's own
+#                                   buffers are fresh memory during its
+#                                   first drains, so a longer warm-up times
+#                                   more of the steady state
 #        DLTRACE_BENCH_CLOCKS       the recorder's clocks     (default "tsc monotonic")
 #        DLTRACE_BENCH_RAW          1: each clock also as a side CLOCK+raw with
-#                                   DLTRACE_RAW=1 (records in a raw file in
-#                                   /dev/shm, no flush timer: the timed loop
-#                                   fits the buffer, so no encoding while it
-#                                   runs); 0: not (default 1)
+#                                   DLTRACE_RAW=1, the recorder's default
+#                                   (records in a raw file in /dev/shm, no
+#                                   flush timer: encoded once a thread filled
+#                                   two blocks, and at exit); the sides
+#                                   without +raw set DLTRACE_RAW=0 (buffers
+#                                   in memory, flushed every DLTRACE_FLUSH_MS
+#                                   and at two filled blocks); 0: not (default 1)
 #        DLTRACE_BENCH_BASELINE     another libdltrace-record.so (an older build)
 #                                   run as a further side (default clock),
 #                                   alternating with the others: before/after
@@ -115,12 +117,12 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   # moves by a few instructions a call between runs, exact); and of those
   # what OrdinaryMPI_Allreduce ran (inclusive: 0 where every call took the
   # fast path, which hands anything unusual to it). No resource
-  # samples and one flush, at exit (the calls stay well below half the
-  # recorder's buffer), so that timers do not change the count.
+  # samples and no flush timer, so that timers do not change the count:
+  # the flusher drains every two filled blocks (8,192 calls) and at exit.
   instructions() {
     local out=$work/callgrind.out n drain wrapper ordinary
     n=$(env ${1:+LD_PRELOAD="$1"} DLTRACE_OUTPUT="$work/trace" DLTRACE_SAMPLE_MS=0 DLTRACE_QUIET=1 \
-          DLTRACE_FLUSH_MS=3600000 ${3:+DLTRACE_CLOCK="$3"} ${4:+DLTRACE_RAW="$4"} \
+          DLTRACE_FLUSH_MS=3600000 ${3:+DLTRACE_CLOCK="$3"} DLTRACE_RAW="${4:-0}" \
           valgrind --tool=callgrind --callgrind-out-file="$out" "$prog" "$2" 0 0 2>&1 |
         awk '/Collected :/ { print $4 }')
     rm -rf "$work/trace"
@@ -184,7 +186,8 @@ run_once() {
     baseline) env_flags=(-x LD_PRELOAD="$baseline" -x DLTRACE_OUTPUT="$work/trace") ;;
     *+raw) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace"
                       -x DLTRACE_CLOCK="${side%+raw}" -x DLTRACE_RAW=1) ;;
-    *) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace" -x DLTRACE_CLOCK="$side") ;;
+    *) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace" -x DLTRACE_CLOCK="$side"
+                 -x DLTRACE_RAW=0) ;;
   esac
   if [[ $size == 8B ]]; then args=("$small_iters" 0 "$warmup"); else args=(0 "$large_iters" 100); fi
   rm -rf "$work/trace"
@@ -240,7 +243,7 @@ if [[ -n $baseline ]]; then sides+=(baseline); fi
 echo "dltrace-mpi-overhead: $small_iters x 8 B after $warmup untimed, $large_iters x 1 MB (each in its own run);" \
   "mpirun --bind-to $bind; median of $reps runs each side; $(nproc) cores"
 echo "recorder: $recorder${baseline:+ (baseline: $baseline)}"
-echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set; +raw: and DLTRACE_RAW=1)"
+echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set and DLTRACE_RAW=0; +raw: DLTRACE_RAW=1, its default)"
 echo "load average before: $(loadavg)"
 rows=()
 cpu_rows=()

@@ -725,7 +725,9 @@ class FastMpiCall {
     rec->nccl_protocol = formats::NcclProtocol::Unknown;
     rec->nccl_channels = 0;
     rec->stream = 0;
-    rec->gpu_start_ns = rec->gpu_end_ns = rec->completion_ns = 0;
+    // gpu_start_ns, gpu_end_ns and completion_ns stay as the slot had
+    // them: no reader looks at them unless `flags` says they are set
+    // (PutTimes, ExpandRecord), and a fast call sets neither flag.
     reinterpret_cast<BufferedOp*>(rec)->extras = nullptr;  // `op` is BufferedOp's first member
     return true;
   }

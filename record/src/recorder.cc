@@ -100,6 +100,20 @@ namespace {
 
 constexpr uint32_t kBlockEvents = 4096;  // 416 KiB a block
 
+// A thread that filled this many blocks since the last drain wakes the
+// flusher (or at half its buffer, if that is fewer), and a thread starts
+// with this many blocks and two more: the block it writes while the
+// flusher reads the ones it filled, and one in case the flusher is late.
+// Blocks then come back while their pages are still mapped and in cache,
+// and a steady run writes into the same four blocks. Writing into fresh
+// memory costs far more than encoding: on the 2-core KVM guest of
+// docs/results/benchmarks.md a call's first store to a page never
+// written from user space takes tens of microseconds (the host maps the
+// page then, whatever MAP_POPULATE did), about 200 ns a call at 104
+// bytes a record, against about 110 instructions a call for the flusher
+// to encode.
+constexpr uint32_t kDrainBlocks = 2;
+
 // How long a thread with a full buffer waits for the flusher before dropping.
 constexpr int kFullWaitSteps = 20000;  // x 100 us = 2 s
 
@@ -356,6 +370,7 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   uint64_t events = uint64_t(std::max<int64_t>(settings_.buffer_events, 2));
   block_events_ = uint32_t(std::min<uint64_t>(kBlockEvents, (events + 1) / 2));
   max_blocks_ = uint32_t(std::max<uint64_t>(2, (events + block_events_ - 1) / block_events_));
+  drain_blocks_ = std::min(kDrainBlocks, (max_blocks_ + 1) / 2);
   // Tentative until Start checks it on every CPU (MPI_Init's enter is
   // the only record taken before; it keeps the clock it was taken with).
   g_tsc_clock = settings_.clock == "tsc" ||
@@ -410,10 +425,18 @@ Recorder::ThreadBuffer* Recorder::RegisterThread() {
       raw->flags.fetch_or(RawHeader::kSomeBlocksAnonymous);
     }
   }
-  // The first block and a spare, allocated and touched now rather than
-  // by the calls that fill them.
+  // The blocks a steady run cycles through (kDrainBlocks), allocated and
+  // touched now rather than by the calls that fill them.
+  const int64_t t0 = NowNs();
   b->write = b->read = NewBlock(b);
-  if (Block* spare = NewBlock(b)) b->free = spare;
+  uint32_t made = b->write ? 1 : 0;
+  for (uint32_t i = 0; i < drain_blocks_ + 1; ++i, ++made) {
+    Block* spare = NewBlock(b);
+    if (!spare) break;
+    spare->free_next = b->free;
+    b->free = spare;
+  }
+  if (made > 0) block_alloc_ns_.store(std::min<int64_t>((NowNs() - t0) / made, 10'000'000));
   if (!b->write) b->write_pos = block_events_;  // no memory: every op counted as dropped
   b->write_limit = b->write ? block_events_ : 0;
   buffers_.push_back(b);
@@ -535,6 +558,13 @@ Recorder::Block* Recorder::NewBlock(ThreadBuffer* b) {
     b->blocks.fetch_sub(1, std::memory_order_relaxed);
     return nullptr;
   }
+  // One store to each page from user space: in a virtual machine the
+  // host may map a page only when the guest's program first writes it
+  // (MAP_POPULATE fills the guest's page tables, not the host's), and
+  // that write is then tens of microseconds. Taken here, not by a call.
+  const size_t page = size_t(sysconf(_SC_PAGESIZE));
+  for (size_t at = 0; at < BlockBytes(block_events_); at += page)
+    static_cast<volatile char*>(mem)[at] = 0;
   Block* blk = new (mem) Block();
   blk->slot = b->raw_slot;
   return blk;
@@ -542,6 +572,21 @@ Recorder::Block* Recorder::NewBlock(ThreadBuffer* b) {
 
 Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   if (!b->free) b->free = b->returned.exchange(nullptr, std::memory_order_acquire);
+  // Past the blocks a steady run cycles through, the flusher is behind
+  // (it waits for a core): give it this one for up to what allocating a
+  // block costs (measured at the thread's start), rather than pay that
+  // and grow the set of blocks the thread writes into. Not at the bound:
+  // there the caller's wait for a full buffer (AppendSlow) decides, and
+  // it asks again every 100 us.
+  const uint32_t held = b->blocks.load(std::memory_order_relaxed);
+  if (!b->free && held >= drain_blocks_ + 2 && held < max_blocks_) {
+    if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
+    const int64_t give_up = NowNs() + block_alloc_ns_.load(std::memory_order_relaxed);
+    do {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+      b->free = b->returned.exchange(nullptr, std::memory_order_acquire);
+    } while (!b->free && NowNs() < give_up && state_.load(std::memory_order_relaxed) == 1);
+  }
   Block* n = b->free;
   if (n) {
     b->free = n->free_next;
@@ -641,13 +686,14 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
     b->write->next.store(next, std::memory_order_release);
     b->write = next;
     b->write_pos = 0;
-    // Past half the bound since the last drain: drain before the timer.
+    // kDrainBlocks (or half the bound) filled since the last drain: drain
+    // now, so that the blocks come back while they are warm.
     uint64_t drains = g_drains.load(std::memory_order_relaxed);
     if (drains != b->filled_drain) {
       b->filled_drain = drains;
       b->filled = 0;
     }
-    if (++b->filled >= (max_blocks_ + 1) / 2 && !g_drain_now.exchange(true))
+    if (++b->filled >= drain_blocks_ && !g_drain_now.exchange(true))
       sem_post(&g_flush_request);
   }
   Block* blk = b->write;
@@ -843,13 +889,17 @@ void Recorder::FlusherLoop() {
   // rank that spins on it.
   // With a raw file (DLTRACE_RAW) there is no flush timer: what the
   // threads publish outlives a SIGKILL without one, and encoding waits for
-  // a buffer half full, the exit or a signal; only ops that wait for GPU
-  // times (a deferred source) bring the timer back. Woken once a second
-  // to see whether one came.
+  // a thread's filled blocks (kDrainBlocks), the exit or a signal; ops
+  // that wait for GPU times (a deferred source) and an explicit
+  // DLTRACE_FLUSH_MS bring the timer back, and so do blocks in memory
+  // (the file was full, or past kRawThreads threads): a SIGKILL would
+  // lose them. Woken once a second to see whether one of those came.
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   int64_t next_flush = NowNs() + flush_ns;
   while (true) {
-    const bool timed = raw_ == nullptr || deferred_.load() != nullptr;
+    const bool timed = raw_ == nullptr || deferred_.load() != nullptr || settings_.flush_ms_set ||
+                       (raw_->flags.load(std::memory_order_relaxed) &
+                        RawHeader::kSomeBlocksAnonymous);
     timespec deadline;
     clock_gettime(CLOCK_REALTIME, &deadline);
     int64_t wait = timed ? std::max<int64_t>(0, next_flush - NowNs()) : 1'000'000'000;

@@ -273,6 +273,10 @@ class Recorder {
   std::mutex drain_mu_;
   uint32_t block_events_ = 0;  // events per block
   uint32_t max_blocks_ = 0;    // blocks per thread: DLTRACE_BUFFER_EVENTS, rounded up
+  uint32_t drain_blocks_ = 0;  // blocks a thread fills before it wakes the flusher
+  // What allocating (and touching) one block took the last thread that
+  // started: how long a thread waits for the flusher before it allocates.
+  std::atomic<int64_t> block_alloc_ns_{0};
   TickPoint tick_anchor_, tick_candidate_;  // the drain's, under drain_mu_
   // The TSC's rate against CLOCK_MONOTONIC at start, and the reading each
   // flush checks the rate since against (CheckTscAgain, under drain_mu_).

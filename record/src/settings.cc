@@ -14,7 +14,9 @@ const std::vector<SettingInfo>& AllSettings() {
       {"DLTRACE_OUTPUT", "",
        "trace directory, or a file template with %r rank, %h host, %p pid, %j job id, "
        "%s Slurm step id; default: a fresh dltrace-<time> directory agreed by all ranks"},
-      {"DLTRACE_FLUSH_MS", "200", "flush interval; on SIGKILL at most this much is lost"},
+      {"DLTRACE_FLUSH_MS", "200",
+       "flush interval; on SIGKILL at most this much is lost. With a raw file (DLTRACE_RAW, "
+       "the default) there is no flush timer unless this is set"},
       {"DLTRACE_SAMPLE_MS", "100",
        "resource sample interval (CPU, memory, network, disk), taken at flushes (no timer of its "
        "own): at most one a flush, so never more often than DLTRACE_FLUSH_MS; 0 = off"},
@@ -32,12 +34,14 @@ const std::vector<SettingInfo>& AllSettings() {
        "tsc_known_freq) or the kernel's clocksource is tsc, else monotonic. The TSC is checked "
        "against CLOCK_MONOTONIC on every CPU at start and at each flush; where it fails, "
        "monotonic (the trace header's dltrace.clock says which was used)"},
-      {"DLTRACE_RAW", "0",
+      {"DLTRACE_RAW", "1",
        "1 (or a directory): each thread's records go into a raw file in that directory "
-       "(1: /dev/shm, else $TMPDIR or /tmp) that outlives a SIGKILL, and there is no flush "
-       "timer: encoding happens when a thread's buffer is half full, at exit and on "
-       "SIGTERM/SIGINT/SIGHUP; after a SIGKILL, dltrace-recover RAW (or the trace) writes "
-       "the rest of the trace from it. 0: buffers in memory, flushed every DLTRACE_FLUSH_MS"},
+       "(1: /dev/shm, else $TMPDIR or /tmp; where none can take it, memory, said in one line) "
+       "that outlives a SIGKILL, and there is no flush timer unless DLTRACE_FLUSH_MS is set: "
+       "encoding happens when a thread has filled two blocks of events (8,192), at exit and on "
+       "SIGTERM/SIGINT/SIGHUP; after a SIGKILL, dltrace recover (the trace directory, a trace "
+       "or the raw file) writes the rest of the trace from it. 0: buffers in memory, flushed "
+       "every DLTRACE_FLUSH_MS"},
       {"DLTRACE_RANK", "", "global rank, overriding RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ..."},
       {"DLTRACE_LOCAL_RANK", "", "local rank, overriding LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ..."},
   };
@@ -79,6 +83,7 @@ Settings Settings::FromEnvironment() {
   Settings s;
   if (const char* v = Env("DLTRACE_OUTPUT")) s.output = v;
   s.flush_ms = IntSetting("DLTRACE_FLUSH_MS", s.flush_ms, 1);
+  s.flush_ms_set = Env("DLTRACE_FLUSH_MS") != nullptr;
   s.sample_ms = IntSetting("DLTRACE_SAMPLE_MS", s.sample_ms, 0);
   s.buffer_events = IntSetting("DLTRACE_BUFFER_EVENTS", s.buffer_events, 1);
   s.enabled = BoolSetting("DLTRACE_ENABLE", s.enabled);
@@ -93,7 +98,9 @@ Settings Settings::FromEnvironment() {
   if (const char* v = Env("DLTRACE_RAW")) {
     if (!std::strcmp(v, "1")) {
       s.raw = "1";
-    } else if (std::strcmp(v, "0") != 0) {
+    } else if (!std::strcmp(v, "0")) {
+      s.raw.clear();
+    } else {
       if (v[0] == '/')
         s.raw = v;
       else

@@ -527,6 +527,49 @@ class RecorderTest(ScratchTestCase):
         self.assertEqual(q.returncode, 1)
         self.assertEqual(len(q.stderr.strip().splitlines()), 1, q.stderr)
 
+    def test_raw_file_is_the_default_and_dltrace_recover_finishes_a_killed_run(self):
+        # No DLTRACE_RAW at all: the raw file goes to /dev/shm, and a
+        # SIGKILL leaves the calls since the last drain there.
+        out = os.path.join(self.tmp, "default-kill")
+        argv = [prog("dltrace-mpi-loop"), "30000", "kill"]
+        env = preload_env(out)
+        env.pop("DLTRACE_RAW", None)
+        p = subprocess.run(mpirun_preloaded(1, argv, out), env=env, capture_output=True,
+                           text=True, timeout=300)
+        self.assertNotEqual(p.returncode, 0)
+        raw_file = self._raw_path(out)
+        if os.access("/dev/shm", os.W_OK):
+            self.assertEqual(os.path.dirname(raw_file), "/dev/shm")
+        self.assertTrue(os.path.exists(raw_file))
+        rc, j, err = info(out)
+        self.assertEqual(j["ranks"][0]["status"], "no footer")
+        q = subprocess.run([DLTRACE, "recover", out], capture_output=True, text=True, timeout=300)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertIn(raw_file + ": ", q.stdout)
+        self.assertIn("events recovered", q.stdout)
+        self.assertFalse(os.path.exists(raw_file))
+        self._assert_exactly(out, 30000, "killed (recovered from its raw file)")
+        # Again: nothing left, said, not an error.
+        q = subprocess.run([DLTRACE, "recover", out], capture_output=True, text=True, timeout=60)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertIn("no trace with a raw file left", q.stdout)
+        # DLTRACE_RAW=0 opts out: no raw file, and a trace named alone says why in one line.
+        plain = os.path.join(self.tmp, "no-raw")
+        p = subprocess.run(mpirun_preloaded(1, [prog("dltrace-mpi-loop"), "1000", "exit"], plain,
+                                            DLTRACE_RAW=0),
+                           env=preload_env(plain, DLTRACE_RAW=0), capture_output=True, text=True,
+                           timeout=300)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rc, recs, err = dump(plain)
+        header = [r for r in recs if r["type"] == "header"][0]
+        self.assertNotIn("dltrace.raw", header["attributes"])
+        q = subprocess.run([DLTRACE, "recover", os.path.join(plain, "rank0.dltrace")],
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(q.returncode, 1)
+        lines = q.stderr.strip().splitlines()
+        self.assertEqual(len(lines), 1, q.stderr)
+        self.assertIn("DLTRACE_RAW=0", lines[0])
+
     def test_truncated_raw_file_gets_one_clear_line(self):
         raw = os.path.join(self.tmp, "raw")
         os.mkdir(raw)
