@@ -8,10 +8,11 @@
 # algorithm, over TCP and over the RDMA fabric (RoCEv2 with PFC, its default
 # congestion control). Prints per transport and run: wall s, CPU s of all
 # processes, simulated s, packets, packets per wall s, speedup over one
-# process and parallel efficiency (speedup / partitions), and checks that
-# every run of a transport moved the same bytes per endpoint (RDMA: and
-# ended every endpoint at the same nanosecond). Figures from one run of
-# each; it asserts nothing beyond every run succeeding with the same bytes.
+# process and parallel efficiency (speedup / partitions), checks that every
+# run of a transport moved the same bytes per endpoint, and prints how far
+# each partitioned run's endpoint durations are from one process's. Figures
+# from one run of each; it asserts nothing beyond every run succeeding with
+# the same bytes.
 #
 # usage: scripts/bench-partitions.sh [build_dir]   (default build/, or $DLTRACE_BUILD_DIR)
 #        The build must be against an ns-3 tree with MPI (`dltrace --version`
@@ -66,13 +67,13 @@ run() {
   awk -v t="$T" -v n="${name#"$T-"}" -v p="$parts" -v w="$wall" -v c="$user" -v cs="$sys" -v s="$sim" -v k="$packets" -v b="$base_wall" \
     'BEGIN { printf "| %s | %s | %s | %.2f | %.2f | %.6f | %d | %.0f | %.2f | %.2f |\n", t, n, p, w, c + cs, s, k, k / w, b / w, b / w / p }'
   # Bytes per endpoint, for the same-bytes check below.
-  python3 - "$out" "$T" >"$work/$name.bytes" <<'EOF'
+  python3 - "$out" "$work/$name.ns" >"$work/$name.bytes" <<'EOF'
 import glob, json, os, sys
-for f in sorted(glob.glob(os.path.join(sys.argv[1], "rank*.results.json"))):
-    r = json.load(open(f))
-    # RDMA partitions reproduce the sequential run exactly: its end times too.
-    print(os.path.basename(f), r["bytes_sent"], r["bytes_received"], r["complete"],
-          r["end_ns"] if sys.argv[2] == "rdma" else "")
+with open(sys.argv[2], "w") as ns:
+    for f in sorted(glob.glob(os.path.join(sys.argv[1], "rank*.results.json"))):
+        r = json.load(open(f))
+        print(os.path.basename(f), r["bytes_sent"], r["bytes_received"], r["complete"])
+        ns.write("%d\n" % r["duration_ns"])
 EOF
 }
 
@@ -87,8 +88,13 @@ for T in $TRANSPORTS; do
       run "$T-$p-partitions-$a" "$p" --partitions "$p" --pdes "$a"
       cmp -s "$work/$T-1-process.bytes" "$work/$T-$p-partitions-$a.bytes" ||
         die "$T, $p partitions ($a) moved other bytes than one process: $(diff "$work/$T-1-process.bytes" "$work/$T-$p-partitions-$a.bytes" | head -n 4)"
+      # Each endpoint's simulated duration against one process's: the largest difference.
+      paste "$work/$T-1-process.ns" "$work/$T-$p-partitions-$a.ns" |
+        awk -v r="$T, $p partitions ($a)" '{ d = $2 - $1; if (d < 0) d = -d; if (d > m) m = d }
+          END { printf "  %s: endpoints end within %d ns of one process%s\n", r, m, m == 0 ? " (identical)" : "" }' >>"$work/ends.txt"
     done
   done
 done
 echo
-echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); every run moved the same bytes per endpoint (rdma: and ended at the same ns)"
+cat "$work/ends.txt"
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); every run moved the same bytes per endpoint"

@@ -437,9 +437,9 @@ DltraceRdmaNetwork::TagCrossing(Ptr<Packet> frame)
         return;
     }
     DltraceRdmaMessageTag tag;
-    if (frame->PeekPacketTag(tag))
+    if (h.srcHost >= m_localHost.size() || !m_localHost[h.srcHost] || frame->PeekPacketTag(tag))
     {
-        return; // tagged where it was sent; it crosses on
+        return; // sent elsewhere: tagged there if its receiver needs it; it crosses on
     }
     auto it = m_routeOfQp.find((uint64_t(h.srcHost) << 32) | h.qp);
     if (it == m_routeOfQp.end())
@@ -449,7 +449,11 @@ DltraceRdmaNetwork::TagCrossing(Ptr<Packet> frame)
     }
     const Route& r = m_routes[it->second];
     const QpRecord& q = m_qps[r.qpRecord];
-    if (!r.remote || h.msgSeq < r.firstSeq || h.msgSeq - r.firstSeq >= r.inFlight.size())
+    if (!r.remote)
+    {
+        return; // its path leaves this partition, but it is delivered here
+    }
+    if (h.msgSeq < r.firstSeq || h.msgSeq - r.firstSeq >= r.inFlight.size())
     {
         NS_FATAL_ERROR("DltraceRdmaNetwork: host " << h.srcHost << " QP " << h.qp << " message " << h.msgSeq
                                                    << " crosses partitions but is not outstanding there");
@@ -475,7 +479,10 @@ DltraceRdmaNetwork::NoteCrossing(Ptr<Packet> frame)
     }
     DltraceRdmaHeader h;
     frame->PeekHeader(h);
-    if (h.dstHost < m_localHost.size() && m_localHost[h.dstHost])
+    // For a host here from a host elsewhere (a message between two hosts here that crossed
+    // the cut on its way is known here already).
+    if (h.dstHost < m_localHost.size() && m_localHost[h.dstHost] && h.srcHost < m_localHost.size() &&
+        !m_localHost[h.srcHost])
     {
         m_incoming.emplace(MessageKey(h.srcHost, h.qp, h.msgSeq),
                            Incoming{tag.job, tag.src, tag.dst, tag.channel, tag.tag, tag.bytes, tag.notice != 0});
