@@ -31,14 +31,6 @@ WireBytes(bool notice, uint64_t bytes)
     return notice || bytes == 0 ? 1 : bytes;
 }
 
-/// A message of a QP: source host, QP number and the QP's message number.
-uint64_t
-MessageKey(uint32_t srcHost, uint32_t qpn, uint32_t msgSeq)
-{
-    // Hosts and QPs per host stay far below 2^24 and 2^20.
-    return (uint64_t(srcHost) << 40) ^ (uint64_t(qpn) << 20) ^ msgSeq;
-}
-
 } // namespace
 
 NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNetwork);
@@ -311,7 +303,7 @@ DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t q
     if (!m_localHost.empty() && !m_localHost.at(srcHost))
     {
         // From another partition: its message came with its packets (NoteCrossing).
-        auto in = m_incoming.find(MessageKey(srcHost, qpn, msgSeq));
+        auto in = m_incoming.find({srcHost, qpn, msgSeq});
         if (in == m_incoming.end())
         {
             NS_FATAL_ERROR("DltraceRdmaNetwork: host " << srcHost << " QP " << qpn << " message " << msgSeq
@@ -484,7 +476,7 @@ DltraceRdmaNetwork::NoteCrossing(Ptr<Packet> frame)
     if (h.dstHost < m_localHost.size() && m_localHost[h.dstHost] && h.srcHost < m_localHost.size() &&
         !m_localHost[h.srcHost])
     {
-        m_incoming.emplace(MessageKey(h.srcHost, h.qp, h.msgSeq),
+        m_incoming.emplace(std::make_tuple(h.srcHost, h.qp, h.msgSeq),
                            Incoming{tag.job, tag.src, tag.dst, tag.channel, tag.tag, tag.bytes, tag.notice != 0});
     }
 }

@@ -186,7 +186,8 @@ class DltraceRdmaNetwork : public Object
     uint64_t m_delivered;
     Callback<void> m_posted;
     std::vector<bool> m_localHost; ///< partitioned run: per host, simulated here (empty: all)
-    std::unordered_map<uint64_t, Incoming> m_incoming; ///< (src host, qpn, message number) -> message
+    /// Messages from other partitions, by (source host, QP number, the QP's message number).
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Incoming> m_incoming;
 };
 
 /**
