@@ -63,12 +63,16 @@ DltraceRdmaHelper::SetCongestionControl(const std::string& name)
 }
 
 void
-DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
+DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph, const std::vector<uint32_t>& systemId)
 {
     m_routing = std::make_shared<DltraceRdmaRouting>(graph);
     const uint32_t nodes = static_cast<uint32_t>(graph.names.size());
-    m_hosts.Create(graph.hosts);
-    m_switchNodes.Create(nodes - graph.hosts);
+    auto system = [&systemId](uint32_t i) { return i < systemId.size() ? systemId[i] : 0; };
+    // Hosts first, then switches: node ids are the graph's in every partition.
+    for (uint32_t n = 0; n < nodes; ++n)
+    {
+        (n < graph.hosts ? m_hosts : m_switchNodes).Add(CreateObject<Node>(system(n)));
+    }
     for (uint32_t s = graph.hosts; s < nodes; ++s)
     {
         Ptr<DltraceRdmaSwitch> sw = CreateObject<DltraceRdmaSwitch>();
@@ -94,7 +98,13 @@ DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
     for (uint32_t l = 0; l < graph.links.size(); ++l)
     {
         const auto& link = graph.links[l];
-        Ptr<DltraceRdmaChannel> channel = CreateObject<DltraceRdmaChannel>();
+        Ptr<DltraceRdmaRemoteChannel> remote;
+        if (system(link.a) != system(link.b))
+        {
+            remote = CreateObject<DltraceRdmaRemoteChannel>();
+            m_remoteChannels.push_back(remote);
+        }
+        Ptr<DltraceRdmaChannel> channel = remote ? Ptr<DltraceRdmaChannel>(remote) : CreateObject<DltraceRdmaChannel>();
         channel->SetAttribute("Delay", TimeValue(NanoSeconds(link.delay_ns)));
         Ptr<DltraceRdmaNetDevice> ends[2];
         for (int e = 0; e < 2; ++e)
@@ -106,6 +116,10 @@ DltraceRdmaHelper::Build(const dltrace::models::TopologyGraph& graph)
             nodeOf(n)->AddDevice(dev);
             dev->Attach(channel);
             ends[e] = dev;
+        }
+        if (remote)
+        {
+            remote->Connect();
         }
         for (int e = 0; e < 2; ++e)
         {
@@ -276,6 +290,12 @@ const std::vector<DltraceRdmaHelper::Link>&
 DltraceRdmaHelper::GetLinks() const
 {
     return m_links;
+}
+
+const std::vector<Ptr<DltraceRdmaRemoteChannel>>&
+DltraceRdmaHelper::GetRemoteChannels() const
+{
+    return m_remoteChannels;
 }
 
 const dltrace::models::TopologyGraph&

@@ -5,6 +5,7 @@
 #define DLTRACE_RDMA_HELPER_H
 
 #include "ns3/dltrace-rdma-nic.h"
+#include "ns3/dltrace-rdma-remote-channel.h"
 #include "ns3/dltrace-rdma-switch.h"
 #include "ns3/node-container.h"
 #include "ns3/object-factory.h"
@@ -74,8 +75,14 @@ class DltraceRdmaHelper
     uint64_t GetUetTrimmed() const;
     /// UET: data packets every switch marked CE so far.
     uint64_t GetUetEcnMarks() const;
-    /// Builds nodes, devices and switches of GRAPH.
-    void Build(const dltrace::models::TopologyGraph& graph);
+    /**
+     * Builds nodes, devices and switches of GRAPH. SYSTEM_ID (one per graph
+     * node; empty: all 0) puts nodes in partitions of ns-3's distributed
+     * simulator: a cable whose ends differ is a DltraceRdmaRemoteChannel.
+     */
+    void Build(const dltrace::models::TopologyGraph& graph, const std::vector<uint32_t>& systemId = {});
+    /// The cables that cross partitions (none in a sequential run).
+    const std::vector<Ptr<DltraceRdmaRemoteChannel>>& GetRemoteChannels() const;
 
     NodeContainer GetHosts() const;
     Ptr<DltraceRdmaNic> GetNic(uint32_t host) const;
@@ -100,6 +107,7 @@ class DltraceRdmaHelper
     std::vector<Ptr<DltraceRdmaNic>> m_nics;
     std::vector<Ptr<DltraceRdmaSwitch>> m_switches;
     std::vector<Link> m_links;
+    std::vector<Ptr<DltraceRdmaRemoteChannel>> m_remoteChannels;
     bool m_uet = false;
     UetConfig m_uetConfig;
     Time m_uetRtt;

@@ -132,11 +132,13 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
     const bool partitioned = config.partitions > 1;
     if (partitioned)
     {
-        if (config.transport != "tcp")
+        if (config.transport == "uet")
         {
+            // Its PDCs draw their load balancing from random streams numbered in creation order,
+            // which a partition (creating only its own) would not reproduce.
             *error = "--partitions " + std::to_string(config.partitions) +
-                     ": the RDMA fabric's links are not ns-3 point-to-point links, so they cannot cross "
-                     "partitions; partitioned runs need --transport tcp";
+                     ": not with --transport uet (its spraying would not match the sequential run); "
+                     "partitioned runs take --transport tcp or rdma";
             return false;
         }
         if (!config.pcapPrefix.empty())
@@ -565,9 +567,19 @@ DltraceScenario::BuildRdma()
     }
     Config::SetDefault("ns3::DltraceRdmaSwitchMmu::LosslessClasses",
                        UintegerValue(uint32_t(classes.size())));
-    m_rdma->Build(*m_fabric);
+    m_rdma->Build(*m_fabric, m_partition.systemId);
     m_rdmaNetwork = CreateObject<DltraceRdmaNetwork>();
     m_rdmaNetwork->SetFabric(m_rdma.get());
+    if (m_mpi)
+    {
+        // Frames cross the cut as they are; a data packet also names its message.
+        m_rdmaNetwork->EnablePartitions(m_partition.systemId, DltracePartitionedRun::Rank());
+        for (const auto& channel : m_rdma->GetRemoteChannels())
+        {
+            channel->SetCrossingCallbacks(MakeCallback(&DltraceRdmaNetwork::TagCrossing, m_rdmaNetwork),
+                                          MakeCallback(&DltraceRdmaNetwork::NoteCrossing, m_rdmaNetwork));
+        }
+    }
 }
 
 bool
@@ -1243,7 +1255,26 @@ DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
                   " stop checks",
                   self, m_partition.HostsIn(self), endpoints, counters[0], m_wallSeconds,
                   m_mpi->GetChecks());
-    w.Put(std::string(line));
+    std::string text = line;
+    if (m_rdma)
+    {
+        // PFC frames each partition's ports sent and received (a frame across the cut counts on both sides).
+        uint64_t sent = 0, received = 0;
+        for (const auto& link : m_rdma->GetLinks())
+        {
+            for (const auto& device : {link.a, link.b})
+            {
+                for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
+                {
+                    const auto k = device->GetPfcCounters(c);
+                    sent += k.pausesSent;
+                    received += k.pausesReceived;
+                }
+            }
+        }
+        text += ", " + std::to_string(sent) + " PFC pause frames sent, " + std::to_string(received) + " received";
+    }
+    w.Put(text);
     for (size_t i = 0; i < n; ++i)
     {
         w.Put(counters[i]);

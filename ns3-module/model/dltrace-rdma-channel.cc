@@ -64,6 +64,12 @@ DltraceRdmaChannel::Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice> src, 
                                    packet);
 }
 
+Time
+DltraceRdmaChannel::GetDelay() const
+{
+    return m_delay;
+}
+
 std::size_t
 DltraceRdmaChannel::GetNDevices() const
 {

@@ -26,7 +26,9 @@ class DltraceRdmaChannel : public Channel
     /// Connects DEVICE to one end (at most two).
     void Attach(Ptr<DltraceRdmaNetDevice> device);
     /// Delivers PACKET to the device at the other end of SRC after TX_TIME + Delay.
-    void Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice> src, Time txTime);
+    virtual void Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice> src, Time txTime);
+    /// The Delay attribute: propagation delay, one way.
+    Time GetDelay() const;
     /// The device at the other end from DEVICE.
     Ptr<DltraceRdmaNetDevice> GetPeer(Ptr<const DltraceRdmaNetDevice> device) const;
 

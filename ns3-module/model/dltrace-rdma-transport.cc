@@ -34,6 +34,7 @@ WireBytes(bool notice, uint64_t bytes)
 } // namespace
 
 NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaNetwork);
+NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaMessageTag);
 
 TypeId
 DltraceRdmaNetwork::GetTypeId()
@@ -148,6 +149,7 @@ DltraceRdmaNetwork::NewRoute(uint32_t job,
         this,
         route);
     m_routes.push_back(Route{m_qps.size(), {}, {}});
+    m_routes.back().remote = !m_localHost.empty() && !m_localHost.at(dstHost);
     if (m_fabric->IsUet())
     {
         Ptr<DltraceUetPdc> pdc = m_fabric->CreateUetPdc(srcHost, dstHost, m_priority.at(job), hash);
@@ -162,7 +164,7 @@ DltraceRdmaNetwork::NewRoute(uint32_t job,
         m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
         qp->SetMessageAckedCallback(acked);
     }
-    if (!m_deliverHooked.at(dstHost))
+    if (!m_deliverHooked.at(dstHost) && m_localHost.empty())
     {
         m_deliverHooked[dstHost] = true;
         m_fabric->GetNic(dstHost)->SetDeliverCallback(MakeBoundCallback(
@@ -274,6 +276,13 @@ DltraceRdmaNetwork::Send(size_t route, const Pending& pending, uint64_t wireByte
     r.inFlight.push_back(pending);
     r.unacked.push_back(std::move(onSent));
     const QpRecord& q = m_qps[r.qpRecord];
+    if (r.remote && (pending.relay != kNoRelay || !q.qp))
+    {
+        NS_FATAL_ERROR("DltraceRdmaNetwork: job " << q.job << " endpoint " << q.src << " sends to endpoint "
+                                                  << q.dst << " in another partition "
+                                                  << (q.qp ? "through a relay GPU (PXN)" : "over UET")
+                                                  << ", which partitioned runs do not carry");
+    }
     if (q.qp)
     {
         q.qp->PostSend(wireBytes);
@@ -289,8 +298,29 @@ DltraceRdmaNetwork::Send(size_t route, const Pending& pending, uint64_t wireByte
 }
 
 void
-DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t qpn, uint32_t /*msgSeq*/, uint64_t /*bytes*/)
+DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t qpn, uint32_t msgSeq, uint64_t /*bytes*/)
 {
+    if (!m_localHost.empty() && !m_localHost.at(srcHost))
+    {
+        // From another partition: its message came with its packets (NoteCrossing).
+        auto in = m_incoming.find({srcHost, qpn, msgSeq});
+        if (in == m_incoming.end())
+        {
+            NS_FATAL_ERROR("DltraceRdmaNetwork: host " << srcHost << " QP " << qpn << " message " << msgSeq
+                                                       << " arrived from another partition untagged");
+        }
+        const Incoming m = in->second;
+        m_incoming.erase(in);
+        ++m_delivered;
+        auto t = m_transports.find({m.job, m.dst});
+        if (t == m_transports.end())
+        {
+            NS_FATAL_ERROR("DltraceRdmaNetwork: job " << m.job << " endpoint " << m.dst
+                                                      << " got a message before it started");
+        }
+        t->second->Arrived({m.src, m.channel, m.tag, m.bytes, m.notice});
+        return;
+    }
     auto it = m_routeOfQp.find((uint64_t(srcHost) << 32) | qpn);
     if (it == m_routeOfQp.end())
     {
@@ -324,10 +354,17 @@ DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t q
 }
 
 void
-DltraceRdmaNetwork::Acked(size_t route, uint32_t /*msgSeq*/, uint64_t /*bytes*/)
+DltraceRdmaNetwork::Acked(size_t route, uint32_t msgSeq, uint64_t /*bytes*/)
 {
     Route& r = m_routes[route];
     NS_ASSERT(!r.unacked.empty());
+    if (r.remote)
+    {
+        // Acknowledged: none of its packets crosses again.
+        NS_ASSERT(!r.inFlight.empty() && msgSeq == r.firstSeq);
+        r.inFlight.pop_front();
+        ++r.firstSeq;
+    }
     std::function<void()> cb = std::move(r.unacked.front());
     r.unacked.pop_front();
     if (cb)
@@ -358,6 +395,143 @@ void
 DltraceRdmaNetwork::SetPostCallback(Callback<void> cb)
 {
     m_posted = cb;
+}
+
+void
+DltraceRdmaNetwork::EnablePartitions(const std::vector<uint32_t>& systemId, uint32_t self)
+{
+    const uint32_t hosts = m_fabric->GetGraph().hosts;
+    m_localHost.assign(hosts, false);
+    for (uint32_t h = 0; h < hosts; ++h)
+    {
+        m_localHost[h] = h < systemId.size() && systemId[h] == self;
+        if (!m_localHost[h])
+        {
+            continue;
+        }
+        // Every host here delivers: messages from other partitions open no route here.
+        m_deliverHooked[h] = true;
+        m_fabric->GetNic(h)->SetDeliverCallback(MakeBoundCallback(
+            +[](DltraceRdmaNetwork* n, uint32_t host, uint32_t srcHost, uint32_t qpn, uint32_t seq, uint64_t bytes) {
+                n->Delivered(host, srcHost, qpn, seq, bytes);
+            },
+            this,
+            h));
+    }
+}
+
+void
+DltraceRdmaNetwork::TagCrossing(Ptr<Packet> frame)
+{
+    DltraceRdmaHeader h;
+    if (frame->PeekHeader(h) == 0 || h.type != DltraceRdmaHeader::DATA)
+    {
+        return;
+    }
+    DltraceRdmaMessageTag tag;
+    if (h.srcHost >= m_localHost.size() || !m_localHost[h.srcHost] || frame->PeekPacketTag(tag))
+    {
+        return; // sent elsewhere: tagged there if its receiver needs it; it crosses on
+    }
+    auto it = m_routeOfQp.find((uint64_t(h.srcHost) << 32) | h.qp);
+    if (it == m_routeOfQp.end())
+    {
+        NS_FATAL_ERROR("DltraceRdmaNetwork: a data packet of host " << h.srcHost << " QP " << h.qp
+                                                                    << " crosses partitions untagged");
+    }
+    const Route& r = m_routes[it->second];
+    const QpRecord& q = m_qps[r.qpRecord];
+    if (!r.remote)
+    {
+        return; // its path leaves this partition, but it is delivered here
+    }
+    if (h.msgSeq < r.firstSeq || h.msgSeq - r.firstSeq >= r.inFlight.size())
+    {
+        NS_FATAL_ERROR("DltraceRdmaNetwork: host " << h.srcHost << " QP " << h.qp << " message " << h.msgSeq
+                                                   << " crosses partitions but is not outstanding there");
+    }
+    const Pending& p = r.inFlight[h.msgSeq - r.firstSeq];
+    tag.job = q.job;
+    tag.src = q.src;
+    tag.dst = q.dst;
+    tag.channel = q.channel;
+    tag.tag = p.tag;
+    tag.bytes = p.bytes;
+    tag.notice = p.notice ? 1 : 0;
+    frame->AddPacketTag(tag);
+}
+
+void
+DltraceRdmaNetwork::NoteCrossing(Ptr<Packet> frame)
+{
+    DltraceRdmaMessageTag tag;
+    if (!frame->PeekPacketTag(tag))
+    {
+        return;
+    }
+    DltraceRdmaHeader h;
+    frame->PeekHeader(h);
+    // For a host here from a host elsewhere (a message between two hosts here that crossed
+    // the cut on its way is known here already).
+    if (h.dstHost < m_localHost.size() && m_localHost[h.dstHost] && h.srcHost < m_localHost.size() &&
+        !m_localHost[h.srcHost])
+    {
+        m_incoming.emplace(std::make_tuple(h.srcHost, h.qp, h.msgSeq),
+                           Incoming{tag.job, tag.src, tag.dst, tag.channel, tag.tag, tag.bytes, tag.notice != 0});
+    }
+}
+
+TypeId
+DltraceRdmaMessageTag::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::DltraceRdmaMessageTag")
+                            .SetParent<Tag>()
+                            .SetGroupName("Dltrace")
+                            .AddConstructor<DltraceRdmaMessageTag>();
+    return tid;
+}
+
+TypeId
+DltraceRdmaMessageTag::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+DltraceRdmaMessageTag::GetSerializedSize() const
+{
+    return 4 + 4 + 4 + 2 + 8 + 8 + 1;
+}
+
+void
+DltraceRdmaMessageTag::Serialize(TagBuffer buffer) const
+{
+    buffer.WriteU32(job);
+    buffer.WriteU32(uint32_t(src));
+    buffer.WriteU32(uint32_t(dst));
+    buffer.WriteU16(channel);
+    buffer.WriteU64(tag);
+    buffer.WriteU64(bytes);
+    buffer.WriteU8(notice);
+}
+
+void
+DltraceRdmaMessageTag::Deserialize(TagBuffer buffer)
+{
+    job = buffer.ReadU32();
+    src = int32_t(buffer.ReadU32());
+    dst = int32_t(buffer.ReadU32());
+    channel = buffer.ReadU16();
+    tag = buffer.ReadU64();
+    bytes = buffer.ReadU64();
+    notice = buffer.ReadU8();
+}
+
+void
+DltraceRdmaMessageTag::Print(std::ostream& os) const
+{
+    os << "job=" << job << " src=" << src << " dst=" << dst << " channel=" << channel << " tag=" << tag
+       << " bytes=" << bytes << " notice=" << unsigned(notice);
 }
 
 DltraceRdmaTransport::DltraceRdmaTransport(Ptr<DltraceRdmaNetwork> network, uint32_t job, int32_t self)

@@ -9,6 +9,8 @@
 #include "ns3/dltrace-uet-pdc.h"
 #include "ns3/nstime.h"
 #include "ns3/object.h"
+#include "ns3/packet.h"
+#include "ns3/tag.h"
 
 #include "ns3/dltrace-simulated-transport.h"
 
@@ -88,6 +90,19 @@ class DltraceRdmaNetwork : public Object
     /// Called after every Post (a fast-forward watching the network wakes up).
     void SetPostCallback(Callback<void> cb);
 
+    /**
+     * A partitioned run: host H is simulated here when SYSTEM_ID[H] is this
+     * process's. A message to a host of another partition is named in a
+     * DltraceRdmaMessageTag on its data packets as they cross the cut
+     * (TagCrossing on the sending side, NoteCrossing on the receiving side),
+     * since only the sender's process saw it posted.
+     */
+    void EnablePartitions(const std::vector<uint32_t>& systemId, uint32_t self);
+    /// A frame leaves this process: a data packet of a message posted here gets its tag.
+    void TagCrossing(Ptr<Packet> frame);
+    /// A frame arrives from another process: a data packet for a host here names its message.
+    void NoteCrossing(Ptr<Packet> frame);
+
   protected:
     void DoDispose() override;
 
@@ -119,8 +134,21 @@ class DltraceRdmaNetwork : public Object
     struct Route
     {
         size_t qpRecord;
-        std::deque<Pending> inFlight; ///< posted, not yet delivered (in order)
+        std::deque<Pending> inFlight; ///< posted, not yet delivered (in order); to another partition: not yet acknowledged
         std::deque<std::function<void()>> unacked; ///< posted, not yet acknowledged
+        bool remote = false;     ///< to a host of another partition
+        uint32_t firstSeq = 0;   ///< remote: the QP message number of inFlight.front()
+    };
+    /// What the receiving partition needs of a message from another one.
+    struct Incoming
+    {
+        uint32_t job;
+        int32_t src;
+        int32_t dst;
+        uint16_t channel;
+        uint64_t tag;
+        uint64_t bytes;
+        bool notice;
     };
 
     Route& GetRoute(uint32_t job, int32_t src, int32_t dst, uint16_t channel);
@@ -157,6 +185,33 @@ class DltraceRdmaNetwork : public Object
     std::vector<QpRecord> m_qps;
     uint64_t m_delivered;
     Callback<void> m_posted;
+    std::vector<bool> m_localHost; ///< partitioned run: per host, simulated here (empty: all)
+    /// Messages from other partitions, by (source host, QP number, the QP's message number).
+    std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Incoming> m_incoming;
+};
+
+/**
+ * \ingroup dltrace
+ * \brief The message a data packet belongs to, carried across a partition
+ * cut (serialized with the packet by ns-3's MPI interface).
+ */
+class DltraceRdmaMessageTag : public Tag
+{
+  public:
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(TagBuffer buffer) const override;
+    void Deserialize(TagBuffer buffer) override;
+    void Print(std::ostream& os) const override;
+
+    uint32_t job = 0;
+    int32_t src = 0;
+    int32_t dst = 0;
+    uint16_t channel = 0;
+    uint64_t tag = 0;
+    uint64_t bytes = 0;
+    uint8_t notice = 0;
 };
 
 /**

@@ -3,7 +3,7 @@
 """`dltrace simulate --engine ns3 --partitions N`: what cannot be partitioned
 is refused with one line before anything runs (more partitions than leaves
 or pods, a topology with no cut of point-to-point links, a zero lookahead,
-the RDMA fabric, a bad map file, and a build whose ns-3 has no MPI), and
+the UET transport, fast-forward, a bad map file, and a build whose ns-3 has no MPI), and
 nothing is written. Runs on any ns-3 build (the checks come before MPI)."""
 import os
 import tempfile
@@ -52,9 +52,13 @@ class PartitionRefusalTest(unittest.TestCase):
         self.refused(["zero delay", "lookahead is 0"],
                      "--topo", "leaf-spine:leaves=2,hosts-per-leaf=2,delay=0us", "--partitions", "2")
 
-    def test_rdma_is_refused(self):
-        self.refused(["--transport tcp"], "--topo", "leaf-spine:leaves=2,hosts-per-leaf=2",
-                     "--transport", "rdma", "--partitions", "2")
+    def test_uet_is_refused(self):
+        self.refused(["--transport uet", "tcp or rdma"], "--topo", "leaf-spine:leaves=2,hosts-per-leaf=2",
+                     "--transport", "uet", "--partitions", "2")
+
+    def test_fast_forward_is_refused(self):
+        self.refused(["--fast-forward", "not with --partitions"], "--topo", "leaf-spine:leaves=2,hosts-per-leaf=2",
+                     "--transport", "rdma", "--fast-forward", "--partitions", "2")
 
     def test_partition_options_need_partitions(self):
         self.refused(["go with --partitions"], "--topo", "leaf-spine:leaves=2", "--pdes", "barrier")
