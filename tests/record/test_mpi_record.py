@@ -381,17 +381,15 @@ class RecorderTest(ScratchTestCase):
         _, stderr = proc.communicate(timeout=60)
         self.returncode = proc.returncode
         if sig == signal.SIGKILL:
-            self.addCleanup(self._remove_raw_files, out)
+            # A killed rank's raw file (the recorder's default) outlives it, in
+            # /dev/shm; these tests read the trace as it was left. Named now:
+            # tearDown removes the trace before the cleanups run.
+            _, recs, _ = dump(out)
+            for r in recs:
+                path = r.get("attributes", {}).get("dltrace.raw") if r["type"] == "header" else None
+                if path:
+                    self.addCleanup(lambda p=path: os.path.isfile(p) and os.remove(p))
         return stderr
-
-    def _remove_raw_files(self, out):
-        """A killed rank's raw file (the recorder's default) outlives it, in
-        /dev/shm: these tests read the trace as it was left, so they remove it."""
-        _, recs, _ = dump(out)
-        for r in recs:
-            path = r.get("attributes", {}).get("dltrace.raw") if r["type"] == "header" else None
-            if path and os.path.isfile(path):
-                os.remove(path)
 
     def _assert_footers_after_sigterm(self, out):
         rc, recs, err = dump(out)
