@@ -164,17 +164,27 @@ DltraceRdmaNetwork::NewRoute(uint32_t job,
         m_routeOfQp[(uint64_t(srcHost) << 32) | qp->GetQpn()] = route;
         qp->SetMessageAckedCallback(acked);
     }
-    if (!m_deliverHooked.at(dstHost) && m_localHost.empty())
+    if (m_localHost.empty())
     {
-        m_deliverHooked[dstHost] = true;
-        m_fabric->GetNic(dstHost)->SetDeliverCallback(MakeBoundCallback(
-            +[](DltraceRdmaNetwork* n, uint32_t host, uint32_t srcHost, uint32_t qpn, uint32_t seq, uint64_t bytes) {
-                n->Delivered(host, srcHost, qpn, seq, bytes);
-            },
-            this,
-            dstHost));
+        HookDelivery(dstHost);
     }
     return route;
+}
+
+void
+DltraceRdmaNetwork::HookDelivery(uint32_t host)
+{
+    if (m_deliverHooked.at(host))
+    {
+        return;
+    }
+    m_deliverHooked[host] = true;
+    m_fabric->GetNic(host)->SetDeliverCallback(MakeBoundCallback(
+        +[](DltraceRdmaNetwork* n, uint32_t dst, uint32_t srcHost, uint32_t qpn, uint32_t seq, uint64_t bytes) {
+            n->Delivered(dst, srcHost, qpn, seq, bytes);
+        },
+        this,
+        host));
 }
 
 Time
@@ -410,13 +420,7 @@ DltraceRdmaNetwork::EnablePartitions(const std::vector<uint32_t>& systemId, uint
             continue;
         }
         // Every host here delivers: messages from other partitions open no route here.
-        m_deliverHooked[h] = true;
-        m_fabric->GetNic(h)->SetDeliverCallback(MakeBoundCallback(
-            +[](DltraceRdmaNetwork* n, uint32_t host, uint32_t srcHost, uint32_t qpn, uint32_t seq, uint64_t bytes) {
-                n->Delivered(host, srcHost, qpn, seq, bytes);
-            },
-            this,
-            h));
+        HookDelivery(h);
     }
 }
 

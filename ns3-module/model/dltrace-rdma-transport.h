@@ -167,6 +167,8 @@ class DltraceRdmaNetwork : public Object
     /// Sends PENDING on ROUTE (ON_SENT when it is acknowledged).
     void Send(size_t route, const Pending& pending, uint64_t wireBytes, std::function<void()> onSent);
     void Delivered(uint32_t dstHost, uint32_t srcHost, uint32_t qpn, uint32_t msgSeq, uint64_t bytes);
+    /// HOST's NIC hands what it delivers to Delivered (once per host).
+    void HookDelivery(uint32_t host);
     void Acked(size_t route, uint32_t msgSeq, uint64_t bytes);
     Time IdealTime(uint32_t srcHost, uint32_t dstHost, uint64_t flowHash, uint64_t bytes) const;
 

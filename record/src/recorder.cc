@@ -48,6 +48,11 @@ std::atomic<bool> g_stop{false};
 std::atomic<bool> g_drain_now{false};  // a thread's buffer is filling: flush before the timer
 const int kSignals[] = {SIGTERM, SIGINT, SIGHUP};
 
+// Wakes the flusher to drain now (once until it has: later asks add nothing).
+void RequestDrain() {
+  if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
+}
+
 std::string ReadFile(const char* path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -580,7 +585,7 @@ Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   // it asks again every 100 us.
   const uint32_t held = b->blocks.load(std::memory_order_relaxed);
   if (!b->free && held >= drain_blocks_ + 2 && held < max_blocks_) {
-    if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
+    RequestDrain();
     const int64_t give_up = NowNs() + block_alloc_ns_.load(std::memory_order_relaxed);
     do {
       std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -669,7 +674,7 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
       // Wait for it rather than lose events; drop, counted, if it is stuck
       // (a stalled file system), and keep dropping without waiting until it
       // comes back: the program is held up once, not once per call.
-      if (!g_drain_now.exchange(true)) sem_post(&g_flush_request);
+      RequestDrain();
       for (int i = 0; i < kFullWaitSteps && !next && state_.load(std::memory_order_relaxed) == 1;
            ++i) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -693,8 +698,7 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
       b->filled_drain = drains;
       b->filled = 0;
     }
-    if (++b->filled >= drain_blocks_ && !g_drain_now.exchange(true))
-      sem_post(&g_flush_request);
+    if (++b->filled >= drain_blocks_) RequestDrain();
   }
   Block* blk = b->write;
   uint32_t pos = b->write_pos;

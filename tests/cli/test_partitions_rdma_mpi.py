@@ -27,14 +27,13 @@ docs/results/scale-partitioned.md).
 Needs dltrace built against an ns-3 tree with MPI (NS3_MPI=1
 scripts/ns3-contrib-build.sh): exits 77 (skipped) on any other build."""
 import glob
-import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
 
-from views_fixtures import ns3_built_with_mpi, sample_trace
+from views_fixtures import load_json, ns3_built_with_mpi, sample_trace
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
@@ -45,11 +44,6 @@ LOOKAHEAD_NS = 1000
 def run(*args, env=None, timeout=900):
     return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout,
                           env=dict(os.environ, **(env or {})))
-
-
-def load(path):
-    with open(path) as f:
-        return json.load(f)
 
 
 def sequential_pauses(stdout):
@@ -69,8 +63,8 @@ def compare(name, seq, out, failures):
     worst = 0
     for f in sorted(glob.glob(os.path.join(seq, "job*", "rank*.results.json"))):
         rel = os.path.relpath(f, seq)
-        a = load(f)
-        b = load(os.path.join(out, rel))
+        a = load_json(f)
+        b = load_json(os.path.join(out, rel))
         where = "%s %s" % (name, rel)
         if not b["complete"]:
             failures.append(where + ": incomplete: " + b["error"])
