@@ -195,6 +195,7 @@ struct Connection {
   uint32_t route = FluidNetwork::kNone;  // or its FluidNetwork route (--solver incremental), once known
   const std::vector<uint32_t>* links = nullptr;  // on SimGrid: its route's directed links
   bool active = false;                // a message of it is on its way
+  bool head_sent = false;             // its oldest message's send is done, its last bytes go (Sending)
 };
 
 // SimGrid actors that ran one piece of work and wait for the next.
@@ -297,7 +298,8 @@ struct Bundle {
   double overlap = 0;           // its members' latency already paid (s): State::Overlap
   double bound = 0;             // one message's rate bound
   uint64_t bytes = 0;           // each message's
-  std::vector<std::pair<size_t, const std::function<void()>*>> members;  // (message, on_sent); the leader first
+  // (message, on_sent, whether it arrives or its send is done: Sending); the leader first
+  std::vector<std::tuple<size_t, const std::function<void()>*, bool>> members;
   s4u::SemaphorePtr delivered;  // made at the first join
 };
 
@@ -386,10 +388,25 @@ struct FlowSimulation::State {
   }
   void Transfer(FlowTransport& from, uint32_t job, int32_t src, int32_t dst, uint16_t channel, uint64_t tag,
                 uint64_t bytes, bool notice, std::function<void()> on_sent);
-  // Sends message M from FROM to TO (one SimGrid communication, a share of
-  // one, or MLTCP's weighted pieces), then delivers it. OVERLAP: seconds M
-  // waited behind its connection's earlier messages (Overlap).
-  void Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent, double overlap);
+  // Sends BYTES of message M from FROM to TO (one SimGrid communication, a
+  // share of one, or MLTCP's weighted pieces), then runs Reached. OVERLAP:
+  // seconds M waited behind its connection's earlier messages (Overlap).
+  void Send(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent,
+            bool arrives, double overlap);
+  // FlowConfig::send_buffer: the bytes of a message of BYTES that must
+  // arrive before its send is done, and those that go after (*REST);
+  // without a buffer every byte goes before (and the two moments are one).
+  uint64_t BeforeSent(uint64_t bytes, uint64_t* rest) const {
+    const uint64_t before = config.send_buffer == 0 ? bytes : bytes - std::min(bytes, config.send_buffer);
+    *rest = bytes - before;
+    return before;
+  }
+  // A piece of message M reached its receiver: all of M (ARRIVES: Delivered),
+  // or what its send waited for (ON_SENT runs).
+  void Reached(size_t m, const std::function<void()>& on_sent, bool arrives) {
+    if (arrives) Delivered(m, on_sent);
+    else on_sent();
+  }
   // SimGrid: the sharing penalty CM02 and LV08 give a flow from FROM to TO once its latency is paid
   // (its route's latency plus weight-S over each link's bandwidth); *LATENCY: the route's.
   double RoutePenalty(s4u::Host* from, s4u::Host* to, double* latency) const;
@@ -400,7 +417,7 @@ struct FlowSimulation::State {
   // Sends message M in a bundle (FlowConfig::coalesce): joins one that can
   // still be joined, or starts one; returns once M was delivered.
   void SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent,
-                    double overlap);
+                    bool arrives, double overlap);
   // Seconds message M waited in its connection's queue behind earlier
   // messages. A sender puts a message's bytes on the wire right behind the
   // last one's, so that much of its route's latency overlapped the last
@@ -409,7 +426,8 @@ struct FlowSimulation::State {
   double Overlap(size_t m) const { return double(Now() - At(m).start_ns) * 1e-9; }
   // Gives bundle B's action its members' bytes and rate bound (its penalty: SendInBundle's first to join).
   static void Weigh(Bundle& b);
-  // Message M arrived: the sender's step completes, then the receiver's engine hears of it.
+  // Message M arrived: the sender's step completes (ON_SENT, unless its send
+  // was done before: empty), then the receiver's engine hears of it.
   void Delivered(size_t m, const std::function<void()>& on_sent);
   void Sample();
   Message& At(size_t m) { return pending[m - pending_base]; }
@@ -431,8 +449,10 @@ struct FlowSimulation::State {
   // The simulated clock, whichever network runs.
   double NowSeconds() const { return fluid ? fluid->now() : s4u::Engine::get_clock(); }
   uint64_t Now() const { return fluid ? uint64_t(std::llround(fluid->now() * 1e9)) : flow::NowNs(); }
-  // --solver incremental: sends connection C's first queued message; the next goes when it arrived,
-  // with what of its latency it paid while it waited (Overlap).
+  // --solver incremental: sends connection C's first queued message (in two
+  // flows where its send is done before it arrives: BeforeSent); the next
+  // goes when it arrived, with what of its latency it paid while it waited
+  // (Overlap).
   void FluidSendNext(Connection& c);
   // A connection's route channel: its lane (models/lanes.h) for the op of TAG.
   uint16_t RouteChannelOf(uint32_t job, uint16_t channel, uint64_t tag) const;
@@ -593,37 +613,66 @@ void FlowSimulation::State::Transfer(FlowTransport& from, uint32_t job, int32_t 
   actors.Run("connection", c.from, [this, &c]() {
     while (!c.queued->acquire_timeout(kLingerSeconds)) {  // false: a message is queued
       auto [message, sent] = Dequeue(c);
-      const double bytes = double(At(message).bytes);  // its row may go once delivered
-      Send(message, c.from, c.to, sent, Overlap(message));
-      for (uint32_t d : *c.links) delivered_link_bytes[d] += bytes;
+      const uint64_t bytes = At(message).bytes;  // its row may go once delivered
+      uint64_t rest = 0;
+      const uint64_t before = BeforeSent(bytes, &rest);
+      if (rest > 0) {  // the send buffer takes REST bytes: the send is done once the others arrived
+        if (before > 0) Send(message, before, c.from, c.to, sent, false, Overlap(message));
+        else sent();
+        sent = nullptr;
+      }
+      Send(message, rest > 0 ? rest : bytes, c.from, c.to, sent, true, Overlap(message));
+      for (uint32_t d : *c.links) delivered_link_bytes[d] += double(bytes);
     }
     c.active = false;
   });
 }
 
 void FlowSimulation::State::FluidSendNext(Connection& c) {
+  const size_t m = c.head;
+  uint64_t rest = 0;
+  const uint64_t before = BeforeSent(At(m).bytes, &rest);
+  if (rest > 0 && !c.head_sent) {  // the send buffer takes REST bytes: the send is done once the others arrived
+    c.head_sent = true;
+    if (before > 0) {
+      fluid->StartFlow(
+          c.route, double(before),
+          [this, &c]() {
+            const std::function<void()> sent = std::move(At(c.head).on_sent);
+            sent();  // may queue more on C
+            FluidSendNext(c);
+          },
+          config.coalesce, Overlap(m));
+      return;
+    }
+    fluid->At(fluid->now(), [this, m]() {  // before its last byte can arrive: an event of this instant
+      const std::function<void()> sent = std::move(At(m).on_sent);
+      sent();
+    });
+  }
   fluid->StartFlow(
-      c.route, double(At(c.head).bytes),
+      c.route, double(rest > 0 ? rest : before),
       [this, &c]() {
-        auto [message, sent] = Dequeue(c);
+        auto [message, sent] = Dequeue(c);  // SENT: empty if its send was done before
+        c.head_sent = false;
         Delivered(message, sent);  // may queue more on C
         if (c.head == kNoMessage) c.active = false;
         else FluidSendNext(c);
       },
-      config.coalesce, Overlap(c.head));
+      config.coalesce, Overlap(m));
 }
 
-void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent,
-                                 double overlap) {
+void FlowSimulation::State::Send(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to,
+                                 const std::function<void()>& on_sent, bool arrives, double overlap) {
   const Message msg = At(m);  // a copy: other actors add messages while this one waits
   models::JobProgress* progress = jobs[msg.job]->progress.get();
-  if (!progress && bundling && msg.bytes > 0) {
-    SendInBundle(m, msg.bytes, from, to, on_sent, overlap);
+  if (!progress && bundling && bytes > 0) {
+    SendInBundle(m, bytes, from, to, on_sent, arrives, overlap);
     return;
   }
-  if (!progress || msg.bytes == 0) {
-    StartComm(from, to, msg.bytes, overlap)->wait();
-    Delivered(m, on_sent);
+  if (!progress || bytes == 0) {
+    StartComm(from, to, bytes, overlap)->wait();
+    Reached(m, on_sent, arrives);
     return;
   }
   const uint32_t op = models::TagOp(msg.tag);
@@ -631,7 +680,7 @@ void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const
   const uint64_t chunks = std::max<uint32_t>(1, config.mltcp_chunks);
   const uint64_t piece = std::max(kMltcpMinChunk, (msg.bytes + chunks - 1) / chunks);
   std::vector<s4u::CommPtr> comms;
-  for (uint64_t left = msg.bytes; left > 0;) {
+  for (uint64_t left = bytes; left > 0;) {
     const uint64_t n = std::min(left, piece);
     const double f = config.mltcp_function(progress->Ratio(msg.src, models::MltcpScope::kEndpoint));
     const uint64_t k = std::min<uint64_t>(uint64_t(MltcpStreams(f)), n);
@@ -641,11 +690,11 @@ void FlowSimulation::State::Send(size_t m, s4u::Host* from, s4u::Host* to, const
     progress->Sent(msg.src, op, n);  // delivered: what an ACK tells MLTCP
     left -= n;
   }
-  Delivered(m, on_sent);
+  Reached(m, on_sent, arrives);
 }
 
 void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to,
-                                         const std::function<void()>& on_sent, double overlap) {
+                                         const std::function<void()>& on_sent, bool arrives, double overlap) {
   using simgrid::kernel::resource::ActionHeap;
   const double now = s4u::Engine::get_clock();
   const auto key = std::make_tuple(from, to, bytes);
@@ -655,7 +704,7 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
   if (open != bundles.end() && open->second->clock == now && open->second->overlap == overlap &&
       (!open->second->action || open->second->action->get_type() == ActionHeap::Type::latency)) {
     Bundle& b = *open->second;
-    b.members.emplace_back(m, &on_sent);
+    b.members.emplace_back(m, &on_sent, arrives);
     if (b.action) Weigh(b);
     const bool first = !b.delivered;
     if (first) b.delivered = s4u::Semaphore::create(0);
@@ -674,7 +723,7 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
   b.clock = now;
   b.overlap = overlap;
   b.bytes = bytes;
-  b.members.emplace_back(m, &on_sent);
+  b.members.emplace_back(m, &on_sent, arrives);
   bundles[key] = &b;
   simgrid::kernel::resource::Action* action = nullptr;
   s4u::CommPtr comm = StartComm(from, to, bytes, overlap, &action);
@@ -692,7 +741,7 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
   }
   const auto self = bundles.find(key);
   if (self != bundles.end() && self->second == &b) bundles.erase(self);
-  for (const auto& [member, sent] : b.members) Delivered(member, *sent);
+  for (const auto& [member, sent, member_arrives] : b.members) Reached(member, *sent, member_arrives);
   for (size_t i = 1; i < b.members.size(); ++i) b.delivered->release();
 }
 
@@ -753,7 +802,7 @@ void FlowSimulation::State::Delivered(size_t m, const std::function<void()>& on_
   const uint16_t job = at.job, channel = at.channel;
   const bool notice = at.notice;
   FlushFlows(false);
-  on_sent();
+  if (on_sent) on_sent();
   jobs[job]->transports[size_t(dst)]->Arrive(src, channel, tag, bytes, notice);
 }
 

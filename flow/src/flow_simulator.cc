@@ -39,6 +39,8 @@ class FlowSimulator final : public Simulator {
     flow.mltcp = !config.congestion_control.empty();
     flow.mltcp_function = config.mltcp;
     flow.coalesce = SettingValues(config, "no-coalesce").empty();
+    const std::vector<std::string> send_buffer = SettingValues(config, "send-buffer");
+    if (!send_buffer.empty()) flow.send_buffer = uint64_t(std::stod(send_buffer.back()));  // checked by the command line
     const std::vector<std::string> solver = SettingValues(config, "solver");
     if (!solver.empty() && solver.back() == "incremental") {
       flow.solver = flow::FlowConfig::Solver::kIncremental;
@@ -88,6 +90,17 @@ void RegisterFlow() {
       "flow simulator: who shares the bandwidth: SimGrid's max-min solver, or dltrace's own incremental one (the "
       "same sharing, re-solved only where a flow started or ended; much faster at thousands of ranks)";
   info.settings.push_back(solver);
+  SettingSpec send_buffer;
+  send_buffer.flag = "--send-buffer";
+  send_buffer.kind = SettingSpec::Kind::kNumber;
+  send_buffer.bound = SettingSpec::Bound::kNonNegative;
+  send_buffer.type_name = "BYTES";
+  send_buffer.default_text = std::to_string(models::kTcpSendBufferBytes);
+  send_buffer.help =
+      "flow simulator: each connection's send buffer: a send is done once what has not arrived of it fits, as a "
+      "socket's send returns once the kernel holds its bytes (ns-3's --sndbuf has the same default); 0: a send is "
+      "done when its last byte arrived";
+  info.settings.push_back(send_buffer);
   info.make = [] { return std::make_unique<FlowSimulator>(); };
   RegisterSimulator(std::move(info));
 }

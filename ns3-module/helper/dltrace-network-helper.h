@@ -10,6 +10,8 @@
 #include "ns3/queue-disc-container.h"
 #include "ns3/type-id.h"
 
+#include "dltrace/models/lanes.h"
+
 #include <cstdint>
 #include <string>
 
@@ -21,7 +23,7 @@ namespace ns3
 /// scans the send buffer per segment: dltrace-ns3-bench measured one ResNet-50
 /// iteration 0.72x the wall time of 1 MiB buffers (1.34x at 4 MiB) for the
 /// same simulated time.
-constexpr uint32_t kDltraceDefaultSndBuf = 256u << 10;
+constexpr uint32_t kDltraceDefaultSndBuf = dltrace::models::kTcpSendBufferBytes; // the flow simulator's too
 constexpr uint32_t kDltraceDefaultRcvBuf = 256u << 10;
 
 /**

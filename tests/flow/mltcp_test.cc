@@ -52,6 +52,7 @@ TEST(FlowMltcp, SharesFollowFOnAHandComputedCase) {
                  Placed(Sends({{2, 3 * MB}, {1, 1 * MB}, {2, 8 * MB}}), {2, 6, 3})};
   config.mltcp_function = {2.0, 0.5};
   config.mltcp_chunks = 1;  // F taken once, at the message's start
+  config.send_buffer = 0;   // each send done as it arrives: the next starts then, as the hand computation has it
   const double c = 10e9 / 8;  // bytes per second
   const double latency = 3e-6;  // three 1 us links
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "dltrace/flow/fluid_network.h"
+#include "dltrace/models/lanes.h"
 #include "dltrace/models/mltcp.h"
 #include "dltrace/models/placement.h"
 #include "dltrace/runs/simulation_output.h"
@@ -62,6 +63,13 @@ struct FlowConfig {
   // and not MLTCP.
   enum class Solver { kSimGrid, kIncremental };
   Solver solver = Solver::kSimGrid;
+  // Each connection's send buffer in bytes: a send is done (its step
+  // completes on the sender) once what has not arrived of it fits the
+  // buffer, as a socket's send returns once the kernel holds the bytes
+  // (ns-3's TCP transport and the socket replayer): a message up to this
+  // size is done as it starts, a larger one when all but its last
+  // send_buffer bytes arrived. 0: a send is done when its last byte arrived.
+  uint64_t send_buffer = models::kTcpSendBufferBytes;
 };
 
 // The incremental solver's parameters from DefaultSimGridConfig and then

@@ -13,6 +13,11 @@ namespace dltrace::models {
 
 constexpr uint32_t kLaneModeShift = 14;  // channels stay below 2^14 (models::Step)
 
+// A TCP connection's send buffer unless a run sets one (ns-3's --sndbuf, the
+// flow simulator's --send-buffer): a send is done once the buffer holds what
+// has not arrived of it, so both simulators call the same moment done.
+constexpr uint32_t kTcpSendBufferBytes = 256u << 10;
+
 inline uint16_t MakeLane(uint16_t channel, RailMode mode) {
   return uint16_t(channel | uint32_t(mode) << kLaneModeShift);
 }
