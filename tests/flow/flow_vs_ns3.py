@@ -262,7 +262,9 @@ def run_matrix(tmp, quick, kind, testcase=None, tcp=True, rdma=False):
         if rdma:
             factor = rdma_bandwidth_factor(sc.algo, sc.switches)
             wall["rdma"] = simulate("ns3", args, d["rdma"], RDMA)[0]
-            simulate("flow", args, d["flow-rdma"], ["--cfg", "network/bandwidth-factor:%.4f" % factor])
+            # An RDMA send is done when its receiver acknowledges it, not when a socket buffer takes it.
+            simulate("flow", args, d["flow-rdma"], ["--cfg", "network/bandwidth-factor:%.4f" % factor,
+                                                    "--send-buffer", "0"])
             runs += ["rdma", "flow-rdma"]
             share = bandwidth_share(trace, sc.algo)
         if testcase:
