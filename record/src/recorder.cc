@@ -627,7 +627,8 @@ Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   // block costs (measured at the thread's start), rather than pay that
   // and grow the set of blocks the thread writes into. Not at the bound:
   // there the caller's wait for a full buffer (AppendSlow) decides, and
-  // it asks again every 100 us.
+  // it asks again every 100 us. Both waits lend the flusher this CPU
+  // (CpuLoan); this one sleeps until a block comes back.
   const uint32_t held = b->blocks.load(std::memory_order_relaxed);
   if (!b->free && held >= drain_blocks_ + 2 && held < max_blocks_) {
     RequestDrain();
@@ -944,6 +945,8 @@ void Recorder::FlusherLoop() {
   // lose them. Woken once a second to see whether one of those came.
   // Its thread id and CPUs, for the threads that wait for it (CpuLoan);
   // cleared before it ends, so that no loan moves a thread that is gone.
+  // Named, so that top, perf and the tests can tell it from the program's threads.
+  pthread_setname_np(pthread_self(), "dltrace-flush");
   {
     std::lock_guard<std::mutex> lock(g_loan_mu);
     if (sched_getaffinity(0, sizeof(g_flusher_cpus), &g_flusher_cpus) == 0) g_flusher_tid = gettid();
