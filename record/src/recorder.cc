@@ -943,10 +943,10 @@ void Recorder::FlusherLoop() {
   // DLTRACE_FLUSH_MS bring the timer back, and so do blocks in memory
   // (the file was full, or past kRawThreads threads): a SIGKILL would
   // lose them. Woken once a second to see whether one of those came.
-  // Its thread id and CPUs, for the threads that wait for it (CpuLoan);
-  // cleared before it ends, so that no loan moves a thread that is gone.
   // Named, so that top, perf and the tests can tell it from the program's threads.
   pthread_setname_np(pthread_self(), "dltrace-flush");
+  // Its thread id and CPUs, for the threads that wait for it (CpuLoan);
+  // cleared before it ends, so that no loan moves a thread that is gone.
   {
     std::lock_guard<std::mutex> lock(g_loan_mu);
     if (sched_getaffinity(0, sizeof(g_flusher_cpus), &g_flusher_cpus) == 0) g_flusher_tid = gettid();
