@@ -4,11 +4,13 @@
 #include "recorder.h"
 
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <semaphore.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -128,6 +130,49 @@ size_t BlockBytes(uint32_t events) {
 
 // Drains finished, for threads that gave up waiting (ThreadBuffer::overflow_drain).
 std::atomic<uint64_t> g_drains{0};
+
+// The flusher's thread id while it runs (0 before and after) and the CPUs
+// it may run on then, and how many threads lend it their CPU now
+// (CpuLoan); all under g_loan_mu.
+std::mutex g_loan_mu;
+pid_t g_flusher_tid = 0;
+cpu_set_t g_flusher_cpus;
+int g_lenders = 0;
+
+// While a thread waits for the flusher to give blocks back, the flusher
+// runs on the waiting thread's CPU: the first waiter moves it there
+// (sched_setaffinity), the last one gives it back its CPUs. With one rank
+// per core the flusher has no core of its own: woken, it waits for the
+// scheduler to preempt some rank (milliseconds on a loaded machine, while
+// the rank that needs its blocks sleeps and then allocates fresh ones);
+// lent the waiter's idle CPU, it runs at once. Only where it waits: the
+// waiter writes nothing, so a flusher stuck on a stalled disk holds the
+// thread no longer than before.
+class CpuLoan {
+ public:
+  CpuLoan() {
+    std::lock_guard<std::mutex> lock(g_loan_mu);
+    if (g_flusher_tid == 0) return;
+    counted_ = true;
+    if (g_lenders++ > 0) return;
+    const int cpu = sched_getcpu();
+    if (cpu < 0 || cpu >= CPU_SETSIZE) return;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    sched_setaffinity(g_flusher_tid, sizeof(one), &one);
+  }
+  ~CpuLoan() {
+    std::lock_guard<std::mutex> lock(g_loan_mu);
+    if (counted_ && --g_lenders == 0 && g_flusher_tid != 0)
+      sched_setaffinity(g_flusher_tid, sizeof(g_flusher_cpus), &g_flusher_cpus);
+  }
+  CpuLoan(const CpuLoan&) = delete;
+  CpuLoan& operator=(const CpuLoan&) = delete;
+
+ private:
+  bool counted_ = false;
+};
 
 
 }  // namespace
@@ -582,15 +627,13 @@ Recorder::Block* Recorder::NextBlock(ThreadBuffer* b) {
   // block costs (measured at the thread's start), rather than pay that
   // and grow the set of blocks the thread writes into. Not at the bound:
   // there the caller's wait for a full buffer (AppendSlow) decides, and
-  // it asks again every 100 us.
+  // it asks again every 100 us. Both waits lend the flusher this CPU
+  // (CpuLoan); this one sleeps until a block comes back.
   const uint32_t held = b->blocks.load(std::memory_order_relaxed);
   if (!b->free && held >= drain_blocks_ + 2 && held < max_blocks_) {
     RequestDrain();
-    const int64_t give_up = NowNs() + block_alloc_ns_.load(std::memory_order_relaxed);
-    do {
-      std::this_thread::sleep_for(std::chrono::microseconds(20));
-      b->free = b->returned.exchange(nullptr, std::memory_order_acquire);
-    } while (!b->free && NowNs() < give_up && state_.load(std::memory_order_relaxed) == 1);
+    CpuLoan loan;
+    b->free = WaitForReturned(b, NowNs() + block_alloc_ns_.load(std::memory_order_relaxed));
   }
   Block* n = b->free;
   if (n) {
@@ -675,6 +718,7 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
       // (a stalled file system), and keep dropping without waiting until it
       // comes back: the program is held up once, not once per call.
       RequestDrain();
+      CpuLoan loan;
       for (int i = 0; i < kFullWaitSteps && !next && state_.load(std::memory_order_relaxed) == 1;
            ++i) {
         std::this_thread::sleep_for(std::chrono::microseconds(100));
@@ -860,6 +904,7 @@ void Recorder::OnFork() {
   Recorder& r = Recorder::Get();
   g_fast_record.store(kFastOff);
   r.state_ = 3;
+  g_flusher_tid = 0;  // the parent's (the child has no flusher; no lock: it has one thread)
 }
 
 // A handler the program installs later runs behind this one (signals.cc).
@@ -898,6 +943,20 @@ void Recorder::FlusherLoop() {
   // DLTRACE_FLUSH_MS bring the timer back, and so do blocks in memory
   // (the file was full, or past kRawThreads threads): a SIGKILL would
   // lose them. Woken once a second to see whether one of those came.
+  // Named, so that top, perf and the tests can tell it from the program's threads.
+  pthread_setname_np(pthread_self(), "dltrace-flush");
+  // Its thread id and CPUs, for the threads that wait for it (CpuLoan);
+  // cleared before it ends, so that no loan moves a thread that is gone.
+  {
+    std::lock_guard<std::mutex> lock(g_loan_mu);
+    if (sched_getaffinity(0, sizeof(g_flusher_cpus), &g_flusher_cpus) == 0) g_flusher_tid = gettid();
+  }
+  struct Unregister {
+    ~Unregister() {
+      std::lock_guard<std::mutex> lock(g_loan_mu);
+      g_flusher_tid = 0;
+    }
+  } unregister;
   const int64_t flush_ns = settings_.flush_ms * 1'000'000;
   int64_t next_flush = NowNs() + flush_ns;
   while (true) {
@@ -1133,6 +1192,28 @@ void Recorder::ReturnBlock(ThreadBuffer* b, Block* blk) {
   while (!b->returned.compare_exchange_weak(blk->free_next, blk, std::memory_order_release,
                                             std::memory_order_relaxed)) {
   }
+  // (Sequentially consistent with WaitForReturned's store of `waiting` and
+  // load of `returns`: either it sees this block, or this sees it waiting.)
+  b->returns.fetch_add(1);
+  if (b->waiting.load())
+    syscall(SYS_futex, &b->returns, FUTEX_WAKE_PRIVATE, 1, nullptr, nullptr, 0);
+}
+
+Recorder::Block* Recorder::WaitForReturned(ThreadBuffer* b, int64_t deadline) {
+  b->waiting.store(1);
+  Block* got = nullptr;
+  while (true) {
+    const uint32_t seen = b->returns.load();
+    got = b->returned.exchange(nullptr, std::memory_order_acquire);
+    if (got) break;
+    const int64_t left = deadline - NowNs();
+    if (left <= 0 || state_.load(std::memory_order_relaxed) != 1) break;
+    // Asleep until a block comes back (`returns` moves) or the deadline.
+    timespec wait{time_t(left / 1'000'000'000), long(left % 1'000'000'000)};
+    syscall(SYS_futex, &b->returns, FUTEX_WAIT_PRIVATE, seen, &wait, nullptr, 0);
+  }
+  b->waiting.store(0, std::memory_order_relaxed);
+  return got;
 }
 
 void Recorder::CheckTscAgain(const TickPoint& now) {

@@ -235,6 +235,9 @@ class Recorder {
   void* NewRawBlock();
   // Hands a block the flusher has read back to its thread B.
   static void ReturnBlock(ThreadBuffer* b, Block* blk);
+  // The blocks the flusher gave B back, waiting for them (asleep, no
+  // polling) until DEADLINE (NowNs) or recording stops; null if none came.
+  Block* WaitForReturned(ThreadBuffer* b, int64_t deadline);
   void FlusherLoop();
   void DrainBuffers(bool from_signal, bool final);
   // Whether the TSC still runs at its start rate against CLOCK_MONOTONIC
@@ -355,6 +358,10 @@ struct alignas(64) Recorder::ThreadBuffer {
 
   // Shared with the flusher.
   alignas(64) std::atomic<Block*> returned{nullptr};  // read blocks, pushed by the flusher
+  // Blocks given back so far (a futex word) and whether the thread sleeps
+  // on it (NextBlock): the flusher wakes it as it gives one back.
+  std::atomic<uint32_t> returns{0};
+  std::atomic<uint32_t> waiting{0};
   std::atomic<uint32_t> blocks{0};                    // allocated, at most max_blocks_
   std::atomic<uint64_t> dropped{0};
 

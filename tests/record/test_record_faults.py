@@ -197,6 +197,87 @@ class RecorderFaultsTest(unittest.TestCase):
             # Held up once (about 2 s), not for the whole stall.
             self.assertLess(loop_s, ref_loop_s + freeze_s / 2)
 
+    def test_a_waiting_thread_lends_the_flusher_its_cpu_and_takes_it_back(self):
+        """A thread whose buffer is full waits for the flusher (here stuck on
+        a frozen file system) with the flusher moved onto the waiting
+        thread's CPU; once the wait gives up (2 s) the flusher has its own
+        CPUs again. Read from /proc: the Cpus_allowed_list of the thread
+        named dltrace-flush, sampled while the file system is frozen."""
+        if not shutil.which("fsfreeze") or not shutil.which("mkfs.ext4"):
+            self.skipTest("fsfreeze or mkfs.ext4 missing")
+        if len(os.sched_getaffinity(0)) < 2:
+            self.skipTest("one CPU: a loan would not show")
+        img, mnt = os.path.join(self.tmp, "img"), os.path.join(self.tmp, "ext4")
+        os.mkdir(mnt)
+        subprocess.run(["truncate", "-s", "64M", img], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", img], check=True)
+        if subprocess.run(["mount", "-o", "loop", img, mnt]).returncode != 0:
+            self.skipTest("no loop devices")
+        self.mounts.append(mnt)
+        out = os.path.join(mnt, "t")
+        tag = "DLTRACE_TEST_LOAN=" + self.tmp
+        env = dict(os.environ, DLTRACE_BUFFER_EVENTS="100000", DLTRACE_TEST_LOAN=self.tmp)
+        argv = [prog("dltrace-mpi-overhead"), "10000000", "0", "0"]
+        proc = subprocess.Popen([DLTRACE, "record", "-o", out, "--"] + MPIRUN + ["-np", "1"] + argv,
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+        def flusher():
+            """(pid, the flusher's tid) of the recorded program, once both exist."""
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    with open(f"/proc/{pid}/environ", "rb") as f:
+                        if tag.encode() not in f.read().split(b"\0"):
+                            continue
+                    for tid in os.listdir(f"/proc/{pid}/task"):
+                        with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                            if f.read().strip() == "dltrace-flush":
+                                return pid, tid
+                except OSError:
+                    continue
+            return None
+
+        def cpus(pid, tid):
+            try:
+                with open(f"/proc/{pid}/task/{tid}/status") as f:
+                    for line in f:
+                        if line.startswith("Cpus_allowed_list:"):
+                            return line.split(":", 1)[1].strip()
+            except OSError:
+                return None
+
+        found = None
+        deadline = time.time() + 60
+        while time.time() < deadline and not found and proc.poll() is None:
+            found = flusher()
+            time.sleep(0.002)
+        self.assertIsNotNone(found, "no thread named dltrace-flush in the recorded program")
+        pid, tid = found
+        own = cpus(pid, pid)  # the main thread's: what the flusher started with
+        subprocess.run(["fsfreeze", "-f", mnt], check=True)
+        freeze_s = 8
+        thaw = threading.Timer(freeze_s, lambda: subprocess.run(["fsfreeze", "-u", mnt]))
+        thaw.start()
+        samples = []
+        try:
+            t0 = time.time()
+            while time.time() - t0 < freeze_s - 0.5:
+                samples.append((time.time() - t0, cpus(pid, tid)))
+                time.sleep(0.002)
+            stdout, stderr = proc.communicate(timeout=300)
+        finally:
+            thaw.cancel()
+            subprocess.run(["fsfreeze", "-u", mnt], capture_output=True)
+        self.assertEqual(proc.returncode, 0, stderr)
+        lent = [c for _, c in samples if c is not None and c != own]
+        late = [c for t, c in samples if t > freeze_s - 2.5]
+        print(f"flusher's CPUs: {own} at start; while frozen {sorted(set(c for _, c in samples if c))} "
+              f"({len(lent)} of {len(samples)} samples lent); the last 2 s: {sorted(set(late))}")
+        # Lent: one CPU (the waiting thread's), for part of the wait.
+        self.assertTrue(lent, "the flusher never ran on the waiting thread's CPU")
+        self.assertTrue(all("," not in c and "-" not in c for c in lent), lent)
+        # Given back once the 2 s wait gave up (the program drops since).
+        self.assertEqual(set(late), {own})
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
