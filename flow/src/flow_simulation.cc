@@ -407,13 +407,22 @@ struct FlowSimulation::State {
     if (arrives) Delivered(m, on_sent);
     else on_sent();
   }
-  // SimGrid: the sharing penalty CM02 and LV08 give a flow from FROM to TO once its latency is paid
-  // (its route's latency plus weight-S over each link's bandwidth); *LATENCY: the route's.
+  // SimGrid: the sharing penalty a flow from FROM to TO has once its latency
+  // is paid: CM02's and LV08's (its route's latency plus weight-S over each
+  // link's bandwidth), or 1 with FlowConfig::equal_shares; *LATENCY: the route's.
   double RoutePenalty(s4u::Host* from, s4u::Host* to, double* latency) const;
   // SimGrid: starts a communication of BYTES from FROM to TO, OVERLAP seconds
-  // of its latency paid (Overlap), and gives its action in *STARTED_ACTION.
+  // of its latency paid (Overlap), and gives its action in *STARTED_ACTION
+  // and the latency it has still to pay in *LATENCY_LEFT (s).
   s4u::CommPtr StartComm(s4u::Host* from, s4u::Host* to, uint64_t bytes, double overlap,
-                         simgrid::kernel::resource::Action** started_action = nullptr);
+                         simgrid::kernel::resource::Action** started_action = nullptr,
+                         double* latency_left = nullptr);
+  // FlowConfig::equal_shares on SimGrid: SimGrid gives an action its route's
+  // penalty as its latency is paid, from a field only its model sets, so the
+  // calling actor waits until then (SimGrid enables actions before actors run
+  // at that instant, as Bundle relies on) and gives each of ACTIONS penalty 1.
+  // An action without latency shares with penalty 1 from its start.
+  void ShareEqually(const std::vector<simgrid::kernel::resource::Action*>& actions, double latency_left);
   // Sends message M in a bundle (FlowConfig::coalesce): joins one that can
   // still be joined, or starts one; returns once M was delivered.
   void SendInBundle(size_t m, uint64_t bytes, s4u::Host* from, s4u::Host* to, const std::function<void()>& on_sent,
@@ -671,7 +680,11 @@ void FlowSimulation::State::Send(size_t m, uint64_t bytes, s4u::Host* from, s4u:
     return;
   }
   if (!progress || bytes == 0) {
-    StartComm(from, to, bytes, overlap)->wait();
+    simgrid::kernel::resource::Action* action = nullptr;
+    double left = 0;
+    s4u::CommPtr comm = StartComm(from, to, bytes, overlap, &action, &left);
+    if (bytes > 0) ShareEqually({action}, left);  // (one of 0 bytes ends as its latency is paid)
+    comm->wait();
     Reached(m, on_sent, arrives);
     return;
   }
@@ -680,12 +693,17 @@ void FlowSimulation::State::Send(size_t m, uint64_t bytes, s4u::Host* from, s4u:
   const uint64_t chunks = std::max<uint32_t>(1, config.mltcp_chunks);
   const uint64_t piece = std::max(kMltcpMinChunk, (msg.bytes + chunks - 1) / chunks);
   std::vector<s4u::CommPtr> comms;
+  std::vector<simgrid::kernel::resource::Action*> actions;
   for (uint64_t left = bytes; left > 0;) {
     const uint64_t n = std::min(left, piece);
     const double f = config.mltcp_function(progress->Ratio(msg.src, models::MltcpScope::kEndpoint));
     const uint64_t k = std::min<uint64_t>(uint64_t(MltcpStreams(f)), n);
     comms.clear();
-    for (uint64_t i = 0; i < k; ++i) comms.push_back(StartComm(from, to, n / k + (i < n % k ? 1 : 0), 0));
+    actions.assign(k, nullptr);
+    double latency_left = 0;
+    for (uint64_t i = 0; i < k; ++i)
+      comms.push_back(StartComm(from, to, n / k + (i < n % k ? 1 : 0), 0, &actions[i], &latency_left));
+    ShareEqually(actions, latency_left);
     s4u::Comm::wait_all(comms);
     progress->Sent(msg.src, op, n);  // delivered: what an ACK tells MLTCP
     left -= n;
@@ -726,11 +744,18 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
   b.members.emplace_back(m, &on_sent, arrives);
   bundles[key] = &b;
   simgrid::kernel::resource::Action* action = nullptr;
-  s4u::CommPtr comm = StartComm(from, to, bytes, overlap, &action);
+  double latency_left = 0;
+  s4u::CommPtr comm = StartComm(from, to, bytes, overlap, &action, &latency_left);
   if (action && action->get_type() == ActionHeap::Type::latency) {
     b.action = action;
     b.bound = action->get_bound();
     Weigh(b);
+    // With equal shares a bundle that nobody joined shares with penalty 1
+    // (one that was joined: its first to join divides RoutePenalty's 1).
+    if (config.equal_shares) {
+      s4u::this_actor::sleep_for(latency_left);
+      if (b.members.size() == 1) action->set_sharing_penalty(1.0);
+    }
     comm->wait();
     messages_coalesced += b.members.size() - 1;
   } else {  // a route without latency: its variable already shares, so the others go alone
@@ -748,6 +773,7 @@ void FlowSimulation::State::SendInBundle(size_t m, uint64_t bytes, s4u::Host* fr
 double FlowSimulation::State::RoutePenalty(s4u::Host* from, s4u::Host* to, double* latency) const {
   std::vector<s4u::Link*> links;
   from->route_to(to, links, latency);
+  if (config.equal_shares) return 1.0;
   double penalty = *latency;
   if (weight_s > 0)
     for (const s4u::Link* l : links) penalty += weight_s / l->get_bandwidth();
@@ -755,17 +781,21 @@ double FlowSimulation::State::RoutePenalty(s4u::Host* from, s4u::Host* to, doubl
 }
 
 s4u::CommPtr FlowSimulation::State::StartComm(s4u::Host* from, s4u::Host* to, uint64_t bytes, double overlap,
-                                              simgrid::kernel::resource::Action** started_action) {
+                                              simgrid::kernel::resource::Action** started_action,
+                                              double* latency_left) {
   double penalty = 0;  // the route's sharing penalty, when none of its latency is left
   double factor = latency_factor;
-  if (overlap > 0) {
+  if (overlap > 0 || latency_left) {
     double latency = 0;
     const double route_penalty = RoutePenalty(from, to, &latency);
     const double left = std::max(0.0, latency * latency_factor - overlap);
     if (latency > 0) {
       factor = left / latency;
-      if (left == 0) penalty = route_penalty;
+      // With equal shares it has penalty 1 already (and setting the same
+      // value takes an action off SimGrid's lazy heap with no solve to put it back).
+      if (left == 0 && !config.equal_shares) penalty = route_penalty;
     }
+    if (latency_left) *latency_left = latency > 0 ? left : 0;
   }
   latency_factors[{from, to}].emplace_back(bytes, factor);  // SimGrid's callback takes it as it makes the action
   s4u::CommPtr comm = s4u::Comm::sendto_async(from, to, bytes);
@@ -782,6 +812,14 @@ s4u::CommPtr FlowSimulation::State::StartComm(s4u::Host* from, s4u::Host* to, ui
   if (action && penalty > 0) action->set_sharing_penalty(penalty);
   if (started_action) *started_action = action;
   return comm;
+}
+
+void FlowSimulation::State::ShareEqually(const std::vector<simgrid::kernel::resource::Action*>& actions,
+                                         double latency_left) {
+  if (!config.equal_shares || latency_left <= 0) return;
+  s4u::this_actor::sleep_for(latency_left);
+  for (simgrid::kernel::resource::Action* a : actions)
+    if (a) a->set_sharing_penalty(1.0);
 }
 
 void FlowSimulation::State::Weigh(Bundle& b) {
@@ -989,6 +1027,7 @@ bool FlowSimulation::State::AllRouteStages(const RouteSet& routes,
 bool FlowSimulation::State::BuildFluid(const RouteSet& routes, std::string* error) {
   FluidParams params;
   if (!FluidParamsFrom(config.simgrid_cfg, &params, error)) return false;
+  params.equal_shares = config.equal_shares;
   std::vector<std::vector<uint32_t>> route_links;
   std::vector<std::vector<std::vector<uint32_t>>> route_stages;
   const bool spread = models::SpreadsFlows(graph.lb);  // lb=spray, ar: a message over its equal-cost paths

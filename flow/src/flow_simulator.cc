@@ -41,6 +41,12 @@ class FlowSimulator final : public Simulator {
     flow.coalesce = SettingValues(config, "no-coalesce").empty();
     const std::vector<std::string> send_buffer = SettingValues(config, "send-buffer");
     if (!send_buffer.empty()) flow.send_buffer = uint64_t(std::stod(send_buffer.back()));  // checked by the command line
+    const std::vector<std::string> sharing = SettingValues(config, "sharing");
+    if (!sharing.empty() && sharing.back() != "equal" && sharing.back() != "latency") {
+      *error = "--sharing " + sharing.back() + ": the flow simulator shares links equal or latency";
+      return false;
+    }
+    flow.equal_shares = sharing.empty() || sharing.back() == "equal";
     const std::vector<std::string> solver = SettingValues(config, "solver");
     if (!solver.empty() && solver.back() == "incremental") {
       flow.solver = flow::FlowConfig::Solver::kIncremental;
@@ -101,6 +107,15 @@ void RegisterFlow() {
       "socket's send returns once the kernel holds its bytes (ns-3's --sndbuf has the same default); 0: a send is "
       "done when its last byte arrived";
   info.settings.push_back(send_buffer);
+  SettingSpec sharing;
+  sharing.flag = "--sharing";
+  sharing.type_name = "equal|latency";
+  sharing.default_text = "equal";
+  sharing.help =
+      "flow simulator: how flows share a link once their latency is paid: equal (max-min, as TCP connections whose "
+      "round trips are mostly the queue they share) or latency (SimGrid's CM02/LV08 weighting: a share goes with 1 / "
+      "(route latency + weight-S / bandwidth over its links), see --cfg network/weight-S)";
+  info.settings.push_back(sharing);
   info.make = [] { return std::make_unique<FlowSimulator>(); };
   RegisterSimulator(std::move(info));
 }

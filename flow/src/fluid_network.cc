@@ -75,7 +75,7 @@ uint32_t FluidNetwork::AddRoute(const std::vector<uint32_t>& links) {
   }
   // SimGrid gives a flow its penalty as the latency is paid; one without
   // latency shares from its start with penalty 1.
-  r.penalty = r.latency > 0 ? r.latency + weight_s : 1.0;
+  r.penalty = params_.equal_shares ? 1.0 : r.latency > 0 ? r.latency + weight_s : 1.0;
   if (r.latency > 0 && params_.tcp_gamma > 0) r.bound = std::min(r.bound, params_.tcp_gamma / (2 * r.latency));
   routes_.push_back(std::move(r));
   return uint32_t(routes_.size() - 1);

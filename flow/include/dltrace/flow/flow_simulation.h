@@ -70,6 +70,12 @@ struct FlowConfig {
   // size is done as it starts, a larger one when all but its last
   // send_buffer bytes arrived. 0: a send is done when its last byte arrived.
   uint64_t send_buffer = models::kTcpSendBufferBytes;
+  // Flows that share a link get equal shares once their latency is paid
+  // (max-min with penalty 1), as TCP connections in a data centre do, whose
+  // round trips are mostly the queue they share (docs: explanation/flow-model).
+  // False: SimGrid's CM02/LV08 weighting, each flow's share going with 1 /
+  // (its route's latency + weight-S / bandwidth over its links).
+  bool equal_shares = true;
 };
 
 // The incremental solver's parameters from DefaultSimGridConfig and then

@@ -21,7 +21,8 @@
 //    level x * p together, each link's sum of x staying within its bandwidth
 //    (a route without latency shares from its start with penalty 1: SimGrid
 //    sets the penalty as the latency is paid);
-//  - bytes move at x times the bandwidth factor.
+//  - bytes move at x times the bandwidth factor;
+//  - with FluidParams::equal_shares every flow's penalty is 1 (plain max-min).
 // Equal flows that start at one instant on one route go as one flow of
 // multiplicity k (each member keeps its value x; the links carry k x).
 //
@@ -43,6 +44,9 @@ struct FluidParams {
   double latency_factor = 1.0;      // network/latency-factor
   double weight_s = 20537;          // network/weight-S (LV08's; CM02's is 0)
   double tcp_gamma = 4194304;       // network/TCP-gamma (bytes)
+  // Every flow shares with penalty 1 (plain max-min) instead of its route's
+  // latency plus weight-S / bandwidth: FlowConfig::equal_shares.
+  bool equal_shares = false;
 };
 
 class FluidNetwork {
