@@ -214,13 +214,14 @@ LINK_MIN_BYTES = 1e6
 # iteration on this matrix; README "Flow-level simulation".)
 INCREMENTAL_TOLERANCE = 1e-6
 LINK_TOLERANCE = 0.10
-# Scenarios where the two models are known to part by more (README "Validation
-# against ns-3"): SimGrid weights each flow's share by its route (a flow over
-# the oversubscribed spine gets a third of a leaf-local flow's share of a
-# shared link) where ns-3's TCP shares about equally, and the tree's and the
-# parameter server's critical paths run through those flows. Bounded here so
-# that a change that widens the gap still fails.
-KNOWN_GAPS = {"tree, leaf-spine 4:1": 0.15, "ps, leaf-spine 4:1": 0.12, "tree, fat-tree k=4": 0.10}
+# Scenarios where the two models are known to part by more (docs:
+# results/flow-vs-ns3): the parameter server behind the 4:1 leaf-spine's
+# uplinks (+5.3% on 2026-11-29). Bounded here so that a change that widens
+# the gap still fails. (Until the flow simulator shared links equally, the
+# tree on the 4:1 leaf-spine and on the fat-tree were here too: SimGrid's
+# route weighting gave a flow over the spine a third of a leaf-local flow's
+# share, where ns-3's TCP shares about equally.)
+KNOWN_GAPS = {"ps, leaf-spine 4:1": 0.08}
 
 
 def check_links(testcase, name, ns3_dir, flow_dir):
