@@ -195,7 +195,7 @@ struct Connection {
   uint32_t route = FluidNetwork::kNone;  // or its FluidNetwork route (--solver incremental), once known
   const std::vector<uint32_t>* links = nullptr;  // on SimGrid: its route's directed links
   bool active = false;                // a message of it is on its way
-  bool head_sent = false;             // its oldest message's send is done, its last bytes go (Sending)
+  bool head_sent = false;             // its oldest message's send is done, its last bytes go (BeforeSent)
 };
 
 // SimGrid actors that ran one piece of work and wait for the next.
@@ -298,7 +298,7 @@ struct Bundle {
   double overlap = 0;           // its members' latency already paid (s): State::Overlap
   double bound = 0;             // one message's rate bound
   uint64_t bytes = 0;           // each message's
-  // (message, on_sent, whether it arrives or its send is done: Sending); the leader first
+  // (message, on_sent, whether it arrives or its send is done: BeforeSent); the leader first
   std::vector<std::tuple<size_t, const std::function<void()>*, bool>> members;
   s4u::SemaphorePtr delivered;  // made at the first join
 };
