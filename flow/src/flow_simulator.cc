@@ -43,7 +43,7 @@ class FlowSimulator final : public Simulator {
     if (!send_buffer.empty()) flow.send_buffer = uint64_t(std::stod(send_buffer.back()));  // checked by the command line
     const std::vector<std::string> sharing = SettingValues(config, "sharing");
     if (!sharing.empty() && sharing.back() != "equal" && sharing.back() != "latency") {
-      *error = "--sharing " + sharing.back() + ": the flow simulator shares links equal or latency";
+      *error = "--sharing " + sharing.back() + ": the flow simulator's --sharing is equal or latency";
       return false;
     }
     flow.equal_shares = sharing.empty() || sharing.back() == "equal";
