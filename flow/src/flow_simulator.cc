@@ -73,48 +73,39 @@ void RegisterFlow() {
   info.description =
       "flow-level SimGrid model (bandwidth sharing; thousands of ranks)";
   info.build = "SimGrid " + flow::SimGridVersion();
-  SettingSpec cfg;
-  cfg.flag = "--cfg";
-  cfg.help =
+  SettingSpec cfg = Repeatable(Setting(
+      "--cfg",
       "flow simulator: a SimGrid setting KEY:VALUE, e.g. network/bandwidth-factor:0.97 (repeatable; overrides "
-      "dltrace's calibrated defaults)";
-  cfg.repeatable = true;
+      "dltrace's calibrated defaults)"));
   cfg.type_name = "KEY:VALUE";
   info.settings.push_back(cfg);
-  SettingSpec no_coalesce;
-  no_coalesce.flag = "--no-coalesce";
-  no_coalesce.kind = SettingSpec::Kind::kFlag;
-  no_coalesce.help =
+  info.settings.push_back(Setting(
+      "--no-coalesce",
       "flow simulator: one SimGrid flow per message (default: equal messages that start together between the same "
-      "two hosts go as one flow carrying their bytes and weight, which ends when each would have; faster at scale)";
-  info.settings.push_back(no_coalesce);
-  SettingSpec solver;
-  solver.flag = "--solver";
+      "two hosts go as one flow carrying their bytes and weight, which ends when each would have; faster at scale)",
+      SettingSpec::Kind::kFlag));
+  SettingSpec solver = Setting(
+      "--solver",
+      "flow simulator: who shares the bandwidth: SimGrid's max-min solver, or dltrace's own incremental one (the "
+      "same sharing, re-solved only where a flow started or ended; much faster at thousands of ranks)");
   solver.type_name = "simgrid|incremental";
   solver.default_text = "simgrid";
-  solver.help =
-      "flow simulator: who shares the bandwidth: SimGrid's max-min solver, or dltrace's own incremental one (the "
-      "same sharing, re-solved only where a flow started or ended; much faster at thousands of ranks)";
   info.settings.push_back(solver);
-  SettingSpec send_buffer;
-  send_buffer.flag = "--send-buffer";
-  send_buffer.kind = SettingSpec::Kind::kNumber;
-  send_buffer.bound = SettingSpec::Bound::kNonNegative;
-  send_buffer.type_name = "BYTES";
-  send_buffer.default_text = std::to_string(models::kTcpSendBufferBytes);
-  send_buffer.help =
+  SettingSpec send_buffer = Number(
+      "--send-buffer",
       "flow simulator: each connection's send buffer: a send is done once what has not arrived of it fits, as a "
       "socket's send returns once the kernel holds its bytes (ns-3's --sndbuf has the same default); 0: a send is "
-      "done when its last byte arrived";
+      "done when its last byte arrived",
+      SettingSpec::Bound::kNonNegative, std::to_string(models::kTcpSendBufferBytes));
+  send_buffer.type_name = "BYTES";
   info.settings.push_back(send_buffer);
-  SettingSpec sharing;
-  sharing.flag = "--sharing";
-  sharing.type_name = "equal|latency";
-  sharing.default_text = "equal";
-  sharing.help =
+  SettingSpec sharing = Setting(
+      "--sharing",
       "flow simulator: how flows share a link once their latency is paid: equal (max-min, as TCP connections whose "
       "round trips are mostly the queue they share) or latency (SimGrid's CM02/LV08 weighting: a share goes with 1 / "
-      "(route latency + weight-S / bandwidth over its links), see --cfg network/weight-S)";
+      "(route latency + weight-S / bandwidth over its links), see --cfg network/weight-S)");
+  sharing.type_name = "equal|latency";
+  sharing.default_text = "equal";
   info.settings.push_back(sharing);
   info.make = [] { return std::make_unique<FlowSimulator>(); };
   RegisterSimulator(std::move(info));

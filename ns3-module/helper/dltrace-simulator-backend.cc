@@ -324,39 +324,6 @@ class Ns3Simulator final : public Simulator
 
 using Bound = SettingSpec::Bound;
 
-SettingSpec
-Setting(const std::string& flag, const std::string& help, Kind kind = Kind::kText)
-{
-    SettingSpec s;
-    s.flag = flag;
-    s.help = help;
-    s.kind = kind;
-    return s;
-}
-
-SettingSpec
-Number(const std::string& flag,
-       const std::string& help,
-       Bound bound,
-       const std::string& defaultText = "",
-       double min = 0,
-       double max = 0)
-{
-    SettingSpec s = Setting(flag, help, Kind::kNumber);
-    s.bound = bound;
-    s.default_text = defaultText;
-    s.min = min;
-    s.max = max;
-    return s;
-}
-
-SettingSpec
-Repeatable(SettingSpec s)
-{
-    s.repeatable = true;
-    return s;
-}
-
 } // namespace
 
 void

@@ -62,6 +62,29 @@ std::vector<std::string> SimulatorBuildLines() {
   return lines;
 }
 
+SettingSpec Setting(const std::string& flag, const std::string& help, SettingSpec::Kind kind) {
+  SettingSpec s;
+  s.flag = flag;
+  s.help = help;
+  s.kind = kind;
+  return s;
+}
+
+SettingSpec Number(const std::string& flag, const std::string& help, SettingSpec::Bound bound,
+                   const std::string& default_text, double min, double max) {
+  SettingSpec s = Setting(flag, help, SettingSpec::Kind::kNumber);
+  s.bound = bound;
+  s.default_text = default_text;
+  s.min = min;
+  s.max = max;
+  return s;
+}
+
+SettingSpec Repeatable(SettingSpec s) {
+  s.repeatable = true;
+  return s;
+}
+
 std::vector<std::string> SettingValues(const SimulationConfig& config, const std::string& name) {
   std::vector<std::string> values;
   for (const auto& [k, v] : config.settings)

@@ -76,6 +76,16 @@ struct SettingSpec {
   std::string type_name;     // shown in --help, e.g. "KEY:VALUE"
 };
 
+// A setting of KIND with FLAG and HELP, the other fields at their defaults.
+SettingSpec Setting(const std::string& flag, const std::string& help,
+                    SettingSpec::Kind kind = SettingSpec::Kind::kText);
+// A number setting the command line checks against BOUND (MIN and MAX for
+// kRange), with DEFAULT_TEXT shown in --help.
+SettingSpec Number(const std::string& flag, const std::string& help, SettingSpec::Bound bound,
+                   const std::string& default_text = "", double min = 0, double max = 0);
+// S, repeatable.
+SettingSpec Repeatable(SettingSpec s);
+
 struct SimulatorInfo {
   std::string name;         // what --simulator/--engine takes: "ns3", "flow"
   std::string title;        // "ns-3", "SimGrid"
