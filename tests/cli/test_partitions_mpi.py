@@ -12,13 +12,12 @@ links.csv) is complete and links.csv's totals equal the sequential ones.
 Needs dltrace built against an ns-3 tree with MPI (NS3_MPI=1
 scripts/ns3-contrib-build.sh): exits 77 (skipped) on any other build."""
 import glob
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
-from views_fixtures import link_totals, ns3_built_with_mpi, sample_trace
+from views_fixtures import link_totals, load_json, sample_trace, say_skip_without_mpi
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
@@ -40,15 +39,8 @@ def run(*args, timeout=900):
     return subprocess.run([DLTRACE, *args], capture_output=True, text=True, timeout=timeout)
 
 
-def load(path):
-    with open(path) as f:
-        return json.load(f)
-
-
 def main():
-    if not ns3_built_with_mpi():
-        print("SKIP: this dltrace's ns-3 has no MPI (build the tree with NS3_MPI=1 "
-              "scripts/ns3-contrib-build.sh, then ./scripts/build.sh)")
+    if say_skip_without_mpi():
         return SKIP
     tmp = tempfile.TemporaryDirectory()
     # Small enough for a loaded machine: 2 all-reduce buckets of 2 MB, 2 iterations.
@@ -76,8 +68,8 @@ def main():
             if len(files) != 4:
                 failures.append("sequential job%d: %d results files" % (job, len(files)))
             for f in files:
-                a = load(f)
-                b = load(os.path.join(out, "job%d" % job, os.path.basename(f)))
+                a = load_json(f)
+                b = load_json(os.path.join(out, "job%d" % job, os.path.basename(f)))
                 where = "%s job%d endpoint %d" % (pdes, job, a["endpoint"])
                 if not b["complete"]:
                     failures.append(where + ": incomplete: " + b["error"])

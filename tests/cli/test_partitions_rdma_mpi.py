@@ -33,7 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-from views_fixtures import load_json, ns3_built_with_mpi, sample_trace
+from views_fixtures import load_json, sample_trace, say_skip_without_mpi
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
@@ -88,9 +88,7 @@ def compare(name, seq, out, failures):
 
 
 def main():
-    if not ns3_built_with_mpi():
-        print("SKIP: this dltrace's ns-3 has no MPI (build the tree with NS3_MPI=1 "
-              "scripts/ns3-contrib-build.sh, then ./scripts/build.sh)")
+    if say_skip_without_mpi():
         return SKIP
     tmp = tempfile.TemporaryDirectory()
     trace = sample_trace(os.path.join(tmp.name, "small4"), iterations=2, bucket_bytes=1000000)

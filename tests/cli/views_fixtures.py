@@ -30,6 +30,16 @@ def ns3_built_with_mpi():
     return any(l.startswith("ns-3 simulator:") and "with MPI" in l for l in out.splitlines())
 
 
+def say_skip_without_mpi():
+    """True, with the SKIP line printed, where this dltrace's ns-3 has no MPI
+    (the partitioned tests then return ctest's skip code)."""
+    if ns3_built_with_mpi():
+        return False
+    print("SKIP: this dltrace's ns-3 has no MPI (build the tree with NS3_MPI=1 "
+          "scripts/ns3-contrib-build.sh, then ./scripts/build.sh)")
+    return True
+
+
 def synth_with(out, *flags):
     """`dltrace synth FLAGS -o OUT`, asserted to succeed; returns OUT."""
     p = run("synth", *flags, "-o", out)

@@ -61,6 +61,20 @@ class RecorderFaultsTest(unittest.TestCase):
         self.mounts.append(d)
         return d
 
+    def mount_freezable_ext4(self, size):
+        """An ext4 file system of SIZE on a loop device (fsfreeze can stop
+        it); skips the test where the tools or loop devices are missing."""
+        if not shutil.which("fsfreeze") or not shutil.which("mkfs.ext4"):
+            self.skipTest("fsfreeze or mkfs.ext4 missing")
+        img, mnt = os.path.join(self.tmp, "img"), os.path.join(self.tmp, "ext4")
+        os.mkdir(mnt)
+        subprocess.run(["truncate", "-s", size, img], check=True)
+        subprocess.run(["mkfs.ext4", "-q", "-F", img], check=True)
+        if subprocess.run(["mount", "-o", "loop", img, mnt]).returncode != 0:
+            self.skipTest("no loop devices")
+        self.mounts.append(mnt)
+        return mnt
+
     def recorded_events(self, argv, np):
         """Events per rank of the same run recorded on a disk with room (the
         reference the counts of a failed recording must add up to)."""
@@ -136,15 +150,7 @@ class RecorderFaultsTest(unittest.TestCase):
         is frozen for 20 s: the program is held up at most once (the 2 s
         wait for the flusher), not until the disk comes back; memory stays
         within the configured buffer; kept + dropped equals the calls made."""
-        if not shutil.which("fsfreeze") or not shutil.which("mkfs.ext4"):
-            self.skipTest("fsfreeze or mkfs.ext4 missing")
-        img, mnt = os.path.join(self.tmp, "img"), os.path.join(self.tmp, "ext4")
-        os.mkdir(mnt)
-        subprocess.run(["truncate", "-s", "512M", img], check=True)
-        subprocess.run(["mkfs.ext4", "-q", "-F", img], check=True)
-        if subprocess.run(["mount", "-o", "loop", img, mnt]).returncode != 0:
-            self.skipTest("no loop devices")
-        self.mounts.append(mnt)
+        mnt = self.mount_freezable_ext4("512M")
         calls, buffer_events, freeze_s = 10_000_000, 100_000, 20
         argv = [prog("dltrace-mpi-overhead"), str(calls), "0", "0"]
         base = run(MPIRUN + ["-np", "1"] + argv)
@@ -203,17 +209,9 @@ class RecorderFaultsTest(unittest.TestCase):
         thread's CPU; once the wait gives up (2 s) the flusher has its own
         CPUs again. Read from /proc: the Cpus_allowed_list of the thread
         named dltrace-flush, sampled while the file system is frozen."""
-        if not shutil.which("fsfreeze") or not shutil.which("mkfs.ext4"):
-            self.skipTest("fsfreeze or mkfs.ext4 missing")
         if len(os.sched_getaffinity(0)) < 2:
             self.skipTest("one CPU: a loan would not show")
-        img, mnt = os.path.join(self.tmp, "img"), os.path.join(self.tmp, "ext4")
-        os.mkdir(mnt)
-        subprocess.run(["truncate", "-s", "64M", img], check=True)
-        subprocess.run(["mkfs.ext4", "-q", "-F", img], check=True)
-        if subprocess.run(["mount", "-o", "loop", img, mnt]).returncode != 0:
-            self.skipTest("no loop devices")
-        self.mounts.append(mnt)
+        mnt = self.mount_freezable_ext4("64M")
         out = os.path.join(mnt, "t")
         tag = "DLTRACE_TEST_LOAN=" + self.tmp
         env = dict(os.environ, DLTRACE_BUFFER_EVENTS="100000", DLTRACE_TEST_LOAN=self.tmp)
