@@ -15,8 +15,11 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <deque>
 #include <iomanip>
+#include <map>
 #include <sstream>
+#include <tuple>
 
 namespace ns3
 {
@@ -81,34 +84,6 @@ DltraceRdmaMonitor::Sample()
 }
 
 uint64_t
-DltraceRdmaMonitor::GetPauseFrames() const
-{
-    uint64_t n = 0;
-    for (const Port& p : m_ports)
-    {
-        for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
-        {
-            n += p.device->GetPfcCounters(c).pausesSent;
-        }
-    }
-    return n;
-}
-
-uint64_t
-DltraceRdmaMonitor::GetPeakQueueBytes() const
-{
-    uint64_t peak = 0;
-    for (const Port& p : m_ports)
-    {
-        if (p.switchPort)
-        {
-            peak = std::max(peak, p.device->GetPeakQueueBytes());
-        }
-    }
-    return peak;
-}
-
-uint64_t
 DltraceRdmaMonitor::SumOverSwitches(uint64_t (DltraceRdmaSwitchMmu::*count)() const) const
 {
     uint64_t n = 0;
@@ -131,63 +106,164 @@ DltraceRdmaMonitor::GetEcnMarks() const
     return SumOverSwitches(&DltraceRdmaSwitchMmu::GetEcnMarks);
 }
 
-bool
-DltraceRdmaMonitor::Write(const std::string& dir, std::string* error) const
+DltraceRdmaMonitor::Report
+DltraceRdmaMonitor::Collect() const
 {
-    std::ostringstream queues;
-    queues << "time_s,port,queue_bytes\n";
-    for (size_t i = 0; i < m_samples.size(); ++i)
-    {
-        for (size_t p = 0; p < m_ports.size(); ++p)
-        {
-            queues << std::setprecision(9) << m_sampleTimes[i] << "," << m_ports[p].name << ","
-                   << m_samples[i][p] << "\n";
-        }
-    }
-    std::ostringstream pfc;
-    pfc << "port,priority,pauses_sent,resumes_sent,pauses_received,resumes_received,paused_s\n";
+    Report r;
     for (const Port& p : m_ports)
     {
         for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
         {
-            auto k = p.device->GetPfcCounters(c);
-            if (k.pausesSent + k.pausesReceived + k.resumesSent + k.resumesReceived == 0)
-            {
-                continue;
-            }
-            pfc << p.name << "," << c << "," << k.pausesSent << "," << k.resumesSent << ","
-                << k.pausesReceived << "," << k.resumesReceived << "," << std::setprecision(9)
-                << k.pausedTime.GetSeconds() << "\n";
+            const auto k = p.device->GetPfcCounters(c);
+            r.pfc.push_back(
+                {k.pausesSent, k.resumesSent, k.pausesReceived, k.resumesReceived, k.pausedTime.GetTimeStep()});
         }
+        r.peak.push_back(p.switchPort ? p.device->GetPeakQueueBytes() : 0);
     }
-    std::ostringstream qps;
-    qps << "job,src,dst,channel,priority,cnps,packets_resent,timeouts,bytes_acked\n";
+    r.sampleTimes = m_sampleTimes;
+    r.samples = m_samples;
+    r.drops = GetDrops();
+    r.ecnMarks = GetEcnMarks();
     for (const auto& q : m_network->GetQueuePairs())
     {
         if (!q.qp) // a UET PDC: no CNPs; its NACKs in their place
         {
-            qps << q.job << "," << q.src << "," << q.dst << "," << q.channel << "," << q.pdc->GetPriority()
-                << "," << q.pdc->GetNacks() << "," << q.pdc->GetRetransmittedPackets() << ","
-                << q.pdc->GetTimeouts() << "," << q.pdc->GetBytesAcked() << "\n";
+            r.qps.push_back({q.job, q.src, q.dst, q.channel, true, q.pdc->GetPriority(), q.pdc->GetNacks(),
+                             q.pdc->GetRetransmittedPackets(), q.pdc->GetTimeouts(), q.pdc->GetBytesAcked()});
             continue;
         }
-        qps << q.job << "," << q.src << "," << q.dst << "," << q.channel << ","
-            << q.qp->GetPriority() << "," << q.qp->GetCnps() << ","
-            << q.qp->GetRetransmittedPackets() << "," << q.qp->GetTimeouts() << ","
-            << q.qp->GetBytesAcked() << "\n";
+        r.qps.push_back({q.job, q.src, q.dst, q.channel, false, q.qp->GetPriority(), q.qp->GetCnps(),
+                         q.qp->GetRetransmittedPackets(), q.qp->GetTimeouts(), q.qp->GetBytesAcked()});
+    }
+    for (const auto& m : m_network->GetMessages())
+    {
+        r.messages.push_back({m.job, m.src, m.dst, m.channel, m.priority, m.bytes, m.posted.GetTimeStep(),
+                              m.delivered.GetTimeStep(), m.ideal.GetTimeStep()});
+    }
+    r.remote = m_network->GetRemoteDeliveries();
+    return r;
+}
+
+void
+DltraceRdmaMonitor::Merge(const std::vector<Report>& parts)
+{
+    Report all = parts.at(0);
+    all.remote.clear();
+    // Partitions sample at the same times; one may stop before another's last sample.
+    size_t samples = all.samples.size();
+    for (const Report& p : parts)
+    {
+        samples = std::min(samples, p.samples.size());
+    }
+    all.samples.resize(samples);
+    all.sampleTimes.resize(samples);
+    for (size_t i = 1; i < parts.size(); ++i)
+    {
+        const Report& p = parts[i];
+        NS_ABORT_MSG_IF(p.pfc.size() != all.pfc.size() || p.peak.size() != all.peak.size(),
+                        "DltraceRdmaMonitor: partitions watch different ports");
+        for (size_t k = 0; k < all.pfc.size(); ++k)
+        {
+            all.pfc[k].pausesSent += p.pfc[k].pausesSent;
+            all.pfc[k].resumesSent += p.pfc[k].resumesSent;
+            all.pfc[k].pausesReceived += p.pfc[k].pausesReceived;
+            all.pfc[k].resumesReceived += p.pfc[k].resumesReceived;
+            all.pfc[k].pausedSteps += p.pfc[k].pausedSteps;
+        }
+        for (size_t k = 0; k < all.peak.size(); ++k)
+        {
+            all.peak[k] = std::max(all.peak[k], p.peak[k]);
+        }
+        for (size_t t = 0; t < samples; ++t)
+        {
+            for (size_t k = 0; k < all.samples[t].size() && k < p.samples[t].size(); ++k)
+            {
+                all.samples[t][k] += p.samples[t][k];
+            }
+        }
+        all.drops += p.drops;
+        all.ecnMarks += p.ecnMarks;
+        all.qps.insert(all.qps.end(), p.qps.begin(), p.qps.end());
+        all.messages.insert(all.messages.end(), p.messages.begin(), p.messages.end());
+    }
+    // A message to a host of another partition was delivered there: its
+    // route's messages, in the order posted, take that route's deliveries.
+    using Key = std::tuple<uint32_t, int32_t, int32_t, uint16_t>;
+    std::map<Key, std::deque<int64_t>> delivered;
+    for (const Report& p : parts)
+    {
+        for (const auto& d : p.remote)
+        {
+            delivered[{d.job, d.src, d.dst, d.channel}].push_back(d.delivered.GetTimeStep());
+        }
+    }
+    for (MessageRow& m : all.messages)
+    {
+        auto it = delivered.find({m.job, m.src, m.dst, m.channel});
+        if (m.delivered == 0 && it != delivered.end() && !it->second.empty())
+        {
+            m.delivered = it->second.front();
+            it->second.pop_front();
+        }
+    }
+    auto key = [](const auto& x) { return std::make_tuple(x.job, x.src, x.dst, x.channel); };
+    std::stable_sort(all.qps.begin(), all.qps.end(), [&](const QpRow& a, const QpRow& b) {
+        return key(a) < key(b);
+    });
+    std::stable_sort(all.messages.begin(), all.messages.end(), [&](const MessageRow& a, const MessageRow& b) {
+        return std::make_tuple(a.posted, key(a)) < std::make_tuple(b.posted, key(b));
+    });
+    m_merged = {std::move(all)};
+}
+
+bool
+DltraceRdmaMonitor::Write(const std::string& dir, std::string* error) const
+{
+    const Report r = m_merged.empty() ? Collect() : m_merged.front();
+    std::ostringstream queues;
+    queues << "time_s,port,queue_bytes\n";
+    for (size_t i = 0; i < r.samples.size(); ++i)
+    {
+        for (size_t p = 0; p < m_ports.size(); ++p)
+        {
+            queues << std::setprecision(9) << r.sampleTimes[i] << "," << m_ports[p].name << ","
+                   << r.samples[i][p] << "\n";
+        }
+    }
+    std::ostringstream pfc;
+    pfc << "port,priority,pauses_sent,resumes_sent,pauses_received,resumes_received,paused_s\n";
+    for (size_t p = 0; p < m_ports.size(); ++p)
+    {
+        for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
+        {
+            const PfcRow& k = r.pfc[p * DltraceRdmaNetDevice::kClasses + c];
+            if (k.pausesSent + k.pausesReceived + k.resumesSent + k.resumesReceived == 0)
+            {
+                continue;
+            }
+            pfc << m_ports[p].name << "," << c << "," << k.pausesSent << "," << k.resumesSent << ","
+                << k.pausesReceived << "," << k.resumesReceived << "," << std::setprecision(9)
+                << TimeStep(k.pausedSteps).GetSeconds() << "\n";
+        }
+    }
+    std::ostringstream qps;
+    qps << "job,src,dst,channel,priority,cnps,packets_resent,timeouts,bytes_acked\n";
+    for (const QpRow& q : r.qps)
+    {
+        qps << q.job << "," << q.src << "," << q.dst << "," << q.channel << "," << q.priority << ","
+            << q.congestion << "," << q.resent << "," << q.timeouts << "," << q.acked << "\n";
     }
     std::ostringstream messages;
     messages << "job,src,dst,channel,priority,bytes,posted_s,completion_s,ideal_s,slowdown\n";
-    for (const auto& m : m_network->GetMessages())
+    for (const MessageRow& m : r.messages)
     {
-        const bool done = !m.delivered.IsZero();
-        const double fct = done ? (m.delivered - m.posted).GetSeconds() : 0.0;
-        messages << m.job << "," << m.src << "," << m.dst << "," << m.channel << "," << m.priority
-                 << "," << m.bytes << "," << std::setprecision(9) << m.posted.GetSeconds() << ",";
-        if (done)
+        messages << m.job << "," << m.src << "," << m.dst << "," << m.channel << "," << m.priority << ","
+                 << m.bytes << "," << std::setprecision(9) << TimeStep(m.posted).GetSeconds() << ",";
+        if (m.delivered != 0)
         {
-            messages << fct << "," << m.ideal.GetSeconds() << "," << std::setprecision(4)
-                     << fct / m.ideal.GetSeconds() << "\n";
+            const double fct = (TimeStep(m.delivered) - TimeStep(m.posted)).GetSeconds();
+            const double ideal = TimeStep(m.ideal).GetSeconds();
+            messages << fct << "," << ideal << "," << std::setprecision(4) << fct / ideal << "\n";
         }
         else
         {
@@ -203,35 +279,36 @@ DltraceRdmaMonitor::Write(const std::string& dir, std::string* error) const
 void
 DltraceRdmaMonitor::PrintSummary(std::ostream& os) const
 {
+    const Report r = m_merged.empty() ? Collect() : m_merged.front();
     uint64_t cnps = 0, resent = 0, nacks = 0, timeouts = 0;
-    for (const auto& q : m_network->GetQueuePairs())
+    for (const QpRow& q : r.qps)
     {
-        if (q.qp)
+        resent += q.resent;
+        if (q.uet)
         {
-            cnps += q.qp->GetCnps();
-            resent += q.qp->GetRetransmittedPackets();
+            nacks += q.congestion;
+            timeouts += q.timeouts;
         }
         else
         {
-            nacks += q.pdc->GetNacks();
-            resent += q.pdc->GetRetransmittedPackets();
-            timeouts += q.pdc->GetTimeouts();
+            cnps += q.congestion;
         }
     }
-    double pausedS = 0;
-    for (const Port& p : m_ports)
+    uint64_t pauses = 0;
+    int64_t pausedSteps = 0;
+    for (const PfcRow& k : r.pfc)
     {
-        for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
-        {
-            pausedS += p.device->GetPfcCounters(c).pausedTime.GetSeconds();
-        }
+        pauses += k.pausesSent;
+        pausedSteps += k.pausedSteps;
     }
+    const uint64_t peak = r.peak.empty() ? 0 : *std::max_element(r.peak.begin(), r.peak.end());
     std::vector<double> slowdowns;
-    for (const auto& m : m_network->GetMessages())
+    for (const MessageRow& m : r.messages)
     {
-        if (!m.delivered.IsZero() && m.ideal.IsStrictlyPositive())
+        if (m.delivered != 0 && m.ideal > 0)
         {
-            slowdowns.push_back((m.delivered - m.posted).GetSeconds() / m.ideal.GetSeconds());
+            slowdowns.push_back((TimeStep(m.delivered) - TimeStep(m.posted)).GetSeconds() /
+                                TimeStep(m.ideal).GetSeconds());
         }
     }
     std::sort(slowdowns.begin(), slowdowns.end());
@@ -244,11 +321,11 @@ DltraceRdmaMonitor::PrintSummary(std::ostream& os) const
                   "rdma: %" PRIu64 " PFC pause frames (%.6f s paused in all), peak switch queue %" PRIu64
                   " B, %" PRIu64 " drops, %" PRIu64 " ECN marks, %" PRIu64 " CNPs, %" PRIu64
                   " packets resent\n",
-                  GetPauseFrames(),
-                  pausedS,
-                  GetPeakQueueBytes(),
-                  GetDrops(),
-                  GetEcnMarks(),
+                  pauses,
+                  TimeStep(pausedSteps).GetSeconds(),
+                  peak,
+                  r.drops,
+                  r.ecnMarks,
                   cnps,
                   resent);
     os << line;
@@ -263,8 +340,8 @@ DltraceRdmaMonitor::PrintSummary(std::ostream& os) const
                       nacks,
                       resent,
                       timeouts,
-                      GetDrops(),
-                      GetPauseFrames());
+                      r.drops,
+                      pauses);
         os << line;
     }
     std::snprintf(line,

@@ -41,10 +41,59 @@ class DltraceRdmaMonitor : public Object
     /// Two summary lines: PFC, queues, drops, ECN, CNPs, resends, slowdown.
     void PrintSummary(std::ostream& os) const;
 
-    uint64_t GetPauseFrames() const;
-    uint64_t GetPeakQueueBytes() const;
     uint64_t GetDrops() const;
     uint64_t GetEcnMarks() const;
+
+    /// One port's PFC counters in one class (times in ns-3 time steps).
+    struct PfcRow
+    {
+        uint64_t pausesSent, resumesSent, pausesReceived, resumesReceived;
+        int64_t pausedSteps;
+    };
+    /// One QP's (or UET PDC's) row of qps.csv.
+    struct QpRow
+    {
+        uint32_t job;
+        int32_t src, dst;
+        uint16_t channel;
+        bool uet; ///< congestion counts NACKs, not CNPs
+        uint32_t priority;
+        uint64_t congestion, resent, timeouts, acked;
+    };
+    /// One message's row of messages.csv (ns-3 time steps; delivered 0: not yet).
+    struct MessageRow
+    {
+        uint32_t job;
+        int32_t src, dst;
+        uint16_t channel;
+        uint32_t priority;
+        uint64_t bytes;
+        int64_t posted, delivered, ideal;
+    };
+    /// Everything the files and the summary say, from this process's fabric.
+    struct Report
+    {
+        std::vector<PfcRow> pfc;    ///< per port, per class (port * kClasses + class)
+        std::vector<uint64_t> peak; ///< per port: its largest queue (switch ports; 0 at NICs)
+        std::vector<double> sampleTimes;
+        std::vector<std::vector<uint64_t>> samples; ///< per sample, per port
+        uint64_t drops = 0, ecnMarks = 0;
+        std::vector<QpRow> qps;
+        std::vector<MessageRow> messages;
+        std::vector<DltraceRdmaNetwork::RemoteDelivery> remote; ///< partitioned: arrived here from elsewhere
+    };
+    /// This process's report (a partition's: its own ports, QPs and messages).
+    Report Collect() const;
+    /**
+     * A partitioned run, partition 0: PARTS holds every partition's Collect(),
+     * by partition. From then on Write and PrintSummary report them as one
+     * run: port counters and queue samples summed (a port counts where its
+     * device runs, zero elsewhere), every partition's QPs and messages, a
+     * message to another partition completed by its receiver's delivery; QP
+     * rows ordered by job, source, destination and channel, messages by
+     * time posted (then the same).
+     */
+    void Merge(const std::vector<Report>& parts);
 
   private:
     struct Port
@@ -63,6 +112,7 @@ class DltraceRdmaMonitor : public Object
     std::vector<Port> m_ports;
     std::vector<double> m_sampleTimes;
     std::vector<std::vector<uint64_t>> m_samples; ///< per sample, per port
+    std::vector<Report> m_merged;                 ///< Merge's result (one), or empty
 };
 
 } // namespace ns3

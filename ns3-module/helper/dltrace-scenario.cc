@@ -33,6 +33,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <type_traits>
 
 #include <unistd.h>
 
@@ -1133,6 +1134,13 @@ class PartWriter
             Put(x);
         }
     }
+    template <typename T>
+    void PutPods(const std::vector<T>& v)
+    {
+        static_assert(std::is_trivially_copyable_v<T>);
+        Put(uint64_t(v.size()));
+        m_bytes.append(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
+    }
     const std::string& Bytes() const
     {
         return m_bytes;
@@ -1188,6 +1196,17 @@ class PartReader
             Get(&x);
         }
     }
+    template <typename T>
+    void GetPods(std::vector<T>* v)
+    {
+        static_assert(std::is_trivially_copyable_v<T>);
+        uint64_t n = 0;
+        Get(&n);
+        NS_ABORT_MSG_IF(n > (m_bytes.size() - m_at) / sizeof(T), "DltraceScenario: short partition record");
+        v->resize(n);
+        std::memcpy(v->data(), m_bytes.data() + m_at, n * sizeof(T));
+        m_at += n * sizeof(T);
+    }
 
   private:
     const std::string& m_bytes;
@@ -1202,11 +1221,12 @@ PutResult(PartWriter* w, const dltrace::executor::RankResult& r)
     w->Put(r.error);
     for (uint64_t x : {r.clock_origin_ns, r.end_ns, r.steps_done, r.steps_total, r.bytes_sent,
                        r.bytes_received, r.bytes_scheduled_send, r.bytes_scheduled_recv,
-                       r.bytes_local_sent, r.bytes_local_received})
+                       r.bytes_local_sent, r.bytes_local_received, r.bytes_reduced})
     {
         w->Put(x);
     }
     w->Put(r.steps);
+    w->PutPods(r.op_ids);
     w->Put(r.ops);
     w->Put(r.op_sent);
     w->Put(r.op_received);
@@ -1223,15 +1243,73 @@ GetResult(PartReader* in, dltrace::executor::RankResult* r)
     in->Get(&r->error);
     for (uint64_t* x : {&r->clock_origin_ns, &r->end_ns, &r->steps_done, &r->steps_total, &r->bytes_sent,
                         &r->bytes_received, &r->bytes_scheduled_send, &r->bytes_scheduled_recv,
-                        &r->bytes_local_sent, &r->bytes_local_received})
+                        &r->bytes_local_sent, &r->bytes_local_received, &r->bytes_reduced})
     {
         in->Get(x);
     }
     in->Get(&r->steps);
+    in->GetPods(&r->op_ids);
     in->Get(&r->ops);
     in->Get(&r->op_sent);
     in->Get(&r->op_received);
     in->Get(&r->iterations);
+}
+
+void
+PutRdmaReport(PartWriter* w, const DltraceRdmaMonitor::Report& r)
+{
+    w->PutPods(r.pfc);
+    w->Put(r.peak);
+    w->PutPods(r.sampleTimes);
+    w->Put(uint64_t(r.samples.size()));
+    for (const auto& sample : r.samples)
+    {
+        w->Put(sample);
+    }
+    w->Put(r.drops);
+    w->Put(r.ecnMarks);
+    w->PutPods(r.qps);
+    w->PutPods(r.messages);
+    w->Put(uint64_t(r.remote.size()));
+    for (const auto& d : r.remote)
+    {
+        w->Put(d.job);
+        w->Put(d.src);
+        w->Put(d.dst);
+        w->Put(d.channel);
+        w->Put(d.delivered.GetTimeStep());
+    }
+}
+
+void
+GetRdmaReport(PartReader* in, DltraceRdmaMonitor::Report* r)
+{
+    in->GetPods(&r->pfc);
+    in->Get(&r->peak);
+    in->GetPods(&r->sampleTimes);
+    uint64_t n = 0;
+    in->Get(&n);
+    r->samples.resize(n);
+    for (auto& sample : r->samples)
+    {
+        in->Get(&sample);
+    }
+    in->Get(&r->drops);
+    in->Get(&r->ecnMarks);
+    in->GetPods(&r->qps);
+    in->GetPods(&r->messages);
+    in->Get(&n);
+    r->remote.resize(n);
+    for (auto& d : r->remote)
+    {
+        int64_t at = 0;
+        in->Get(&d.job);
+        in->Get(&d.src);
+        in->Get(&d.dst);
+        in->Get(&d.channel);
+        in->Get(&at);
+        d.delivered = TimeStep(at);
+    }
 }
 
 } // namespace
@@ -1306,11 +1384,16 @@ DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
             w.Put(b);
         }
     }
+    if (m_rdmaMonitor)
+    {
+        PutRdmaReport(&w, m_rdmaMonitor->Collect());
+    }
     const std::vector<std::string> parts = DltracePartitionedRun::GatherToFirst(w.Bytes());
     if (self != 0)
     {
         return;
     }
+    std::vector<DltraceRdmaMonitor::Report> rdma(parts.size());
     auto& links = m_records.links;
     for (size_t p = 0; p < parts.size(); ++p)
     {
@@ -1373,6 +1456,14 @@ DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
                 }
             }
         }
+        if (m_rdmaMonitor)
+        {
+            GetRdmaReport(&in, &rdma[p]);
+        }
+    }
+    if (m_rdmaMonitor)
+    {
+        m_rdmaMonitor->Merge(rdma);
     }
 }
 

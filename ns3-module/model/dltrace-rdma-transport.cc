@@ -321,6 +321,7 @@ DltraceRdmaNetwork::Delivered(uint32_t /*dstHost*/, uint32_t srcHost, uint32_t q
         }
         const Incoming m = in->second;
         m_incoming.erase(in);
+        m_remoteDeliveries.push_back({m.job, m.src, m.dst, m.channel, DltraceTimeline::Now()});
         ++m_delivered;
         auto t = m_transports.find({m.job, m.dst});
         if (t == m_transports.end())
@@ -393,6 +394,12 @@ const std::vector<DltraceRdmaNetwork::QpRecord>&
 DltraceRdmaNetwork::GetQueuePairs() const
 {
     return m_qps;
+}
+
+const std::vector<DltraceRdmaNetwork::RemoteDelivery>&
+DltraceRdmaNetwork::GetRemoteDeliveries() const
+{
+    return m_remoteDeliveries;
 }
 
 uint64_t

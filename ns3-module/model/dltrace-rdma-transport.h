@@ -54,6 +54,16 @@ class DltraceRdmaNetwork : public Object
         Time delivered; ///< zero until delivered
         Time ideal;     ///< completion time on an empty network
     };
+    /// A partitioned run: a message from a host of another partition, delivered here (its
+    /// MessageRecord is the sender's partition's; a route's messages arrive in order).
+    struct RemoteDelivery
+    {
+        uint32_t job;
+        int32_t src;
+        int32_t dst;
+        uint16_t channel;
+        Time delivered;
+    };
     /// One QP (or, on a UET fabric, one PDC): endpoints, counters.
     struct QpRecord
     {
@@ -85,6 +95,8 @@ class DltraceRdmaNetwork : public Object
 
     const std::vector<MessageRecord>& GetMessages() const;
     const std::vector<QpRecord>& GetQueuePairs() const;
+    /// Partitioned run: what arrived here from other partitions, in arrival order.
+    const std::vector<RemoteDelivery>& GetRemoteDeliveries() const;
     /// Messages delivered so far.
     uint64_t GetDeliveredCount() const;
     /// Called after every Post (a fast-forward watching the network wakes up).
@@ -184,6 +196,7 @@ class DltraceRdmaNetwork : public Object
     std::unordered_map<uint64_t, size_t> m_routeOfQp; ///< (src host << 32 | qpn) -> route
     std::vector<bool> m_deliverHooked;                ///< per host
     std::vector<MessageRecord> m_messages;
+    std::vector<RemoteDelivery> m_remoteDeliveries;
     std::vector<QpRecord> m_qps;
     uint64_t m_delivered;
     Callback<void> m_posted;

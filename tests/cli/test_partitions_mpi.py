@@ -17,7 +17,7 @@ import subprocess
 import sys
 import tempfile
 
-from views_fixtures import link_totals, load_json, sample_trace, say_skip_without_mpi
+from views_fixtures import check_op_bytes, link_totals, load_json, sample_trace, say_skip_without_mpi
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
@@ -76,6 +76,7 @@ def main():
                 for key in ("bytes_sent", "bytes_received", "bytes_scheduled_send", "bytes_scheduled_recv"):
                     if a[key] != b[key]:
                         failures.append("%s: %s %d sequential, %d partitioned" % (where, key, a[key], b[key]))
+                check_op_bytes(where, a, b, failures)
                 for ia, ib in zip(a["iterations"], b["iterations"]):
                     da = ia["end_ns"] - ia["start_ns"]
                     db = ib["end_ns"] - ib["start_ns"]

@@ -10,9 +10,14 @@ same run in one process, with both PDES algorithms:
   switch buffer: the leaves' PFC pause frames reach the hosts across the
   cut (about 1,500 in the sequential run).
 
-Every endpoint moves exactly the bytes it moved sequentially; the PFC frames
-the partitions sent add up to the sequential run's (and in the second case
-there are some, received by the hosts' partition). Iteration times: ns-3's
+Every endpoint moves exactly the bytes it moved sequentially, op by op; the PFC
+frames the partitions sent add up to the sequential run's (and in the second
+case there are some, received by the hosts' partition), and so does the
+merged summary's count. The RDMA files partition 0 writes hold the whole
+run: messages.csv every message, completed (one to another partition by its
+receiver's delivery) within the iteration times' bound of its sequential
+times, qps.csv every QP with the bytes it had acknowledged, pfc.csv every
+port's frames. Iteration times: ns-3's
 conservative algorithms run every event at its sequential time, but a frame
 from another partition enters the event queue when its MPI message is
 handled, so among events of the SAME nanosecond its order can differ from
@@ -26,6 +31,7 @@ docs/results/scale-partitioned.md).
 
 Needs dltrace built against an ns-3 tree with MPI (NS3_MPI=1
 scripts/ns3-contrib-build.sh): exits 77 (skipped) on any other build."""
+import csv
 import glob
 import os
 import re
@@ -33,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 
-from views_fixtures import load_json, sample_trace, say_skip_without_mpi
+from views_fixtures import check_op_bytes, load_json, sample_trace, say_skip_without_mpi
 
 DLTRACE = os.environ.get("DLTRACE", "dltrace")
 SKIP = 77
@@ -71,6 +77,7 @@ def compare(name, seq, out, failures):
         for key in ("bytes_sent", "bytes_received", "bytes_scheduled_send", "bytes_scheduled_recv"):
             if a[key] != b[key]:
                 failures.append("%s: %s %d sequential, %d partitioned" % (where, key, a[key], b[key]))
+        check_op_bytes(where, a, b, failures)
         if len(a["iterations"]) != len(b["iterations"]):
             failures.append("%s: %d iterations sequential, %d partitioned"
                             % (where, len(a["iterations"]), len(b["iterations"])))
@@ -85,6 +92,52 @@ def compare(name, seq, out, failures):
                                 % (where, ia["iteration"], ia["start_ns"], ia["end_ns"], ib["start_ns"], ib["end_ns"],
                                    LOOKAHEAD_NS * 6 * ops))
     return worst
+
+
+def rows(out, name):
+    with open(os.path.join(out, name)) as f:
+        return list(csv.DictReader(f))
+
+
+def compare_files(name, seq, out, bound_ns, failures):
+    """The RDMA files of partition 0 against the sequential run's (message times within BOUND_NS)."""
+    shape = ("job", "src", "dst", "channel", "priority", "bytes")
+    a, b = rows(seq, "messages.csv"), rows(out, "messages.csv")
+    if sorted(tuple(r[k] for k in shape) for r in a) != sorted(tuple(r[k] for k in shape) for r in b):
+        failures.append("%s: messages.csv has %d messages partitioned, %d sequential (or others)"
+                        % (name, len(b), len(a)))
+    undone = [r for r in b if not r["completion_s"]]
+    if undone:
+        failures.append("%s: messages.csv: %d of %d messages without a completion, first %r"
+                        % (name, len(undone), len(b), undone[0]))
+    # Each route's messages in the order posted: posted and completed within BOUND of the sequential times.
+    def by_route(rs):
+        routes = {}
+        for r in rs:
+            routes.setdefault(tuple(r[k] for k in shape[:4]), []).append(r)
+        return {k: sorted(v, key=lambda r: float(r["posted_s"])) for k, v in routes.items()}
+    worst = 0
+    routes_b = by_route(b)
+    for route, ms in by_route(a).items():
+        for x, y in zip(ms, routes_b.get(route, [])):
+            if y["completion_s"]:
+                worst = max(worst, abs(float(x["posted_s"]) - float(y["posted_s"])),
+                            abs(float(x["posted_s"]) + float(x["completion_s"])
+                                - float(y["posted_s"]) - float(y["completion_s"])))
+    if worst * 1e9 > bound_ns:
+        failures.append("%s: messages.csv: a message posted or completed %.0f ns from its sequential time (bound %d)"
+                        % (name, worst * 1e9, bound_ns))
+    same = sorted(map(sorted, (r.items() for r in a))) == sorted(map(sorted, (r.items() for r in b)))
+    print("%s: messages.csv %s" % (name, "rows equal to the sequential run's" if same else
+                                   "times at most %.0f ns from the sequential ones" % (worst * 1e9)))
+    acked = ("job", "src", "dst", "channel", "priority", "bytes_acked")
+    a, b = rows(seq, "qps.csv"), rows(out, "qps.csv")
+    if sorted(tuple(r[k] for k in acked) for r in a) != sorted(tuple(r[k] for k in acked) for r in b):
+        failures.append("%s: qps.csv: %d QPs partitioned, %d sequential, or other bytes acknowledged"
+                        % (name, len(b), len(a)))
+    sent = [sum(int(r["pauses_sent"]) for r in rows(d, "pfc.csv")) for d in (seq, out)]
+    if sent[0] != sent[1]:
+        failures.append("%s: pfc.csv: %d pause frames sent partitioned, %d sequential" % (name, sent[1], sent[0]))
 
 
 def main():
@@ -132,6 +185,11 @@ def main():
             sent = sum(s for s, _ in parts.values())
             if sent != pauses:
                 failures.append("%s: %d PFC pause frames sent in all, %d sequential" % (where, sent, pauses))
+            if sequential_pauses(r.stdout) != pauses:
+                failures.append("%s: the summary says %d PFC pause frames, the sequential run %d"
+                                % (where, sequential_pauses(r.stdout), pauses))
+            # Times: the iteration bound over the whole run (4 ops of 6 steps each).
+            compare_files(where, seq, out, LOOKAHEAD_NS * 6 * 4, failures)
             if name == "pfc-across-cut" and parts[0][1] == 0:
                 failures.append(where + ": the hosts' partition received no PFC pause frame")
     for f in failures:

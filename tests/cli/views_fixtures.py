@@ -86,6 +86,13 @@ def load_json(path):
         return json.load(f)
 
 
+def check_op_bytes(where, sequential, partitioned, failures):
+    """Two rank*.results.json of one endpoint: the same ops, each with the same bytes sent and received."""
+    a, b = ([(op["op"], op["sent_bytes"], op["received_bytes"]) for op in r["ops"]] for r in (sequential, partitioned))
+    if a != b:
+        failures.append("%s: ops (op, sent, received) %r sequential, %r partitioned" % (where, a[:4], b[:4]))
+
+
 def info_json(path):
     p = run("info", path, "--json")
     assert p.returncode == 0, p.stderr
