@@ -23,6 +23,7 @@
 #        DLTRACE_BENCH_PARTITIONS  partition counts to run besides 1         (default 2)
 #        DLTRACE_BENCH_PDES        algorithms                                (default "null-message barrier")
 #        DLTRACE_BENCH_TRANSPORTS  transports                                (default "tcp rdma")
+#        DLTRACE_BENCH_RATE        every link's rate                         (default 10Gbps)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-${DLTRACE_BUILD_DIR:-$ROOT/build}}" && pwd)"
@@ -32,6 +33,7 @@ ITERATIONS="${DLTRACE_BENCH_ITERATIONS:-1}"
 PARTS="${DLTRACE_BENCH_PARTITIONS:-2}"
 PDES="${DLTRACE_BENCH_PDES:-null-message barrier}"
 TRANSPORTS="${DLTRACE_BENCH_TRANSPORTS:-tcp rdma}"
+RATE="${DLTRACE_BENCH_RATE:-10Gbps}"
 die() { echo "bench-partitions: error: $*" >&2; exit 1; }
 
 [ -x "$DLTRACE" ] || die "no dltrace at $DLTRACE (build first)"
@@ -44,7 +46,7 @@ trap 'rm -rf "$work"' EXIT
 "$DLTRACE" synth --model resnet50 --ranks "$HOSTS" --ranks-per-host 1 --iterations "$ITERATIONS" \
   -o "$work/trace" >/dev/null
 ARGS=("$work/trace" --engine ns3 --algo ring --time-scale 0 --no-flowmon
-  --topo "leaf-spine:leaves=2,hosts-per-leaf=$((HOSTS / 2)),spines=2,rate=10Gbps,delay=1us")
+  --topo "leaf-spine:leaves=2,hosts-per-leaf=$((HOSTS / 2)),spines=2,rate=$RATE,delay=1us")
 
 echo "cpu: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "scenario: ResNet-50 DP, $HOSTS ranks on $HOSTS hosts, $ITERATIONS iteration(s), ring, ${ARGS[*]:5}"
