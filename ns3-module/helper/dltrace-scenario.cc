@@ -195,13 +195,14 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
                                                            {"map", "ns3::MapScheduler"},
                                                            {"list", "ns3::ListScheduler"},
                                                            {"calendar", "ns3::CalendarScheduler"},
+                                                           {"canonical", "ns3::DltraceCanonicalScheduler"},
                                                            {"priority-queue",
                                                             "ns3::PriorityQueueScheduler"}};
     auto sit = schedulers.find(s);
     if (sit == schedulers.end())
     {
         *error = "unknown scheduler '" + config.scheduler +
-                 "' (heap, map, list, calendar, priority-queue)";
+                 "' (heap, map, list, calendar, canonical, priority-queue)";
         return false;
     }
     ObjectFactory scheduler;

@@ -61,7 +61,7 @@ struct DltraceScenarioConfig
     uint32_t rcvBufBytes = 0;         ///< DltraceNetworkHelper::RcvBufSize (0: the measured default)
     Time minRto = MilliSeconds(10);   ///< DltraceNetworkHelper::MinRto
     std::string recovery = "classic"; ///< DltraceNetworkHelper::Recovery: classic or prr
-    std::string scheduler = "heap";   ///< heap, map, list, calendar, priority-queue
+    std::string scheduler = "canonical"; ///< canonical (DltraceCanonicalScheduler), heap, map, list, calendar, priority-queue
     Time stopTime = Seconds(0);       ///< stop the simulation here (0: when every job is done)
     Time utilInterval = MilliSeconds(1); ///< DltraceLinkMonitor::Interval (0: off)
     bool flowMonitor = true;

@@ -3,6 +3,7 @@
 #include "dltrace-rdma-channel.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-canonical-scheduler.h"
 
 #include "dltrace-rdma-net-device.h"
 
@@ -57,11 +58,7 @@ DltraceRdmaChannel::Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice> src, 
     {
         return;
     }
-    Simulator::ScheduleWithContext(peer->GetNode()->GetId(),
-                                   txTime + m_delay,
-                                   &DltraceRdmaNetDevice::Receive,
-                                   peer,
-                                   packet);
+    DltraceFrameArrival::Schedule(peer, packet, txTime + m_delay);
 }
 
 Time

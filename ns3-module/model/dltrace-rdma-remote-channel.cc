@@ -4,6 +4,7 @@
 #include "dltrace-rdma-remote-channel.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-canonical-scheduler.h"
 
 #include "dltrace-rdma-net-device.h"
 
@@ -77,7 +78,10 @@ DltraceRdmaRemoteChannel::ReceiveRemote(Ptr<DltraceRdmaNetDevice> device, Ptr<Pa
     {
         m_onReceive(packet);
     }
-    device->Receive(packet);
+    // Now, as a DltraceFrameArrival: the event queue places it among this
+    // time step's events as one process does, not where the MPI message
+    // happened to queue it.
+    DltraceFrameArrival::Schedule(device, packet, Time());
 }
 
 void

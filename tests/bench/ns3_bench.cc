@@ -101,7 +101,7 @@ class PlainProgram {
       return f;
     }
     ns3::ObjectFactory scheduler;
-    scheduler.SetTypeId("ns3::HeapScheduler");  // the module's default (DltraceScenarioConfig::scheduler)
+    scheduler.SetTypeId("ns3::DltraceCanonicalScheduler");  // the module's default (DltraceScenarioConfig::scheduler)
     ns3::Simulator::SetScheduler(scheduler);
     ns3::DltraceTopologyHelper topo;
     topo.Build(config);
