@@ -9,7 +9,6 @@
 #include "ns3/simulator.h"
 
 #include <algorithm>
-#include <typeinfo>
 
 namespace ns3
 {
@@ -25,10 +24,26 @@ DltraceFrameArrival::DltraceFrameArrival(Ptr<DltraceRdmaNetDevice> device, Ptr<P
 {
 }
 
+namespace
+{
+// The arrival Schedule is handing the simulator: Insert knows it by its
+// address (cheaper than asking every event its type).
+const DltraceFrameArrival* g_scheduling = nullptr;
+} // namespace
+
 void
 DltraceFrameArrival::Schedule(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet, Time delay)
 {
-    Simulator::ScheduleWithContext(device->GetNode()->GetId(), delay, new DltraceFrameArrival(device, packet));
+    auto* arrival = new DltraceFrameArrival(device, packet);
+    g_scheduling = arrival;
+    Simulator::ScheduleWithContext(device->GetNode()->GetId(), delay, arrival);
+    g_scheduling = nullptr;
+}
+
+const DltraceFrameArrival*
+DltraceFrameArrival::Scheduling()
+{
+    return g_scheduling;
 }
 
 uint64_t
@@ -57,30 +72,64 @@ DltraceCanonicalScheduler::DltraceCanonicalScheduler() = default;
 
 DltraceCanonicalScheduler::~DltraceCanonicalScheduler() = default;
 
-bool
-DltraceCanonicalScheduler::After(const Entry& a, const Entry& b)
-{
-    if (a.ts != b.ts)
-    {
-        return a.ts > b.ts;
-    }
-    if (a.rank != b.rank)
-    {
-        return a.rank > b.rank;
-    }
-    return a.uid > b.uid;
-}
-
+// A 4-ary heap (half the levels of a binary one: fewer cache lines a
+// removal touches), m_heap[0] the next event, children of i at 4i+1..4i+4.
 void
 DltraceCanonicalScheduler::Insert(const Event& ev)
 {
-    uint64_t rank = 0;
-    if (typeid(*ev.impl) == typeid(DltraceFrameArrival))
+    // An arrival's port fits below the flag: node ids and interface indexes are 32 bits.
+    const DltraceFrameArrival* arrival = DltraceFrameArrival::Scheduling();
+    const uint64_t order =
+        arrival && ev.impl == arrival ? kArrival | (arrival->GetPort() & ~kArrival) : ev.key.m_uid;
+    const Entry e{ev.key.m_ts, order, ev.impl, ev.key.m_uid, ev.key.m_context};
+    m_heap.push_back(e);
+    SiftUp(m_heap.size() - 1, e);
+}
+
+void
+DltraceCanonicalScheduler::SiftUp(size_t i, const Entry& e)
+{
+    while (i > 0)
     {
-        rank = 1 + static_cast<const DltraceFrameArrival*>(ev.impl)->GetPort();
+        const size_t parent = (i - 1) / 4;
+        if (!After()(m_heap[parent], e))
+        {
+            break;
+        }
+        m_heap[i] = m_heap[parent];
+        i = parent;
     }
-    m_heap.push_back(Entry{ev.key.m_ts, rank, ev.key.m_uid, ev});
-    std::push_heap(m_heap.begin(), m_heap.end(), After);
+    m_heap[i] = e;
+}
+
+void
+DltraceCanonicalScheduler::SiftDown(size_t i, const Entry& e)
+{
+    const size_t n = m_heap.size();
+    for (;;)
+    {
+        const size_t first = 4 * i + 1;
+        if (first >= n)
+        {
+            break;
+        }
+        size_t best = first;
+        const size_t last = std::min(first + 4, n);
+        for (size_t c = first + 1; c < last; ++c)
+        {
+            if (After()(m_heap[best], m_heap[c]))
+            {
+                best = c;
+            }
+        }
+        if (!After()(e, m_heap[best]))
+        {
+            break;
+        }
+        m_heap[i] = m_heap[best];
+        i = best;
+    }
+    m_heap[i] = e;
 }
 
 bool
@@ -93,16 +142,15 @@ Scheduler::Event
 DltraceCanonicalScheduler::PeekNext() const
 {
     NS_ASSERT(!m_heap.empty());
-    return m_heap.front().event;
+    const Entry& e = m_heap.front();
+    return Event{e.impl, EventKey{e.ts, e.uid, e.context}};
 }
 
 Scheduler::Event
 DltraceCanonicalScheduler::RemoveNext()
 {
-    NS_ASSERT(!m_heap.empty());
-    std::pop_heap(m_heap.begin(), m_heap.end(), After);
-    const Event ev = m_heap.back().event;
-    m_heap.pop_back();
+    const Event ev = PeekNext();
+    RemoveAt(0);
     return ev;
 }
 
@@ -113,9 +161,27 @@ DltraceCanonicalScheduler::Remove(const Event& ev)
         return e.uid == ev.key.m_uid;
     });
     NS_ASSERT(it != m_heap.end());
-    *it = m_heap.back();
+    RemoveAt(size_t(it - m_heap.begin()));
+}
+
+void
+DltraceCanonicalScheduler::RemoveAt(size_t i)
+{
+    const Entry last = m_heap.back();
     m_heap.pop_back();
-    std::make_heap(m_heap.begin(), m_heap.end(), After);
+    if (i == m_heap.size())
+    {
+        return;
+    }
+    // The last entry fills the hole: down from there, or up where it is earlier than the hole's parent.
+    if (i > 0 && After()(m_heap[(i - 1) / 4], last))
+    {
+        SiftUp(i, last);
+    }
+    else
+    {
+        SiftDown(i, last);
+    }
 }
 
 } // namespace ns3

@@ -12,6 +12,7 @@
 #include "ns3/ptr.h"
 #include "ns3/scheduler.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -32,6 +33,8 @@ class DltraceFrameArrival : public EventImpl
     static void Schedule(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet, Time delay);
     /// Its place among the arrivals of one time step: the receiving port's (unique to it).
     uint64_t GetPort() const;
+    /// The arrival being scheduled now (Schedule, for the scheduler's Insert), or null.
+    static const DltraceFrameArrival* Scheduling();
 
   protected:
     void Notify() override;
@@ -45,9 +48,9 @@ class DltraceFrameArrival : public EventImpl
 
 /**
  * \ingroup dltrace
- * \brief A binary heap ordered by time, then every other event before the
- * frame arrivals (DltraceFrameArrival), those by port, then the others by
- * when they were queued (ns-3's order).
+ * \brief A 4-ary heap ordered by time; within a time step every other
+ * event first, in the order queued (ns-3's order), then the frame arrivals
+ * (DltraceFrameArrival) by port.
  *
  * ns-3's schedulers break ties by the order events were queued. One
  * process queues a frame's arrival when the frame starts; a partition
@@ -72,15 +75,30 @@ class DltraceCanonicalScheduler : public Scheduler
     void Remove(const Event& ev) override;
 
   private:
+    /// An event in 32 bytes (ns-3's Event and the order within its time step would take 40).
     struct Entry
     {
         uint64_t ts;
-        uint64_t rank; ///< 0: not an arrival; 1 + port: an arrival
+        uint64_t order; ///< within ts: the uid, or for an arrival kArrival | its port
+        EventImpl* impl;
         uint32_t uid;
-        Event event;
+        uint32_t context;
     };
-    /// Whether A runs after B (the heap's order, its top the first to run).
-    static bool After(const Entry& a, const Entry& b);
+    static constexpr uint64_t kArrival = uint64_t(1) << 63;
+    /// Whether A runs after B.
+    struct After
+    {
+        bool operator()(const Entry& a, const Entry& b) const
+        {
+            return a.ts != b.ts ? a.ts > b.ts : a.order > b.order;
+        }
+    };
+
+    /// Puts E at I or above it (I is a hole).
+    void SiftUp(size_t i, const Entry& e);
+    /// Puts E at I or below it (I is a hole).
+    void SiftDown(size_t i, const Entry& e);
+    void RemoveAt(size_t i);
 
     std::vector<Entry> m_heap;
 };
