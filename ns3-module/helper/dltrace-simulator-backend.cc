@@ -361,8 +361,8 @@ RegisterNs3()
                std::to_string(defaults.minRto.GetMilliSeconds())),
         Setting("--recovery", "TCP loss recovery: classic or prr"),
         Setting("--scheduler",
-                "ns-3 event scheduler: canonical (default: ns-3's heap order, with the RDMA fabric's frames of one "
-                "nanosecond by port, so partitioned runs equal one process), heap, map, list, calendar"),
+                "ns-3 event scheduler: canonical (default: ns-3's order, but the RDMA fabric's frames of one "
+                "nanosecond first and by port, so partitioned runs equal one process), heap, map, list, calendar"),
         Number("--stop",
                "stop at this simulated time in seconds (0: when every job is done)",
                Bound::kNonNegative,

@@ -77,10 +77,9 @@ DltraceCanonicalScheduler::~DltraceCanonicalScheduler() = default;
 void
 DltraceCanonicalScheduler::Insert(const Event& ev)
 {
-    // An arrival's port fits below the flag: node ids and interface indexes are 32 bits.
+    // An arrival's port is below the flag: node ids and interface indexes are 32 bits.
     const DltraceFrameArrival* arrival = DltraceFrameArrival::Scheduling();
-    const uint64_t order =
-        arrival && ev.impl == arrival ? kArrival | (arrival->GetPort() & ~kArrival) : ev.key.m_uid;
+    const uint64_t order = arrival && ev.impl == arrival ? arrival->GetPort() : kOther | ev.key.m_uid;
     const Entry e{ev.key.m_ts, order, ev.impl, ev.key.m_uid, ev.key.m_context};
     m_heap.push_back(e);
     SiftUp(m_heap.size() - 1, e);

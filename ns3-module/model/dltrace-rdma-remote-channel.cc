@@ -23,6 +23,47 @@ namespace ns3
 NS_LOG_COMPONENT_DEFINE("DltraceRdmaRemoteChannel");
 
 NS_OBJECT_ENSURE_REGISTERED(DltraceRdmaRemoteChannel);
+NS_OBJECT_ENSURE_REGISTERED(DltraceFrameDelayTag);
+
+TypeId
+DltraceFrameDelayTag::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::DltraceFrameDelayTag")
+                            .SetParent<Tag>()
+                            .SetGroupName("Dltrace")
+                            .AddConstructor<DltraceFrameDelayTag>();
+    return tid;
+}
+
+TypeId
+DltraceFrameDelayTag::GetInstanceTypeId() const
+{
+    return GetTypeId();
+}
+
+uint32_t
+DltraceFrameDelayTag::GetSerializedSize() const
+{
+    return sizeof(steps);
+}
+
+void
+DltraceFrameDelayTag::Serialize(TagBuffer buffer) const
+{
+    buffer.WriteU64(uint64_t(steps));
+}
+
+void
+DltraceFrameDelayTag::Deserialize(TagBuffer buffer)
+{
+    steps = int64_t(buffer.ReadU64());
+}
+
+void
+DltraceFrameDelayTag::Print(std::ostream& os) const
+{
+    os << "delay=" << steps;
+}
 
 TypeId
 DltraceRdmaRemoteChannel::GetTypeId()
@@ -78,10 +119,12 @@ DltraceRdmaRemoteChannel::ReceiveRemote(Ptr<DltraceRdmaNetDevice> device, Ptr<Pa
     {
         m_onReceive(packet);
     }
-    // Now, as a DltraceFrameArrival: the event queue places it among this
-    // time step's events as one process does, not where the MPI message
-    // happened to queue it.
-    DltraceFrameArrival::Schedule(device, packet, Time());
+    // A transmission time before it arrives: queued now as a
+    // DltraceFrameArrival, it takes its place among its time step's events
+    // as in one process, whenever its MPI message came.
+    DltraceFrameDelayTag delay;
+    packet->RemovePacketTag(delay);
+    DltraceFrameArrival::Schedule(device, packet, TimeStep(delay.steps));
 }
 
 void
@@ -104,8 +147,13 @@ DltraceRdmaRemoteChannel::Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice>
     {
         m_onSend(frame);
     }
+    // It reaches the other process at the lookahead (the cable's delay), the
+    // earliest ns-3 allows, and arrives a transmission time later (ReceiveRemote).
+    DltraceFrameDelayTag delay;
+    delay.steps = txTime.GetTimeStep();
+    frame->AddPacketTag(delay);
     MpiInterface::SendPacket(frame,
-                             Simulator::Now() + txTime + GetDelay(),
+                             Simulator::Now() + GetDelay(),
                              peer->GetNode()->GetId(),
                              peer->GetIfIndex());
 #else

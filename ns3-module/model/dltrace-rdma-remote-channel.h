@@ -6,6 +6,8 @@
 
 #include "dltrace-rdma-channel.h"
 
+#include "ns3/tag.h"
+
 #include "ns3/callback.h"
 
 namespace ns3
@@ -29,6 +31,26 @@ namespace ns3
  * tag a copy of the frame before it is serialized, the receive callback sees
  * the frame before the device does.
  */
+/**
+ * \ingroup dltrace
+ * \brief What is left of a frame's way when it reaches another partition:
+ * its transmission time (the frame goes a transmission time early, so that
+ * its arrival is queued before its time step starts; see
+ * DltraceCanonicalScheduler).
+ */
+class DltraceFrameDelayTag : public Tag
+{
+  public:
+    static TypeId GetTypeId();
+    TypeId GetInstanceTypeId() const override;
+    uint32_t GetSerializedSize() const override;
+    void Serialize(TagBuffer buffer) const override;
+    void Deserialize(TagBuffer buffer) override;
+    void Print(std::ostream& os) const override;
+
+    int64_t steps = 0; ///< ns-3 time steps
+};
+
 class DltraceRdmaRemoteChannel : public DltraceRdmaChannel
 {
   public:
