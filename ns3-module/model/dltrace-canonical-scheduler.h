@@ -60,7 +60,7 @@ class DltraceFrameArrival : public EventImpl
  * part by a frame's time or more. Ordered by port, no arrival's place
  * depends on when it was queued, as long as it is queued before its time
  * step starts (DltraceRdmaRemoteChannel hands a frame to the other process
- * a transmission time early for that); every other event is queued by the
+ * a time step early for that); every other event is queued by the
  * events before it, which (by the same argument) run in the same order.
  * Arrivals first is the order a frame usually had in ns-3's heap too (it
  * was queued a propagation delay ahead): HPCC's ring iteration comes out

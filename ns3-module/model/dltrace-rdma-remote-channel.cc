@@ -12,6 +12,8 @@
 #include "ns3/node.h"
 #include "ns3/simulator.h"
 
+#include <algorithm>
+
 #ifdef DLTRACE_NS3_MPI
 #include "ns3/mpi-interface.h"
 #include "ns3/mpi-receiver.h"
@@ -147,13 +149,15 @@ DltraceRdmaRemoteChannel::Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice>
     {
         m_onSend(frame);
     }
-    // It reaches the other process at the lookahead (the cable's delay), the
-    // earliest ns-3 allows, and arrives a transmission time later (ReceiveRemote).
+    // It reaches the other process one time step before it arrives (not
+    // more than its transmission time: still past the lookahead, the cable's
+    // delay), and arrives then (ReceiveRemote).
+    const Time early = std::min(txTime, TimeStep(1));
     DltraceFrameDelayTag delay;
-    delay.steps = txTime.GetTimeStep();
+    delay.steps = early.GetTimeStep();
     frame->AddPacketTag(delay);
     MpiInterface::SendPacket(frame,
-                             Simulator::Now() + GetDelay(),
+                             Simulator::Now() + txTime + GetDelay() - early,
                              peer->GetNode()->GetId(),
                              peer->GetIfIndex());
 #else

@@ -34,9 +34,8 @@ namespace ns3
 /**
  * \ingroup dltrace
  * \brief What is left of a frame's way when it reaches another partition:
- * its transmission time (the frame goes a transmission time early, so that
- * its arrival is queued before its time step starts; see
- * DltraceCanonicalScheduler).
+ * one time step (it goes that much early, so that its arrival is queued
+ * before its time step starts; see DltraceCanonicalScheduler).
  */
 class DltraceFrameDelayTag : public Tag
 {
