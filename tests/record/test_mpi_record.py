@@ -502,7 +502,9 @@ class RecorderTest(ScratchTestCase):
                     self.assertEqual(os.path.dirname(raw_file), raw)
                     self.assertTrue(os.path.exists(raw_file))
                     rc, j, err = info(out)
-                    self.assertEqual(j["ranks"][0]["status"], "no footer")
+                    # The kill may land while the flusher writes a chunk: a torn tail
+                    # ("truncated"), which the recovery reads past (raw_file.cc).
+                    self.assertIn(j["ranks"][0]["status"], ("no footer", "truncated"))
                     q = subprocess.run([self.RECOVER, raw_file], capture_output=True, text=True,
                                        timeout=300)
                     self.assertEqual(q.returncode, 0, q.stderr)
