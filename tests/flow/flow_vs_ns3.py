@@ -94,14 +94,22 @@ ACKS_SHARE_THE_LINK = {"ring", "hd"}
 # flow engine had moved to equal shares and a send buffer (its RDMA runs
 # take --send-buffer 0).
 RDMA_KNOWN_GAPS = {
-    ("all-reduce", "ring, star"): 0.09, ("all-reduce", "hd, star"): 0.09, ("all-reduce", "hd, leaf-spine 1:1"): 0.07,
+    # hd on both leaf-spines and the fat-tree is among the rows where packet level itself is chaotic
+    # (docs/results/rdma.md, fast-forward): the canonical scheduler's tie order moved ns-3 by -2.2% (1:1),
+    # +3.2% (4:1) and -4.0% (fat-tree) on 2026-11-29; their bounds are those figures plus 2-3 points.
+    ("all-reduce", "ring, star"): 0.09, ("all-reduce", "hd, star"): 0.09, ("all-reduce", "hd, leaf-spine 1:1"): 0.10,
+    ("all-reduce", "hd, leaf-spine 4:1"): 0.09,
     ("all-reduce", "ring, leaf-spine 4:1"): 0.16, ("all-reduce", "ps, leaf-spine 4:1"): 0.23,
-    ("all-reduce", "ring, fat-tree k=4"): 0.07, ("all-reduce", "hd, fat-tree k=4"): 0.25,
+    ("all-reduce", "ring, fat-tree k=4"): 0.07, ("all-reduce", "hd, fat-tree k=4"): 0.31,
     ("all-reduce", "ps, fat-tree k=4"): 0.09, ("all-reduce", "ring, 2 jobs on a dumbbell (job 0)"): 0.15,
     ("mixed", "hd, star"): 0.08, ("mixed", "ring, leaf-spine 4:1"): 0.16, ("mixed", "ps, leaf-spine 4:1"): 0.19,
-    ("mixed", "ring, fat-tree k=4"): 0.07, ("mixed", "hd, fat-tree k=4"): 0.13, ("mixed", "ps, fat-tree k=4"): 0.09,
-    # HPCC shares the dumbbell's bottleneck unequally between the two jobs (25.0 and 28.3 ms on 2026-11-29).
-    ("mixed", "ring, 2 jobs on a dumbbell (job 0)"): 0.15,
+    ("mixed", "ring, fat-tree k=4"): 0.07, ("mixed", "hd, fat-tree k=4"): 0.18, ("mixed", "ps, fat-tree k=4"): 0.09,
+    # The canonical scheduler's tie order (2026-11-29) moved these chaotic mixed rows most: ns-3 HPCC's hd on
+    # the 4:1 leaf-spine 46.0 -> 56.8 ms (a message starved longer: max slowdown 1.8e3 -> 3.7e3, no drop,
+    # PFC or extra CNP), the dumbbell's job 0 25.0 -> 21.6 ms, hd on the fat-tree 31.3 -> 29.9 ms.
+    ("mixed", "hd, leaf-spine 4:1"): 0.18,
+    # HPCC shares the dumbbell's bottleneck unequally between the two jobs (21.6 and 27.2 ms, canonical scheduler).
+    ("mixed", "ring, 2 jobs on a dumbbell (job 0)"): 0.32,
 }
 
 
