@@ -213,13 +213,19 @@ DltraceRdmaMonitor::Merge(const std::vector<Report>& parts)
     std::stable_sort(all.messages.begin(), all.messages.end(), [&](const MessageRow& a, const MessageRow& b) {
         return std::make_tuple(a.posted, key(a)) < std::make_tuple(b.posted, key(b));
     });
-    m_merged = {std::move(all)};
+    m_merged = std::move(all);
+}
+
+DltraceRdmaMonitor::Report
+DltraceRdmaMonitor::Current() const
+{
+    return m_merged ? *m_merged : Collect();
 }
 
 bool
 DltraceRdmaMonitor::Write(const std::string& dir, std::string* error) const
 {
-    const Report r = m_merged.empty() ? Collect() : m_merged.front();
+    const Report r = Current();
     std::ostringstream queues;
     queues << "time_s,port,queue_bytes\n";
     for (size_t i = 0; i < r.samples.size(); ++i)
@@ -279,7 +285,7 @@ DltraceRdmaMonitor::Write(const std::string& dir, std::string* error) const
 void
 DltraceRdmaMonitor::PrintSummary(std::ostream& os) const
 {
-    const Report r = m_merged.empty() ? Collect() : m_merged.front();
+    const Report r = Current();
     uint64_t cnps = 0, resent = 0, nacks = 0, timeouts = 0;
     for (const QpRow& q : r.qps)
     {

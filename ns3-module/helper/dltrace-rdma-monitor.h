@@ -11,6 +11,7 @@
 #include "ns3/object.h"
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -103,6 +104,8 @@ class DltraceRdmaMonitor : public Object
         bool switchPort;
     };
     void Sample();
+    /// Merge's report where there is one, else Collect()'s.
+    Report Current() const;
     /// COUNT (a DltraceRdmaSwitchMmu counter) summed over every switch.
     uint64_t SumOverSwitches(uint64_t (DltraceRdmaSwitchMmu::*count)() const) const;
 
@@ -112,7 +115,7 @@ class DltraceRdmaMonitor : public Object
     std::vector<Port> m_ports;
     std::vector<double> m_sampleTimes;
     std::vector<std::vector<uint64_t>> m_samples; ///< per sample, per port
-    std::vector<Report> m_merged;                 ///< Merge's result (one), or empty
+    std::optional<Report> m_merged;               ///< Merge's result
 };
 
 } // namespace ns3

@@ -1335,21 +1335,17 @@ DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
                   self, m_partition.HostsIn(self), endpoints, counters[0], m_wallSeconds,
                   m_mpi->GetChecks());
     std::string text = line;
-    if (m_rdma)
+    // The RDMA fabric's counters, files and summary (DltraceRdmaMonitor::Merge in partition 0).
+    DltraceRdmaMonitor::Report rdmaReport;
+    if (m_rdmaMonitor)
     {
-        // PFC frames each partition's ports sent and received (a frame across the cut counts on both sides).
+        rdmaReport = m_rdmaMonitor->Collect();
+        // PFC frames this partition's ports sent and received (a frame across the cut counts on both sides).
         uint64_t sent = 0, received = 0;
-        for (const auto& link : m_rdma->GetLinks())
+        for (const auto& k : rdmaReport.pfc)
         {
-            for (const auto& device : {link.a, link.b})
-            {
-                for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
-                {
-                    const auto k = device->GetPfcCounters(c);
-                    sent += k.pausesSent;
-                    received += k.pausesReceived;
-                }
-            }
+            sent += k.pausesSent;
+            received += k.pausesReceived;
         }
         text += ", " + std::to_string(sent) + " PFC pause frames sent, " + std::to_string(received) + " received";
     }
@@ -1387,7 +1383,7 @@ DltraceScenario::MergePartitions(uint64_t* counters, size_t n)
     }
     if (m_rdmaMonitor)
     {
-        PutRdmaReport(&w, m_rdmaMonitor->Collect());
+        PutRdmaReport(&w, rdmaReport);
     }
     const std::vector<std::string> parts = DltracePartitionedRun::GatherToFirst(w.Bytes());
     if (self != 0)

@@ -2,6 +2,8 @@
 // DltraceCanonicalScheduler and DltraceFrameArrival.
 #include "dltrace-canonical-scheduler.h"
 
+#include "dltrace-attributes.h"
+
 #include "dltrace-rdma-net-device.h"
 
 #include "ns3/log.h"
@@ -61,10 +63,7 @@ DltraceFrameArrival::Notify()
 TypeId
 DltraceCanonicalScheduler::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceCanonicalScheduler")
-                            .SetParent<Scheduler>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceCanonicalScheduler>();
+    static TypeId tid = DltraceTypeId<DltraceCanonicalScheduler, Scheduler>("ns3::DltraceCanonicalScheduler");
     return tid;
 }
 

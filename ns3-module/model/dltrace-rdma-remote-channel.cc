@@ -30,10 +30,7 @@ NS_OBJECT_ENSURE_REGISTERED(DltraceFrameDelayTag);
 TypeId
 DltraceFrameDelayTag::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceFrameDelayTag")
-                            .SetParent<Tag>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceFrameDelayTag>();
+    static TypeId tid = DltraceTypeId<DltraceFrameDelayTag, Tag>("ns3::DltraceFrameDelayTag");
     return tid;
 }
 

@@ -495,10 +495,7 @@ DltraceRdmaNetwork::NoteCrossing(Ptr<Packet> frame)
 TypeId
 DltraceRdmaMessageTag::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::DltraceRdmaMessageTag")
-                            .SetParent<Tag>()
-                            .SetGroupName("Dltrace")
-                            .AddConstructor<DltraceRdmaMessageTag>();
+    static TypeId tid = DltraceTypeId<DltraceRdmaMessageTag, Tag>("ns3::DltraceRdmaMessageTag");
     return tid;
 }
 
