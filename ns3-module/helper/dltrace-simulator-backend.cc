@@ -104,6 +104,11 @@ LaunchPartitions(uint32_t n, const std::string& outDir, std::string* error)
         {
             launch.push_back("--allow-run-as-root");
         }
+        // Open MPI's usual messaging layer over shared memory, named rather
+        // than chosen: choosing opens and probes every other one (UCX among
+        // them), 0.2 s of each run's start (0.49 -> 0.28 s for mpirun of two
+        // processes that only start and stop). A user's own setting stands.
+        setenv("OMPI_MCA_pml", "ob1", 0);
     }
     launch.push_back("-np");
     launch.push_back(std::to_string(n));
