@@ -714,6 +714,10 @@ DltraceScenario::Run()
     Simulator::Run();
     m_wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     m_simSeconds = DltraceTimeline::Now().GetSeconds();
+    if (m_fastForward)
+    {
+        m_fastForward->Finish(); // (a stop time can end the run during a hold)
+    }
     if (m_links)
     {
         m_links->Finish();
@@ -1083,11 +1087,14 @@ DltraceScenario::FillRecords()
         std::snprintf(line,
                       sizeof line,
                       "fast-forward: %" PRIu64 " skips, %.6f s of %.6f s simulated (%.1f%%), %" PRIu64
-                      " data packets and %" PRIu64 " link transmissions credited instead of simulated",
+                      " holds of a steady set (%.6f s held in all), %" PRIu64 " data packets and %" PRIu64
+                      " link transmissions credited instead of simulated",
                       m_fastForward->GetSkips(),
                       skipped,
                       m_simSeconds,
                       m_simSeconds > 0 ? 100 * skipped / m_simSeconds : 0.0,
+                      m_fastForward->GetHolds(),
+                      m_fastForward->GetHeldTime().GetSeconds(),
                       m_fastForward->GetSkippedPackets(),
                       m_fastForward->GetSkippedLinkPackets());
         r.network.push_back(line);

@@ -19,10 +19,14 @@ NS_LOG_COMPONENT_DEFINE("DltraceCanonicalScheduler");
 
 NS_OBJECT_ENSURE_REGISTERED(DltraceCanonicalScheduler);
 
-DltraceFrameArrival::DltraceFrameArrival(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
+DltraceFrameArrival::DltraceFrameArrival(Ptr<DltraceRdmaNetDevice> device,
+                                         Ptr<Packet> packet,
+                                         Ptr<DltraceRdmaNetDevice> from)
     : m_device(device),
       m_packet(packet),
-      m_port((uint64_t(device->GetNode()->GetId()) << 32) | device->GetIfIndex())
+      m_port((uint64_t(device->GetNode()->GetId()) << 32) | device->GetIfIndex()),
+      m_from(from),
+      m_fromHeld(from ? from->GetHeldTime() : Time())
 {
 }
 
@@ -34,9 +38,12 @@ const DltraceFrameArrival* g_scheduling = nullptr;
 } // namespace
 
 void
-DltraceFrameArrival::Schedule(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet, Time delay)
+DltraceFrameArrival::Schedule(Ptr<DltraceRdmaNetDevice> device,
+                              Ptr<Packet> packet,
+                              Time delay,
+                              Ptr<DltraceRdmaNetDevice> from)
 {
-    auto* arrival = new DltraceFrameArrival(device, packet);
+    auto* arrival = new DltraceFrameArrival(device, packet, from);
     g_scheduling = arrival;
     Simulator::ScheduleWithContext(device->GetNode()->GetId(), delay, arrival);
     g_scheduling = nullptr;
@@ -57,6 +64,22 @@ DltraceFrameArrival::GetPort() const
 void
 DltraceFrameArrival::Notify()
 {
+    if (m_from)
+    {
+        // The sender's set is held (a fast-forward): the frame waits with it,
+        // or, when a hold began after it left and has ended, arrives as much later.
+        if (m_from->IsHeld())
+        {
+            m_from->HoldArrival(m_device, m_packet);
+            return;
+        }
+        const Time late = m_from->GetHeldTime() - m_fromHeld;
+        if (late.IsStrictlyPositive())
+        {
+            Schedule(m_device, m_packet, late, m_from);
+            return;
+        }
+    }
     m_device->Receive(m_packet);
 }
 

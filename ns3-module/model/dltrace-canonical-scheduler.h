@@ -29,8 +29,15 @@ class DltraceRdmaNetDevice;
 class DltraceFrameArrival : public EventImpl
 {
   public:
-    /// DEVICE receives PACKET after DELAY (in DEVICE's node context).
-    static void Schedule(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet, Time delay);
+    /**
+     * DEVICE receives PACKET after DELAY (in DEVICE's node context). FROM,
+     * the port that sent it (none for a frame from another partition): a
+     * hold of FROM (DltraceRdmaNetDevice::Hold) keeps it or makes it later.
+     */
+    static void Schedule(Ptr<DltraceRdmaNetDevice> device,
+                         Ptr<Packet> packet,
+                         Time delay,
+                         Ptr<DltraceRdmaNetDevice> from = nullptr);
     /// Its place among the arrivals of one time step: the receiving port's (unique to it).
     uint64_t GetPort() const;
     /// The arrival being scheduled now (Schedule, for the scheduler's Insert), or null.
@@ -40,10 +47,12 @@ class DltraceFrameArrival : public EventImpl
     void Notify() override;
 
   private:
-    DltraceFrameArrival(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet);
+    DltraceFrameArrival(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice> from);
     Ptr<DltraceRdmaNetDevice> m_device;
     Ptr<Packet> m_packet;
     uint64_t m_port;
+    Ptr<DltraceRdmaNetDevice> m_from;
+    Time m_fromHeld; ///< m_from's held time when this was scheduled
 };
 
 /**

@@ -120,6 +120,10 @@ DltraceLinkMonitor::Finish()
 void
 DltraceLinkMonitor::TakeSample()
 {
+    if (m_beforeSample)
+    {
+        m_beforeSample();
+    }
     Sample s;
     s.timeS = DltraceTimeline::Now().GetSeconds();
     s.bytes.reserve(m_directions.size());
@@ -129,6 +133,12 @@ DltraceLinkMonitor::TakeSample()
         m_sampledBytes[d] = m_directions[d]->bytes;
     }
     m_samples.push_back(std::move(s));
+}
+
+void
+DltraceLinkMonitor::SetBeforeSampleCallback(std::function<void()> cb)
+{
+    m_beforeSample = std::move(cb);
 }
 
 uint32_t

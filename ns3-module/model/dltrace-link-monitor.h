@@ -79,6 +79,8 @@ class DltraceLinkMonitor : public Object
     uint64_t GetDeviceDrops() const;
     /// Counts what direction D carried during a fast-forward, as if it had gone.
     void Credit(uint32_t d, uint64_t bytes, uint64_t packets);
+    /// Called before each sample (a fast-forward credits the links it holds).
+    void SetBeforeSampleCallback(std::function<void()> cb);
 
   private:
     static void CountTx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> packet);
@@ -94,6 +96,7 @@ class DltraceLinkMonitor : public Object
     uint64_t m_hookEvery = 0;
     uint64_t m_untilHook = 0;
     std::function<void()> m_hook;
+    std::function<void()> m_beforeSample;
     uint64_t m_deviceDropBytes;
     uint64_t m_deviceDrops;
 };

@@ -58,7 +58,7 @@ DltraceRdmaChannel::Transmit(Ptr<Packet> packet, Ptr<DltraceRdmaNetDevice> src, 
     {
         return;
     }
-    DltraceFrameArrival::Schedule(peer, packet, txTime + m_delay);
+    DltraceFrameArrival::Schedule(peer, packet, txTime + m_delay, src);
 }
 
 Time

@@ -68,7 +68,13 @@ DltraceRdmaFastForward::GetTypeId()
             .AddTime("MinSkip",
                      "A skip shorter than this is not taken (s): the next event is too near "
                      "for it to pay. Default 2 us.",
-                     MicroSeconds(2), &DltraceRdmaFastForward::m_minSkip, Seconds(0));
+                     MicroSeconds(2), &DltraceRdmaFastForward::m_minSkip, Seconds(0))
+            .AddBoolean("PerSet",
+                        "Where the busy queue pairs fall into two or more connected sets of "
+                        "links and the fabric as a whole is not steady, hold each set that is "
+                        "steady on its own while the others run packet by packet (per-flow "
+                        "ECMP fabrics only). Default true.",
+                        true, &DltraceRdmaFastForward::m_perSet);
     return tid;
 }
 
@@ -84,9 +90,23 @@ void
 DltraceRdmaFastForward::DoDispose()
 {
     m_check.Cancel();
+    for (auto& h : m_holds)
+    {
+        h.release.Cancel();
+    }
+    m_holds.clear();
     if (m_network)
     {
         m_network->SetPostCallback(Callback<void>());
+        m_network->SetBeforePostCallback(Callback<void, size_t>());
+    }
+    for (auto& port : m_ports)
+    {
+        port->SetHeldDisturbedCallback(Callback<void, Ptr<DltraceRdmaNetDevice>>());
+    }
+    if (m_links)
+    {
+        m_links->SetBeforeSampleCallback(nullptr);
     }
     m_network = nullptr;
     m_links = nullptr;
@@ -103,10 +123,17 @@ DltraceRdmaFastForward::Watch(const DltraceRdmaHelper* fabric,
     m_fabric = fabric;
     m_network = network;
     m_links = links;
-    for (const auto& link : fabric->GetLinks())
+    // Directions in the graph's link order: [2l] a to b, [2l + 1] b to a.
+    const auto& graph = fabric->GetGraph();
+    for (uint32_t l = 0; l < fabric->GetLinks().size(); ++l)
     {
+        const auto& link = fabric->GetLinks()[l];
         m_ports.push_back(link.a);
         m_ports.push_back(link.b);
+        m_dirNodes.push_back(graph.links[l].a);
+        m_dirNodes.push_back(graph.links[l].b);
+        m_dirNodes.push_back(graph.links[l].b);
+        m_dirNodes.push_back(graph.links[l].a);
     }
     m_creditedBytes.assign(links->GetDirectionCount(), 0);
     m_creditedPackets.assign(links->GetDirectionCount(), 0);
@@ -117,6 +144,27 @@ DltraceRdmaFastForward::Start(Time notBefore)
 {
     m_notBefore = notBefore;
     m_network->SetPostCallback(MakeCallback(&DltraceRdmaFastForward::Wake, this));
+    using dltrace::models::LoadBalancer;
+    const auto lb = m_fabric->GetGraph().lb;
+    m_sets = m_perSet && (lb == LoadBalancer::kEcmp || lb == LoadBalancer::kEEcmp);
+    if (m_sets)
+    {
+        m_holdOfDir.assign(m_ports.size(), -1);
+        m_network->SetBeforePostCallback(MakeCallback(&DltraceRdmaFastForward::BeforePost, this));
+        for (auto& port : m_ports)
+        {
+            port->SetHeldDisturbedCallback(MakeCallback(&DltraceRdmaFastForward::Disturbed, this));
+        }
+        m_links->SetBeforeSampleCallback([this] {
+            for (auto& h : m_holds)
+            {
+                if (h.live)
+                {
+                    CreditLinks(h);
+                }
+            }
+        });
+    }
 }
 
 void
@@ -154,11 +202,18 @@ DltraceRdmaFastForward::Take() const
     s.at = Simulator::Now();
     const auto& qps = m_network->GetQueuePairs();
     s.active.reserve(qps.size());
-    for (const auto& q : qps)
+    for (size_t i = 0; i < qps.size(); ++i)
     {
+        const auto& q = qps[i];
         const bool active = q.qp->IsActive();
+        const bool held = i < m_holdOfQp.size() && m_holdOfQp[i] >= 0;
         s.active.push_back(active);
         s.anyActive = s.anyActive || active;
+        s.held.push_back(held);
+        s.anyUnheld = s.anyUnheld || (active && !held);
+        s.qpDisturbances.push_back(q.qp->GetCnps() + q.qp->GetRetransmittedPackets() + q.qp->GetTimeouts());
+        s.qpPosted.push_back(q.qp->GetPostedMessages());
+        s.open.push_back(q.qp->GetOpenMessages());
         // Packets that went as packets (credits left out): a skip changes
         // nothing the packet machinery sees, so snapshots from before it
         // still tell how it runs after it.
@@ -170,26 +225,35 @@ DltraceRdmaFastForward::Take() const
     for (const auto& port : m_ports)
     {
         s.queues.push_back(port->GetQueueBytes());
+        uint64_t pfcSent = 0;
+        bool paused = false;
         for (uint32_t c = 0; c < DltraceRdmaNetDevice::kClasses; ++c)
         {
             const auto pfc = port->GetPfcCounters(c);
-            s.disturbances += pfc.pausesSent + pfc.resumesSent;
-            s.paused = s.paused || port->IsPaused(c);
+            pfcSent += pfc.pausesSent + pfc.resumesSent;
+            paused = paused || port->IsPaused(c);
         }
+        s.disturbances += pfcSent;
+        s.paused = s.paused || paused;
+        s.pfc.push_back(pfcSent);
+        s.dirPaused.push_back(paused);
     }
     const auto& graph = m_fabric->GetGraph();
+    s.nodeDisturbances.assign(graph.names.size(), 0);
     for (uint32_t h = 0; h < graph.hosts; ++h)
     {
         Ptr<DltraceRdmaNic> nic = m_fabric->GetNic(h);
         if (nic)
         {
-            s.disturbances += nic->GetNacksSent() + nic->GetCnpsSent();
+            s.nodeDisturbances[h] = nic->GetNacksSent() + nic->GetCnpsSent();
+            s.disturbances += s.nodeDisturbances[h];
         }
     }
     for (uint32_t w = 0; w < m_fabric->GetSwitchCount(); ++w)
     {
         Ptr<DltraceRdmaSwitchMmu> mmu = m_fabric->GetSwitch(w)->GetMmu();
-        s.disturbances += mmu->GetEcnMarks() + mmu->GetDrops();
+        s.nodeDisturbances[graph.hosts + w] = mmu->GetEcnMarks() + mmu->GetDrops();
+        s.disturbances += s.nodeDisturbances[graph.hosts + w];
     }
     for (uint32_t d = 0; d < m_links->GetDirectionCount(); ++d)
     {
@@ -238,33 +302,49 @@ DltraceRdmaFastForward::Steady(const Snapshot& now) const
     // sending (not so in its first round trip), and its congestion control
     // says its rate holds.
     const Snapshot& middle = m_history[m_history.size() / 2];
-    const auto& qps = m_network->GetQueuePairs();
-    auto near = [this](double a, double b) {
-        return std::abs(a - b) <= std::max(2.0, m_tolerance * std::max(a, b));
-    };
     for (size_t i = 0; i < now.active.size(); ++i)
     {
-        if (!now.active[i])
+        if (now.active[i] && !QpSteady(i, first, middle, now))
         {
-            continue;
-        }
-        // Packets sent in each half, scaled to half the window.
-        const double sent = double(now.sent[i] - first.sent[i]);
-        const double half = (now.at - first.at).GetSeconds() / 2;
-        const double early =
-            double(middle.sent[i] - first.sent[i]) * half / (middle.at - first.at).GetSeconds();
-        const double late = double(now.sent[i] - middle.sent[i]) * half / (now.at - middle.at).GetSeconds();
-        if (qps[i].qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance) < m_minSkip || sent == 0 ||
-            !near(double(now.acked[i] - first.acked[i]), sent) || !near(early, late))
-        {
-            NS_LOG_LOGIC("not steady: qp " << i << " horizon "
-                                           << qps[i].qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance)
-                                           << " sent " << sent << " acked " << now.acked[i] - first.acked[i]
-                                           << " halves " << early << " " << late);
             return false;
         }
     }
     return true;
+}
+
+bool
+DltraceRdmaFastForward::QpSteady(size_t i, const Snapshot& first, const Snapshot& middle, const Snapshot& now) const
+{
+    const auto& qps = m_network->GetQueuePairs();
+    auto near = [this](double a, double b) {
+        return std::abs(a - b) <= std::max(2.0, m_tolerance * std::max(a, b));
+    };
+    // Packets sent in each half, scaled to half the window.
+    const double sent = double(now.sent[i] - first.sent[i]);
+    const double half = (now.at - first.at).GetSeconds() / 2;
+    const double early = double(middle.sent[i] - first.sent[i]) * half / (middle.at - first.at).GetSeconds();
+    const double late = double(now.sent[i] - middle.sent[i]) * half / (now.at - middle.at).GetSeconds();
+    if (qps[i].qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance) < m_minSkip || sent == 0 ||
+        !near(double(now.acked[i] - first.acked[i]), sent) || !near(early, late))
+    {
+        NS_LOG_LOGIC("not steady: qp " << i << " horizon "
+                                       << qps[i].qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance)
+                                       << " sent " << sent << " acked " << now.acked[i] - first.acked[i]
+                                       << " halves " << early << " " << late);
+        return false;
+    }
+    return true;
+}
+
+double
+DltraceRdmaFastForward::QpRate(size_t i, const Snapshot& old, const Snapshot& now) const
+{
+    // The rate from the departures of the packets that bound the window,
+    // not from the snapshots' instants: counting packets between two
+    // instants is off by up to one packet, 1% of a 10 us window at
+    // 100 Gbit/s, and a skip carries that error over its whole length.
+    const double span = (now.lastSend[i] - old.lastSend[i]).GetSeconds();
+    return double(now.sent[i] - old.sent[i]) / (span > 0 ? span : (now.at - old.at).GetSeconds());
 }
 
 void
@@ -280,11 +360,29 @@ DltraceRdmaFastForward::Check()
         m_history.pop_front();
     }
     bool atAnchor = false;
-    if (anyActive && m_history.size() > 1 && Steady(m_history.back()))
+    if (anyActive && m_history.size() > 1)
     {
-        atAnchor = Skip(m_history.front(), m_history.back());
+        if (m_live == 0 && Steady(m_history.back()))
+        {
+            atAnchor = Skip(m_history.front(), m_history.back());
+        }
+        else if (m_sets && DltraceTimeline::Now() >= m_notBefore)
+        {
+            // The fabric is not steady as a whole: its steady sets are held apart.
+            const std::vector<Set> sets = FindSets(m_history.back());
+            if (sets.size() + m_live >= 2)
+            {
+                for (const Set& set : sets)
+                {
+                    if (SetSteady(m_history.back(), set))
+                    {
+                        HoldSet(m_history.front(), m_history.back(), set);
+                    }
+                }
+            }
+        }
     }
-    if (anyActive)
+    if (anyActive && (m_history.back().anyUnheld || m_live == 0))
     {
         // A skip that stopped at an anchored event (a sample, say) goes on
         // right after it, if that event changed nothing; those events are
@@ -293,7 +391,7 @@ DltraceRdmaFastForward::Check()
     }
     else
     {
-        m_history.clear(); // idle: the next Post wakes the checks
+        m_history.clear(); // idle or all held: the next Post or release wakes the checks
     }
 }
 
@@ -319,12 +417,7 @@ DltraceRdmaFastForward::Skip(const Snapshot& old, const Snapshot& now)
         {
             continue;
         }
-        // The rate from the departures of the packets that bound the window,
-        // not from the snapshots' instants: counting packets between two
-        // instants is off by up to one packet, 1% of a 10 us window at
-        // 100 Gbit/s, and a skip carries that error over its whole length.
-        const double span = (now.lastSend[i] - old.lastSend[i]).GetSeconds();
-        pps[i] = double(now.sent[i] - old.sent[i]) / (span > 0 ? span : dt);
+        pps[i] = QpRate(i, old, now);
         const uint32_t skippable = qps[i].qp->GetSkippablePackets();
         const uint32_t margin = qps[i].qp->GetPacketsInFlight() + 8;
         if (skippable <= margin)
@@ -396,6 +489,343 @@ uint64_t
 DltraceRdmaFastForward::GetSkippedLinkPackets() const
 {
     return m_skippedLinkPackets;
+}
+
+uint64_t
+DltraceRdmaFastForward::GetHolds() const
+{
+    return m_holdCount;
+}
+
+Time
+DltraceRdmaFastForward::GetHeldTime() const
+{
+    return m_heldTime;
+}
+
+const std::vector<uint32_t>&
+DltraceRdmaFastForward::RouteDirs(size_t i)
+{
+    if (m_routeDirs.size() <= i)
+    {
+        m_routeDirs.resize(i + 1);
+    }
+    std::vector<uint32_t>& dirs = m_routeDirs[i];
+    if (!dirs.empty())
+    {
+        return dirs;
+    }
+    const auto& graph = m_fabric->GetGraph();
+    const auto& qp = m_network->GetQueuePairs()[i].qp;
+    const uint32_t ends[2] = {qp->GetSrcHost(), qp->GetDstHost()};
+    // Data one way, ACKs and CNPs back: both on the QP's flow hash (DltraceRdmaNic).
+    for (uint32_t way = 0; way < 2; ++way)
+    {
+        const uint32_t from = ends[way];
+        const uint32_t to = ends[1 - way];
+        auto hops = m_hopsTo.find(to);
+        if (hops == m_hopsTo.end())
+        {
+            hops = m_hopsTo.emplace(to, graph.HopsTo(to)).first;
+        }
+        uint32_t at = from;
+        for (uint32_t l : graph.Route(from, to, hops->second, qp->GetFlowHash()))
+        {
+            const bool forward = graph.links[l].a == at;
+            dirs.push_back(2 * l + (forward ? 0 : 1));
+            at = forward ? graph.links[l].b : graph.links[l].a;
+        }
+    }
+    return dirs;
+}
+
+std::vector<DltraceRdmaFastForward::Set>
+DltraceRdmaFastForward::FindSets(const Snapshot& now)
+{
+    // Union-find over link directions: a QP joins the directions of its paths.
+    std::vector<uint32_t> parent(m_ports.size());
+    for (uint32_t d = 0; d < parent.size(); ++d)
+    {
+        parent[d] = d;
+    }
+    auto root = [&parent](uint32_t d) {
+        while (parent[d] != d)
+        {
+            d = parent[d] = parent[parent[d]];
+        }
+        return d;
+    };
+    std::vector<uint32_t> busy;
+    for (uint32_t i = 0; i < now.active.size(); ++i)
+    {
+        if (!now.active[i] || now.held[i] || RouteDirs(i).empty())
+        {
+            continue;
+        }
+        busy.push_back(i);
+        const auto& dirs = RouteDirs(i);
+        for (uint32_t d : dirs)
+        {
+            parent[root(d)] = root(dirs[0]);
+        }
+    }
+    std::map<uint32_t, Set> byRoot;
+    for (uint32_t i : busy)
+    {
+        byRoot[root(RouteDirs(i)[0])].qps.push_back(i);
+    }
+    std::vector<Set> sets;
+    std::vector<bool> dirSeen(m_ports.size(), false);
+    std::vector<bool> nodeSeen(m_fabric->GetGraph().names.size(), false);
+    for (auto& [r, set] : byRoot)
+    {
+        (void)r;
+        for (uint32_t i : set.qps)
+        {
+            for (uint32_t d : RouteDirs(i))
+            {
+                if (!dirSeen[d])
+                {
+                    dirSeen[d] = true;
+                    set.dirs.push_back(d);
+                }
+                for (uint32_t n : {m_dirNodes[2 * d], m_dirNodes[2 * d + 1]})
+                {
+                    if (!nodeSeen[n])
+                    {
+                        nodeSeen[n] = true;
+                        set.nodes.push_back(n);
+                    }
+                }
+            }
+        }
+        sets.push_back(std::move(set));
+    }
+    return sets;
+}
+
+bool
+DltraceRdmaFastForward::SetSteady(const Snapshot& now, const Set& set) const
+{
+    // The whole fabric's test (Steady) on the set's own QPs, ports and nodes.
+    const Snapshot& first = m_history.front();
+    if (now.at - first.at < now.window)
+    {
+        return false;
+    }
+    for (const Snapshot& s : m_history)
+    {
+        for (uint32_t q : set.qps)
+        {
+            if (q >= s.active.size() || !s.active[q] || s.held[q] ||
+                s.qpDisturbances[q] != now.qpDisturbances[q] || s.qpPosted[q] != now.qpPosted[q] ||
+                s.open[q] != now.open[q])
+            {
+                return false;
+            }
+        }
+        for (uint32_t d : set.dirs)
+        {
+            const uint64_t a = s.queues[d];
+            const uint64_t b = now.queues[d];
+            if (s.dirPaused[d] || s.pfc[d] != now.pfc[d] || (a > b ? a - b : b - a) > m_queueTolerance)
+            {
+                return false;
+            }
+        }
+        for (uint32_t n : set.nodes)
+        {
+            if (s.nodeDisturbances[n] != now.nodeDisturbances[n])
+            {
+                return false;
+            }
+        }
+    }
+    const Snapshot& middle = m_history[m_history.size() / 2];
+    for (uint32_t q : set.qps)
+    {
+        if (!QpSteady(q, first, middle, now))
+        {
+            return false;
+        }
+    }
+    return true;
+}
+
+void
+DltraceRdmaFastForward::HoldSet(const Snapshot& old, const Snapshot& now, const Set& set)
+{
+    // The hold ends where the first QP comes within its margin of its
+    // message's last packet, or where a congestion control's horizon ends
+    // (as a skip does); events of the timeline go on meanwhile.
+    const auto& qps = m_network->GetQueuePairs();
+    Hold h;
+    double until = std::numeric_limits<double>::infinity();
+    for (uint32_t q : set.qps)
+    {
+        const auto& qp = qps[q].qp;
+        const uint32_t skippable = qp->GetSkippablePackets();
+        const uint32_t margin = qp->GetPacketsInFlight() + 8;
+        if (skippable <= margin)
+        {
+            return;
+        }
+        const double pps = QpRate(q, old, now);
+        h.qps.push_back(q);
+        h.pps.push_back(pps);
+        h.room.push_back(skippable - margin);
+        until = std::min(until, (skippable - margin) / pps);
+        until = std::min(until, qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance).GetSeconds());
+    }
+    const Time length = NanoSeconds(int64_t(std::floor(std::min(until, 1e6) * 1e9)));
+    if (length < m_minSkip)
+    {
+        return;
+    }
+    const double dt = (now.at - old.at).GetSeconds();
+    h.dirs = set.dirs;
+    for (uint32_t d : set.dirs)
+    {
+        h.bytesPerS.push_back((now.linkBytes[d] - old.linkBytes[d]) / dt);
+        h.packetsPerS.push_back((now.linkPackets[d] - old.linkPackets[d]) / dt);
+    }
+    h.creditedBytes.assign(set.dirs.size(), 0);
+    h.creditedPackets.assign(set.dirs.size(), 0);
+    h.at = Simulator::Now();
+    h.live = true;
+    size_t index = m_holds.size();
+    for (size_t k = 0; k < m_holds.size(); ++k)
+    {
+        if (!m_holds[k].live)
+        {
+            index = k;
+            break;
+        }
+    }
+    if (index == m_holds.size())
+    {
+        m_holds.emplace_back();
+    }
+    h.release = Simulator::Schedule(length, &DltraceRdmaFastForward::ReleaseHold, this, index);
+    if (m_holdOfQp.size() < qps.size())
+    {
+        m_holdOfQp.resize(qps.size(), -1);
+    }
+    for (uint32_t q : h.qps)
+    {
+        m_holdOfQp[q] = int64_t(index);
+        qps[q].qp->Hold();
+    }
+    for (uint32_t d : h.dirs)
+    {
+        m_holdOfDir[d] = int64_t(index);
+        m_ports[d]->Hold();
+    }
+    m_holds[index] = std::move(h);
+    ++m_live;
+    NS_LOG_INFO("held " << set.qps.size() << " QPs on " << set.dirs.size() << " link directions for up to "
+                        << length << " at " << Simulator::Now());
+}
+
+void
+DltraceRdmaFastForward::CreditLinks(Hold& h)
+{
+    const double held = (Simulator::Now() - h.at).GetSeconds();
+    for (size_t k = 0; k < h.dirs.size(); ++k)
+    {
+        const uint32_t d = h.dirs[k];
+        const auto bytes = uint64_t(std::llround(h.bytesPerS[k] * held)) - h.creditedBytes[k];
+        const auto packets = uint64_t(std::llround(h.packetsPerS[k] * held)) - h.creditedPackets[k];
+        h.creditedBytes[k] += bytes;
+        h.creditedPackets[k] += packets;
+        m_links->Credit(d, bytes, packets);
+        m_creditedBytes[d] += bytes;
+        m_creditedPackets[d] += packets;
+        m_skippedLinkPackets += packets;
+        m_ports[d]->CreditTxBytes(bytes);
+    }
+}
+
+void
+DltraceRdmaFastForward::ReleaseHold(size_t index)
+{
+    Hold& h = m_holds[index];
+    NS_ASSERT(h.live);
+    h.release.Cancel();
+    const Time held = Simulator::Now() - h.at;
+    const auto& qps = m_network->GetQueuePairs();
+    // Credits first, then the QPs, then the ports (which may pull a packet at once).
+    for (size_t k = 0; k < h.qps.size(); ++k)
+    {
+        const auto& qp = qps[h.qps[k]].qp;
+        const uint32_t packets =
+            std::min<uint32_t>(h.room[k], static_cast<uint32_t>(std::llround(h.pps[k] * held.GetSeconds())));
+        qp->FastForward(packets, Time()); // (its timers ran meanwhile)
+        Ptr<DltraceRdmaNic> receiver = m_fabric->GetNic(qp->GetDstHost());
+        receiver->FastForwardReceiver(qp->GetSrcHost(), qp->GetQpn(), uint64_t(packets) * receiver->GetMtu());
+        m_skippedPackets += packets;
+    }
+    CreditLinks(h);
+    for (uint32_t q : h.qps)
+    {
+        m_holdOfQp[q] = -1;
+        qps[q].qp->Release(held);
+    }
+    for (uint32_t d : h.dirs)
+    {
+        m_holdOfDir[d] = -1;
+    }
+    h.live = false;
+    --m_live;
+    ++m_holdCount;
+    m_heldTime += held;
+    for (uint32_t d : h.dirs)
+    {
+        m_ports[d]->Release();
+    }
+    NS_LOG_INFO("released a hold of " << held << " at " << Simulator::Now());
+    Wake();
+}
+
+void
+DltraceRdmaFastForward::BeforePost(size_t qp)
+{
+    if (qp < m_holdOfQp.size() && m_holdOfQp[qp] >= 0)
+    {
+        ReleaseHold(size_t(m_holdOfQp[qp]));
+    }
+    for (uint32_t d : RouteDirs(qp))
+    {
+        if (m_holdOfDir[d] >= 0)
+        {
+            ReleaseHold(size_t(m_holdOfDir[d]));
+        }
+    }
+}
+
+void
+DltraceRdmaFastForward::Disturbed(Ptr<DltraceRdmaNetDevice> port)
+{
+    for (uint32_t d = 0; d < m_ports.size(); ++d)
+    {
+        if (m_ports[d] == port && m_holdOfDir[d] >= 0)
+        {
+            ReleaseHold(size_t(m_holdOfDir[d]));
+            return;
+        }
+    }
+}
+
+void
+DltraceRdmaFastForward::Finish()
+{
+    for (size_t k = 0; k < m_holds.size(); ++k)
+    {
+        if (m_holds[k].live)
+        {
+            ReleaseHold(k);
+        }
+    }
 }
 
 } // namespace ns3

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <vector>
 
 namespace ns3
@@ -56,6 +57,23 @@ class DltraceRdmaNetwork;
  * packets per second times the skip (links.csv), and the timeline moves
  * on. A skip that ends at an anchored event is followed by a check right
  * after that event. Nothing is skipped before the last job started.
+ *
+ * Per set (PerSet): the busy QPs fall into connected sets, two QPs in one
+ * set when their paths (data one way, ACKs and CNPs back) share a link
+ * direction. When there are two sets or more and the fabric as a whole is
+ * not steady (one set's messages start and end while another's rates
+ * hold), each set that is steady by the same test, on its own QPs, link
+ * directions, nodes and counters, is held: its ports send nothing and
+ * their frames on the wire wait (DltraceRdmaNetDevice::Hold), its QPs send
+ * nothing (DltraceRdmaQueuePair::Hold), while ns-3's clock and the other
+ * sets go on. The hold ends at the set's own next event (a QP near its
+ * tail, a congestion control's horizon), or when anything comes to it (a
+ * message posted on one of its QPs or across its links, a frame queued on
+ * one of its ports, a PFC frame): then its QPs and links are credited what
+ * they would have carried over the hold at the window's rates, and its
+ * frames go on as much later as the hold lasted. Nothing is held on
+ * fabrics whose load balancer is not per-flow ECMP (a QP's path is not
+ * one set of links there).
  */
 class DltraceRdmaFastForward : public Object
 {
@@ -74,6 +92,11 @@ class DltraceRdmaFastForward : public Object
     uint64_t GetSkippedPackets() const;
     /// Link transmissions (data, ACKs, ...) credited to links.csv instead of simulated.
     uint64_t GetSkippedLinkPackets() const;
+    /// Holds of a steady set (PerSet), and their lengths summed.
+    uint64_t GetHolds() const;
+    Time GetHeldTime() const;
+    /// The run is over: ends the holds still on, crediting what they carried.
+    void Finish();
 
   protected:
     void DoDispose() override;
@@ -90,6 +113,15 @@ class DltraceRdmaFastForward : public Object
         std::vector<uint64_t> queues;
         std::vector<uint64_t> linkBytes;
         std::vector<uint64_t> linkPackets;
+        // Per set (PerSet): per QP, per link direction, per node.
+        std::vector<bool> held;
+        std::vector<uint64_t> qpDisturbances; ///< CNPs, resends, timeouts
+        std::vector<uint32_t> qpPosted;       ///< messages posted on the QP
+        std::vector<uint32_t> open;           ///< not yet acknowledged
+        std::vector<uint64_t> pfc;            ///< PFC frames sent per direction
+        std::vector<bool> dirPaused;
+        std::vector<uint64_t> nodeDisturbances; ///< NACKs and CNPs sent (hosts), marks and drops (switches)
+        bool anyUnheld = false; ///< a busy QP not held
         uint64_t disturbances = 0; ///< CNPs, marks, PFC frames, NACKs, resends, timeouts, drops
         uint64_t posted = 0;
         uint64_t delivered = 0;
@@ -106,6 +138,45 @@ class DltraceRdmaFastForward : public Object
     void Wake();
     /// Whether the skip taken ends at the next anchored event.
     bool Skip(const Snapshot& old, const Snapshot& now);
+    /// Whether busy QP I's rate held over the history up to NOW (FIRST the
+    /// oldest snapshot, MIDDLE the one halfway) and its congestion control says it holds.
+    bool QpSteady(size_t i, const Snapshot& first, const Snapshot& middle, const Snapshot& now) const;
+    /// Packets per second QP I sent between OLD and NOW (from its departures).
+    double QpRate(size_t i, const Snapshot& old, const Snapshot& now) const;
+
+    /// A connected set of busy QPs: their link directions and the nodes at their ends.
+    struct Set
+    {
+        std::vector<uint32_t> qps;
+        std::vector<uint32_t> dirs;
+        std::vector<uint32_t> nodes;
+    };
+    /// A set held (PerSet), with what it carries per second.
+    struct Hold
+    {
+        std::vector<uint32_t> qps;
+        std::vector<double> pps;
+        std::vector<uint32_t> room;
+        std::vector<uint32_t> dirs;
+        std::vector<double> bytesPerS;   ///< per direction in dirs
+        std::vector<double> packetsPerS; ///< per direction in dirs
+        std::vector<uint64_t> creditedBytes;
+        std::vector<uint64_t> creditedPackets;
+        Time at;
+        EventId release;
+        bool live = false;
+    };
+    /// The link directions of QP I's path and of its ACKs' (cached).
+    const std::vector<uint32_t>& RouteDirs(size_t i);
+    /// The busy QPs that are not held, in connected sets.
+    std::vector<Set> FindSets(const Snapshot& now);
+    bool SetSteady(const Snapshot& now, const Set& set) const;
+    void HoldSet(const Snapshot& old, const Snapshot& now, const Set& set);
+    /// Counts on links.csv what hold H carried up to now.
+    void CreditLinks(Hold& h);
+    void ReleaseHold(size_t h);
+    void BeforePost(size_t qp);
+    void Disturbed(Ptr<DltraceRdmaNetDevice> port);
 
     // Attributes (their defaults are in GetTypeId())
     Time m_window;
@@ -113,6 +184,7 @@ class DltraceRdmaFastForward : public Object
     double m_tolerance{0};
     uint64_t m_queueTolerance{0};
     Time m_minSkip;
+    bool m_perSet{true};
 
     const DltraceRdmaHelper* m_fabric;
     Ptr<DltraceRdmaNetwork> m_network;
@@ -123,6 +195,18 @@ class DltraceRdmaFastForward : public Object
     std::vector<uint64_t> m_creditedBytes;   ///< per link direction
     std::vector<uint64_t> m_creditedPackets; ///< per link direction
     EventId m_check;
+
+    // Per set
+    bool m_sets{false}; ///< PerSet, on a per-flow ECMP fabric
+    std::vector<uint32_t> m_dirNodes;               ///< per direction: its sending node, then its receiving one
+    std::vector<std::vector<uint32_t>> m_routeDirs; ///< per QP (RouteDirs)
+    std::map<uint32_t, std::vector<uint32_t>> m_hopsTo;
+    std::vector<Hold> m_holds;
+    std::vector<int64_t> m_holdOfDir; ///< per direction: its live hold in m_holds, or -1
+    std::vector<int64_t> m_holdOfQp;  ///< per QP
+    size_t m_live{0};
+    uint64_t m_holdCount{0};
+    Time m_heldTime;
 
     uint64_t m_skips;
     Time m_skipped;

@@ -3,6 +3,7 @@
 #include "dltrace-rdma-net-device.h"
 
 #include "dltrace-attributes.h"
+#include "dltrace-canonical-scheduler.h"
 
 #include "dltrace-rdma-channel.h"
 #include "dltrace-rdma-header.h"
@@ -84,7 +85,9 @@ DltraceRdmaNetDevice::DltraceRdmaNetDevice()
       m_drrIndex(0),
       m_txBytes(0),
       m_controlTxBytes(0),
-      m_drops(0)
+      m_creditedTxBytes(0),
+      m_drops(0),
+      m_held(false)
 {
     m_classTxBytes.fill(0);
     m_queueBytes.fill(0);
@@ -108,6 +111,9 @@ DltraceRdmaNetDevice::DoDispose()
     m_pull = PullCallback();
     m_dequeue = DequeueCallback();
     m_rdmaRx = RdmaReceiveCallback();
+    m_heldFrames.clear();
+    m_heldTx = nullptr;
+    m_heldDisturbed = Callback<void, Ptr<DltraceRdmaNetDevice>>();
     NetDevice::DoDispose();
 }
 
@@ -177,6 +183,7 @@ void
 DltraceRdmaNetDevice::EnqueueData(Ptr<Packet> packet, uint32_t priority, uint32_t inPort)
 {
     NS_ASSERT(priority < kClasses);
+    Disturb();
     uint32_t size = packet->GetSize();
     m_queues[priority].push_back(Entry{packet, inPort});
     m_queueBytes[priority] += size;
@@ -205,6 +212,7 @@ DltraceRdmaNetDevice::RemoveLastData(uint32_t priority, uint32_t* inPort)
 void
 DltraceRdmaNetDevice::EnqueueControl(Ptr<Packet> packet)
 {
+    Disturb();
     m_control.push_back(packet);
     TriggerTransmit();
 }
@@ -298,7 +306,7 @@ DltraceRdmaNetDevice::DequeueData()
 void
 DltraceRdmaNetDevice::TriggerTransmit()
 {
-    if (m_txBusy || !m_channel)
+    if (m_txBusy || !m_channel || m_held)
     {
         return;
     }
@@ -327,6 +335,7 @@ void
 DltraceRdmaNetDevice::TransmitStart(Ptr<Packet> packet)
 {
     m_txBusy = true;
+    m_txHeldTime = m_heldTime;
     Time txTime = m_rate.CalculateBytesTxTime(packet->GetSize());
     m_txBytes += packet->GetSize();
     // Completion first: at equal times it runs before the peer's reception.
@@ -337,6 +346,20 @@ DltraceRdmaNetDevice::TransmitStart(Ptr<Packet> packet)
 void
 DltraceRdmaNetDevice::TransmitComplete(Ptr<Packet> packet)
 {
+    if (m_held)
+    {
+        m_heldTx = packet;
+        m_heldTxOffset = Simulator::Now() - m_heldAt;
+        return;
+    }
+    if (m_heldTime != m_txHeldTime)
+    {
+        // A hold began during this transmission and ended before it would have: it ends as much later.
+        const Time late = m_heldTime - m_txHeldTime;
+        m_txHeldTime = m_heldTime;
+        Simulator::Schedule(late, &DltraceRdmaNetDevice::TransmitComplete, this, packet);
+        return;
+    }
     m_txBusy = false;
     m_phyTxEndTrace(packet);
     TriggerTransmit();
@@ -351,6 +374,7 @@ DltraceRdmaNetDevice::QuantaTime(uint16_t quanta) const
 void
 DltraceRdmaNetDevice::SendPfcFrame(uint32_t priority, uint16_t quanta)
 {
+    Disturb();
     DltraceRdmaHeader h;
     h.type = DltraceRdmaHeader::PFC;
     h.priority = static_cast<uint8_t>(priority);
@@ -423,6 +447,7 @@ DltraceRdmaNetDevice::Receive(Ptr<Packet> packet)
     packet->PeekHeader(h);
     if (h.type == DltraceRdmaHeader::PFC)
     {
+        Disturb();
         uint32_t priority = h.priority % kClasses;
         uint16_t quanta = static_cast<uint16_t>(h.msgSeq);
         if (quanta > 0)
@@ -516,6 +541,74 @@ DltraceRdmaNetDevice::GetQueueBytesFrom(uint32_t priority) const
     return bytes;
 }
 
+void
+DltraceRdmaNetDevice::Hold()
+{
+    NS_ASSERT(!m_held);
+    m_held = true;
+    m_heldAt = Simulator::Now();
+}
+
+void
+DltraceRdmaNetDevice::Release()
+{
+    NS_ASSERT(m_held);
+    m_held = false;
+    m_heldTime += Simulator::Now() - m_heldAt;
+    for (auto& f : m_heldFrames)
+    {
+        DltraceFrameArrival::Schedule(f.to, f.frame, f.offset, this);
+    }
+    m_heldFrames.clear();
+    if (m_heldTx)
+    {
+        m_txHeldTime = m_heldTime;
+        Simulator::Schedule(m_heldTxOffset, &DltraceRdmaNetDevice::TransmitComplete, this, m_heldTx);
+        m_heldTx = nullptr;
+    }
+    TriggerTransmit();
+}
+
+bool
+DltraceRdmaNetDevice::IsHeld() const
+{
+    return m_held;
+}
+
+Time
+DltraceRdmaNetDevice::GetHeldTime() const
+{
+    return m_heldTime;
+}
+
+void
+DltraceRdmaNetDevice::HoldArrival(Ptr<DltraceRdmaNetDevice> to, Ptr<Packet> frame)
+{
+    m_heldFrames.push_back({to, frame, Simulator::Now() - m_heldAt});
+}
+
+void
+DltraceRdmaNetDevice::CreditTxBytes(uint64_t bytes)
+{
+    m_txBytes += bytes;
+    m_creditedTxBytes += bytes;
+}
+
+void
+DltraceRdmaNetDevice::SetHeldDisturbedCallback(Callback<void, Ptr<DltraceRdmaNetDevice>> cb)
+{
+    m_heldDisturbed = cb;
+}
+
+void
+DltraceRdmaNetDevice::Disturb()
+{
+    if (m_held && !m_heldDisturbed.IsNull())
+    {
+        m_heldDisturbed(this);
+    }
+}
+
 uint64_t
 DltraceRdmaNetDevice::GetTxBytesFrom(uint32_t priority) const
 {
@@ -523,7 +616,8 @@ DltraceRdmaNetDevice::GetTxBytesFrom(uint32_t priority) const
     {
         return m_txBytes;
     }
-    uint64_t bytes = m_controlTxBytes;
+    // (a hold's credit counts in every class: a steady set's traffic is in one)
+    uint64_t bytes = m_controlTxBytes + m_creditedTxBytes;
     for (uint32_t c = priority; c < kClasses; ++c)
     {
         bytes += m_classTxBytes[c];

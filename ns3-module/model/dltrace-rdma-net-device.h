@@ -123,6 +123,25 @@ class DltraceRdmaNetDevice : public NetDevice
     /// From the channel: a frame's last bit arrived.
     void Receive(Ptr<Packet> packet);
 
+    /**
+     * Fast-forward of a steady set of links (DltraceRdmaFastForward): while
+     * held, this port sends nothing, and its frame on the wire, its frames
+     * on their way to the peer and its transmission under way wait with it;
+     * Release() lets them go on, each as much later as the hold lasted.
+     */
+    void Hold();
+    void Release();
+    bool IsHeld() const;
+    /// How long this port has been held in all (holds ended).
+    Time GetHeldTime() const;
+    /// While held: keeps FRAME, due at the peer TO now, for Release.
+    void HoldArrival(Ptr<DltraceRdmaNetDevice> to, Ptr<Packet> frame);
+    /// Counts BYTES sent during a hold, as INT reports bytes sent (HPCC's U stays right).
+    void CreditTxBytes(uint64_t bytes);
+    /// Called when something comes to a held port (a frame queued, a PFC frame
+    /// sent or received): the hold must end before it is handled.
+    void SetHeldDisturbedCallback(Callback<void, Ptr<DltraceRdmaNetDevice>> cb);
+
     // NetDevice
     void SetIfIndex(const uint32_t index) override;
     uint32_t GetIfIndex() const override;
@@ -170,6 +189,8 @@ class DltraceRdmaNetDevice : public NetDevice
     void ApplyPfc(uint32_t priority, uint16_t quanta);
     void PauseExpired(uint32_t priority);
     Time QuantaTime(uint16_t quanta) const;
+    /// Something comes to this port: a hold ends first (SetHeldDisturbedCallback).
+    void Disturb();
 
     // Attributes (their defaults are in GetTypeId())
     DataRate m_rate;
@@ -204,7 +225,24 @@ class DltraceRdmaNetDevice : public NetDevice
     uint64_t m_txBytes;
     std::array<uint64_t, kClasses> m_classTxBytes; ///< data bytes dequeued per class
     uint64_t m_controlTxBytes;
+    uint64_t m_creditedTxBytes; ///< sent during holds (CreditTxBytes)
     uint64_t m_drops;
+
+    /// A frame that reached the peer while this port was held, OFFSET into the hold.
+    struct HeldFrame
+    {
+        Ptr<DltraceRdmaNetDevice> to;
+        Ptr<Packet> frame;
+        Time offset;
+    };
+    bool m_held;
+    Time m_heldAt;
+    Time m_heldTime;    ///< holds ended, in all
+    Time m_txHeldTime;  ///< m_heldTime when the frame on the wire started
+    std::vector<HeldFrame> m_heldFrames;
+    Ptr<Packet> m_heldTx; ///< the frame whose transmission ended during the hold
+    Time m_heldTxOffset;
+    Callback<void, Ptr<DltraceRdmaNetDevice>> m_heldDisturbed;
     PullCallback m_pull;
     DequeueCallback m_dequeue;
     RdmaReceiveCallback m_rdmaRx;

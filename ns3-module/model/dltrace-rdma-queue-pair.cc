@@ -260,6 +260,10 @@ DltraceRdmaQueuePair::Acknowledge(uint32_t ackedPsn, Time echoedTs, const Dltrac
     info.nextPsn = m_nextPsn;
     info.newBytes = uint64_t(newPackets) * m_mtu;
     info.rtt = Simulator::Now() - echoedTs;
+    if (echoedTs < m_heldAt)
+    {
+        info.rtt -= m_heldFor; // sent before a hold (and acknowledged after it)
+    }
     info.header = header;
     m_cc->OnAck(info);
     if (m_unaPsn < m_highPsn)
@@ -442,6 +446,44 @@ Time
 DltraceRdmaQueuePair::GetLastSendTime() const
 {
     return m_lastSend;
+}
+
+uint32_t
+DltraceRdmaQueuePair::GetPostedMessages() const
+{
+    return m_nextMsgSeq;
+}
+
+uint32_t
+DltraceRdmaQueuePair::GetOpenMessages() const
+{
+    return uint32_t(m_messages.size());
+}
+
+uint64_t
+DltraceRdmaQueuePair::GetFlowHash() const
+{
+    return m_flowHash;
+}
+
+void
+DltraceRdmaQueuePair::Hold()
+{
+    m_rtoEvent.Cancel();
+    m_heldAt = Simulator::Now();
+    m_heldFor = Time();
+}
+
+void
+DltraceRdmaQueuePair::Release(Time held)
+{
+    m_heldFor = held;
+    m_nextSend += held;
+    m_lastSend += held;
+    if (m_unaPsn < m_highPsn)
+    {
+        RestartTimer();
+    }
 }
 
 uint64_t

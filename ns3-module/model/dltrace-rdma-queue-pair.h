@@ -105,6 +105,20 @@ class DltraceRdmaQueuePair : public Object
     uint64_t GetSkippedPackets() const;
     /// When the newest packet sent for the first time left (ns-3's clock).
     Time GetLastSendTime() const;
+    /// Messages posted so far, and those of them not yet acknowledged.
+    uint32_t GetPostedMessages() const;
+    uint32_t GetOpenMessages() const;
+    uint64_t GetFlowHash() const;
+    /**
+     * A fast-forward holds this QP's set of links (DltraceRdmaFastForward):
+     * its retransmission timer stops; the NIC sends nothing of it meanwhile.
+     */
+    void Hold();
+    /**
+     * The hold ended after HELD: pacing moves on by it, an ACK of a packet
+     * sent before it reports its round trip without it, the timer restarts.
+     */
+    void Release(Time held);
 
   protected:
     void DoDispose() override;
@@ -150,6 +164,8 @@ class DltraceRdmaQueuePair : public Object
     Time m_nextSend;
     Time m_lastSend; ///< when m_highPsn last grew
     EventId m_rtoEvent;
+    Time m_heldAt;  ///< the last hold's start (Hold)
+    Time m_heldFor; ///< and its length (Release)
 
     uint64_t m_bytesAcked;
     uint64_t m_retransmitted;

@@ -57,6 +57,7 @@ DltraceRdmaNetwork::DoDispose()
     m_qps.clear();
     m_fabric = nullptr;
     m_posted = Callback<void>();
+    m_beforePost = Callback<void, size_t>();
     Object::DoDispose();
 }
 
@@ -293,6 +294,10 @@ DltraceRdmaNetwork::Send(size_t route, const Pending& pending, uint64_t wireByte
                                                   << (q.qp ? "through a relay GPU (PXN)" : "over UET")
                                                   << ", which partitioned runs do not carry");
     }
+    if (!m_beforePost.IsNull())
+    {
+        m_beforePost(r.qpRecord);
+    }
     if (q.qp)
     {
         q.qp->PostSend(wireBytes);
@@ -412,6 +417,12 @@ void
 DltraceRdmaNetwork::SetPostCallback(Callback<void> cb)
 {
     m_posted = cb;
+}
+
+void
+DltraceRdmaNetwork::SetBeforePostCallback(Callback<void, size_t> cb)
+{
+    m_beforePost = cb;
 }
 
 void

@@ -101,6 +101,9 @@ class DltraceRdmaNetwork : public Object
     uint64_t GetDeliveredCount() const;
     /// Called after every Post (a fast-forward watching the network wakes up).
     void SetPostCallback(Callback<void> cb);
+    /// Called with the index of the QP (in GetQueuePairs()) a message is about
+    /// to be posted on (a fast-forward ends the holds it would cross).
+    void SetBeforePostCallback(Callback<void, size_t> cb);
 
     /**
      * A partitioned run: host H is simulated here when SYSTEM_ID[H] is this
@@ -200,6 +203,7 @@ class DltraceRdmaNetwork : public Object
     std::vector<QpRecord> m_qps;
     uint64_t m_delivered;
     Callback<void> m_posted;
+    Callback<void, size_t> m_beforePost;
     std::vector<bool> m_localHost; ///< partitioned run: per host, simulated here (empty: all)
     /// Messages from other partitions, by (source host, QP number, the QP's message number).
     std::map<std::tuple<uint32_t, uint32_t, uint32_t>, Incoming> m_incoming;
