@@ -327,6 +327,10 @@ DltraceScenario::Setup(const DltraceScenarioConfig& config, std::string* error)
                 lastStart = std::max(lastStart, spec.GetStart());
             }
             m_fastForward = CreateObject<DltraceRdmaFastForward>();
+            if (config.fastForwardSets)
+            {
+                m_fastForward->SetAttribute("PerSet", BooleanValue(true));
+            }
             m_fastForward->Watch(m_rdma.get(), m_rdmaNetwork, m_links);
             m_fastForward->Start(lastStart);
         }

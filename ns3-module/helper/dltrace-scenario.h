@@ -71,6 +71,7 @@ struct DltraceScenarioConfig
     std::string rdmaEgress = "strict"; ///< rdma: switch egress "strict" or "wrr[:w0,...,w7]" (DltraceRdmaNetDevice::Scheduler)
     bool pfc = true;                   ///< rdma: DltraceRdmaSwitchMmu::PfcEnabled (false: lossy RoCE)
     bool fastForward = false;          ///< rdma: skip steady states (DltraceRdmaFastForward)
+    bool fastForwardSets = false;      ///< and hold steady sets of links apart (its PerSet)
     bool outOfOrder = false;           ///< rdma: DltraceRdmaNic::OutOfOrder (selective repeat)
     std::string pcapPrefix;           ///< non-empty: pcap of every link under this prefix
     uint32_t partitions = 1;          ///< MPI processes on ns-3's distributed simulator (DltracePartition)

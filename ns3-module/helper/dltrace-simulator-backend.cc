@@ -151,7 +151,8 @@ class Ns3Simulator final : public Simulator
             double x = 0;
             const bool number = name != "queue" && name != "recovery" && name != "scheduler" &&
                                 name != "no-flowmon" && name != "pcap" && name != "cc-param" &&
-                                name != "rdma-egress" && name != "no-pfc" && name != "fast-forward" && name != "rdma-ooo" &&
+                                name != "rdma-egress" && name != "no-pfc" && name != "fast-forward" && name != "fast-forward-sets" &&
+                                name != "rdma-ooo" &&
                                 name != "partition-map" && name != "pdes";
             if (number && !ParseNumber("--" + name, value, &x, error))
             {
@@ -191,6 +192,8 @@ class Ns3Simulator final : public Simulator
                 c.outOfOrder = true;
             else if (name == "fast-forward")
                 c.fastForward = true;
+            else if (name == "fast-forward-sets")
+                c.fastForward = c.fastForwardSets = true;
             else if (name == "partitions")
                 c.partitions = uint32_t(x);
             else if (name == "partition-map")
@@ -390,6 +393,11 @@ RegisterNs3()
         Setting("--fast-forward",
                 "rdma: skip steady states (every queue pair's rate and every queue held for a window): "
                 "bytes credited at the steady rates up to the next event",
+                Kind::kFlag),
+        Setting("--fast-forward-sets",
+                "rdma: --fast-forward, and where the fabric is not steady as a whole, hold each connected set "
+                "of busy links that is (e.g. a job beside another that is not) while the rest runs packet by "
+                "packet",
                 Kind::kFlag),
         Number("--partitions",
                "run as N MPI processes on ns-3's distributed simulator, cut by pod or leaf (needs a release "

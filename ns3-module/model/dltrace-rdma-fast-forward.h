@@ -184,7 +184,7 @@ class DltraceRdmaFastForward : public Object
     double m_tolerance{0};
     uint64_t m_queueTolerance{0};
     Time m_minSkip;
-    bool m_perSet{true};
+    bool m_perSet{false};
 
     const DltraceRdmaHelper* m_fabric;
     Ptr<DltraceRdmaNetwork> m_network;
