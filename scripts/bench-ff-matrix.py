@@ -6,7 +6,8 @@ ring, tree, hd and ps on a star, two leaf-spines, a fat-tree, and two jobs on
 a dumbbell; the "all-reduce" and "mixed" traces, 3 iterations, compute gaps
 off). Prints per scenario: the full run's job time, the largest difference
 of a job's time, the message-completion p50 and p99 differences, PFC pause
-frames of both, the share of simulated time skipped and the CPU-time ratio,
+frames of both, the share of simulated time skipped, the holds of steady
+sets (their summed length over the simulated time) and the CPU-time ratio,
 one row per variant run.
 
 usage: scripts/bench-ff-matrix.py [build_dir] [--cc CC] [--traces all-reduce,mixed] [--only "SUBSTR;..."]
@@ -44,6 +45,7 @@ def run(dltrace, args, out, extra, env=None):
     jobs = [float(m) for m in re.findall(r"job time ([\d.]+) ms", p.stdout)]
     pauses = int(re.search(r"rdma: (\d+) PFC pause frames", p.stdout).group(1))
     m = re.search(r"fast-forward: \d+ skips, .* \(([\d.]+)%\)", p.stdout)
+    h = re.search(r"s of ([\d.]+) s simulated .* (\d+) holds of a steady set \(([\d.]+) s held", p.stdout)
     done = []
     for path in [os.path.join(out, "messages.csv")] + [os.path.join(out, d, "messages.csv")
                                                       for d in sorted(os.listdir(out))
@@ -51,7 +53,9 @@ def run(dltrace, args, out, extra, env=None):
         if os.path.exists(path):
             with open(path) as f:
                 done += [float(r["completion_s"]) for r in csv.DictReader(f)]
-    return dict(cpu=cpu, jobs=jobs, pauses=pauses, skipped=float(m.group(1)) if m else 0.0, done=sorted(done))
+    held = 100 * float(h.group(3)) / float(h.group(1)) if h and float(h.group(1)) > 0 else 0.0
+    return dict(cpu=cpu, jobs=jobs, pauses=pauses, skipped=float(m.group(1)) if m else 0.0, held=held,
+                done=sorted(done))
 
 
 def pct(v, f):
@@ -79,8 +83,8 @@ def main():
     only = [s for s in o.only.split(";") if s]
     extra = ["--transport", "rdma", "--cc", o.cc] + o.args.split()
     print("bench-ff-matrix: --cc %s %s; load %s" % (o.cc, o.args, " ".join(open("/proc/loadavg").read().split()[:3])))
-    print("%-10s %-28s %10s %8s %8s %8s %11s %6s %6s %s" % ("trace", "scenario", "job_ms", "job_%", "p50_%", "p99_%",
-                                                         "pauses", "skip%", "cpu_x", "variant"))
+    print("%-10s %-28s %10s %8s %8s %8s %11s %6s %6s %6s %s" % ("trace", "scenario", "job_ms", "job_%", "p50_%",
+                                                              "p99_%", "pauses", "skip%", "held%", "cpu_x", "variant"))
     with tempfile.TemporaryDirectory() as tmp:
         for kind in o.traces.split(","):
             trace = m.make_trace(tmp, kind)
@@ -97,12 +101,13 @@ def main():
                         env[name] = value
                     b = run(dltrace, args, os.path.join(tmp, "v%d-%s-%d" % (v, kind, i)), extra + words, env)
                     job = max((diff(x, y) for x, y in zip(a["jobs"], b["jobs"])), key=abs)
-                    print("%-10s %-28s %10.3f %+8.3f %+8.3f %+8.3f %5d/%-5d %6.0f %5.1fx %s" % (
+                    print("%-10s %-28s %10.3f %+8.3f %+8.3f %+8.3f %5d/%-5d %6.0f %6.0f %5.1fx %s" % (
                         kind, sc.name, max(a["jobs"]), job, diff(pct(a["done"], 0.5), pct(b["done"], 0.5)),
-                        diff(pct(a["done"], 0.99), pct(b["done"], 0.99)), a["pauses"], b["pauses"], b["skipped"],
+                        diff(pct(a["done"], 0.99), pct(b["done"], 0.99)), a["pauses"], b["pauses"], b["skipped"], b["held"],
                         a["cpu"] / max(b["cpu"], 1e-9), variant), flush=True)
     print("job_ms: the full run's longest job time; job_%: largest difference of a job's time; "
           "p50_%, p99_%: message completion times; pauses: PFC frames full/variant; skip%: simulated time skipped; "
+          "held%: holds of steady sets (--fast-forward-sets), their summed length over the simulated time; "
           "cpu_x: CPU time of full over the variant")
 
 
