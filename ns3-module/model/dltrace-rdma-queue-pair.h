@@ -164,6 +164,7 @@ class DltraceRdmaQueuePair : public Object
     Time m_nextSend;
     Time m_lastSend; ///< when m_highPsn last grew
     EventId m_rtoEvent;
+    Time m_rtoDeadline; ///< the timeout is due then (RestartTimer)
     Time m_heldAt;  ///< the last hold's start (Hold)
     Time m_heldFor; ///< and its length (Release)
 
