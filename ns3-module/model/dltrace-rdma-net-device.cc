@@ -336,7 +336,7 @@ DltraceRdmaNetDevice::TransmitStart(Ptr<Packet> packet)
 {
     m_txBusy = true;
     m_txHeldTime = m_heldTime;
-    Time txTime = m_rate.CalculateBytesTxTime(packet->GetSize());
+    Time txTime = m_txTimes.Get(m_rate.GetBitRate(), packet->GetSize());
     m_txBytes += packet->GetSize();
     // Completion first: at equal times it runs before the peer's reception.
     Simulator::Schedule(txTime, &DltraceRdmaNetDevice::TransmitComplete, this, packet);

@@ -25,6 +25,42 @@ class DltraceRdmaChannel;
 
 /**
  * \ingroup dltrace
+ * \brief DataRate::CalculateBytesTxTime, remembered: it divides in 128 bits
+ * (a twentieth of an RDMA run's time), and frames come in a few sizes at a
+ * few rates, so the last four answers are kept.
+ */
+class DltraceTxTimeCache
+{
+  public:
+    /// The time BYTES take at BPS bit/s.
+    Time Get(uint64_t bps, uint32_t bytes)
+    {
+        for (const Entry& e : m_entries)
+        {
+            if (e.bps == bps && e.bytes == bytes)
+            {
+                return e.time;
+            }
+        }
+        Entry& e = m_entries[m_next];
+        m_next = (m_next + 1) % m_entries.size();
+        e = Entry{bps, bytes, DataRate(bps).CalculateBytesTxTime(bytes)};
+        return e.time;
+    }
+
+  private:
+    struct Entry
+    {
+        uint64_t bps = 0;
+        uint32_t bytes = 0;
+        Time time;
+    };
+    std::array<Entry, 4> m_entries{};
+    size_t m_next = 0;
+};
+
+/**
+ * \ingroup dltrace
  * \brief A RoCEv2 port of a host NIC or a switch.
  *
  * Data waits in one FIFO per priority (0..7); ACK, NACK, CNP and PFC frames
@@ -202,6 +238,7 @@ class DltraceRdmaNetDevice : public NetDevice
 
     Ptr<Node> m_node;
     Ptr<DltraceRdmaChannel> m_channel;
+    DltraceTxTimeCache m_txTimes;
     uint32_t m_ifIndex;
     Mac48Address m_address;
     bool m_txBusy;

@@ -217,8 +217,7 @@ DltraceRdmaQueuePair::NextPacket()
             m_lastSend = Simulator::Now();
         }
     }
-    m_nextSend = Simulator::Now() + DataRate(static_cast<uint64_t>(m_cc->GetRate()))
-                                        .CalculateBytesTxTime(p->GetSize());
+    m_nextSend = Simulator::Now() + m_txTimes.Get(static_cast<uint64_t>(m_cc->GetRate()), p->GetSize());
     m_cc->OnSend(p->GetSize());
     if (!m_rtoEvent.IsRunning())
     {

@@ -7,6 +7,7 @@
 #define DLTRACE_RDMA_QUEUE_PAIR_H
 
 #include "dltrace-rdma-congestion-control.h"
+#include "dltrace-rdma-net-device.h"
 
 #include "ns3/callback.h"
 #include "ns3/event-id.h"
@@ -162,6 +163,7 @@ class DltraceRdmaQueuePair : public Object
     bool m_selective{false};
     std::deque<uint32_t> m_resend; ///< selective repeat: PSNs to resend, before new ones
     Time m_nextSend;
+    DltraceTxTimeCache m_txTimes; ///< pacing: a packet's time at the rate
     Time m_lastSend; ///< when m_highPsn last grew
     EventId m_rtoEvent;
     Time m_rtoDeadline; ///< the timeout is due then (RestartTimer)
