@@ -151,8 +151,8 @@ class Ns3Simulator final : public Simulator
             double x = 0;
             const bool number = name != "queue" && name != "recovery" && name != "scheduler" &&
                                 name != "no-flowmon" && name != "pcap" && name != "cc-param" &&
-                                name != "rdma-egress" && name != "no-pfc" && name != "fast-forward" && name != "fast-forward-sets" &&
-                                name != "rdma-ooo" &&
+                                name != "rdma-egress" && name != "no-pfc" && name != "fast-forward" &&
+                                name != "fast-forward-sets" && name != "rdma-ooo" &&
                                 name != "partition-map" && name != "pdes";
             if (number && !ParseNumber("--" + name, value, &x, error))
             {
