@@ -292,9 +292,7 @@ DltraceRdmaFastForward::Steady(const Snapshot& now) const
         }
         for (size_t p = 0; p < now.queues.size(); ++p)
         {
-            const uint64_t a = s.queues[p];
-            const uint64_t b = now.queues[p];
-            if ((a > b ? a - b : b - a) > m_queueTolerance)
+            if (!QueueHeld(s.queues[p], now.queues[p]))
             {
                 NS_LOG_LOGIC("not steady: queue");
                 return false;
@@ -350,6 +348,49 @@ DltraceRdmaFastForward::QpRate(size_t i, const Snapshot& old, const Snapshot& no
     // 100 Gbit/s, and a skip carries that error over its whole length.
     const double span = (now.lastSend[i] - old.lastSend[i]).GetSeconds();
     return double(now.sent[i] - old.sent[i]) / (span > 0 ? span : (now.at - old.at).GetSeconds());
+}
+
+bool
+DltraceRdmaFastForward::QueueHeld(uint64_t before, uint64_t now) const
+{
+    return (before > now ? before - now : now - before) <= m_queueTolerance;
+}
+
+uint32_t
+DltraceRdmaFastForward::Room(size_t i) const
+{
+    // Its packets in flight, plus 8, and its message's tail run packet by packet.
+    const auto& qp = m_network->GetQueuePairs()[i].qp;
+    const uint32_t skippable = qp->GetSkippablePackets();
+    const uint32_t margin = qp->GetPacketsInFlight() + 8;
+    return skippable > margin ? skippable - margin : 0;
+}
+
+double
+DltraceRdmaFastForward::CreditableFor(size_t i, double pps, uint32_t room) const
+{
+    const auto& qp = m_network->GetQueuePairs()[i].qp;
+    return std::min(room / pps, qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance).GetSeconds());
+}
+
+void
+DltraceRdmaFastForward::CreditQp(size_t i, double pps, uint32_t room, Time length, Time timers)
+{
+    const auto& qp = m_network->GetQueuePairs()[i].qp;
+    const uint32_t packets = std::min<uint32_t>(room, static_cast<uint32_t>(std::llround(pps * length.GetSeconds())));
+    qp->FastForward(packets, timers);
+    Ptr<DltraceRdmaNic> receiver = m_fabric->GetNic(qp->GetDstHost());
+    receiver->FastForwardReceiver(qp->GetSrcHost(), qp->GetQpn(), uint64_t(packets) * receiver->GetMtu());
+    m_skippedPackets += packets;
+}
+
+void
+DltraceRdmaFastForward::CreditLink(uint32_t d, uint64_t bytes, uint64_t packets)
+{
+    m_links->Credit(d, bytes, packets);
+    m_creditedBytes[d] += bytes;
+    m_creditedPackets[d] += packets;
+    m_skippedLinkPackets += packets;
 }
 
 void
@@ -423,16 +464,13 @@ DltraceRdmaFastForward::Skip(const Snapshot& old, const Snapshot& now)
             continue;
         }
         pps[i] = QpRate(i, old, now);
-        const uint32_t skippable = qps[i].qp->GetSkippablePackets();
-        const uint32_t margin = qps[i].qp->GetPacketsInFlight() + 8;
-        if (skippable <= margin)
+        room[i] = Room(i);
+        if (room[i] == 0)
         {
             NS_LOG_LOGIC("no skip: qp " << i << " near its tail");
             return false;
         }
-        room[i] = skippable - margin;
-        skip = std::min(skip, room[i] / pps[i]);
-        skip = std::min(skip, qps[i].qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance).GetSeconds());
+        skip = std::min(skip, CreditableFor(i, pps[i], room[i]));
     }
     const bool atAnchored = skip >= toAnchored.GetSeconds();
     const Time delta = atAnchored ? toAnchored : NanoSeconds(int64_t(std::floor(skip * 1e9)));
@@ -447,23 +485,14 @@ DltraceRdmaFastForward::Skip(const Snapshot& old, const Snapshot& now)
         {
             continue;
         }
-        const auto& qp = qps[i].qp;
-        const uint32_t packets =
-            std::min<uint32_t>(room[i], static_cast<uint32_t>(std::llround(pps[i] * seconds)));
-        qp->FastForward(packets, delta);
-        Ptr<DltraceRdmaNic> receiver = m_fabric->GetNic(qp->GetDstHost());
-        receiver->FastForwardReceiver(qp->GetSrcHost(), qp->GetQpn(), uint64_t(packets) * receiver->GetMtu());
-        m_skippedPackets += packets;
+        CreditQp(i, pps[i], room[i], delta, delta);
     }
     for (size_t d = 0; d < now.linkBytes.size(); ++d)
     {
         const double share = seconds / dt;
-        const auto bytes = uint64_t(std::llround((now.linkBytes[d] - old.linkBytes[d]) * share));
-        const auto packets = uint64_t(std::llround((now.linkPackets[d] - old.linkPackets[d]) * share));
-        m_links->Credit(uint32_t(d), bytes, packets);
-        m_creditedBytes[d] += bytes;
-        m_creditedPackets[d] += packets;
-        m_skippedLinkPackets += packets;
+        CreditLink(uint32_t(d),
+                   uint64_t(std::llround((now.linkBytes[d] - old.linkBytes[d]) * share)),
+                   uint64_t(std::llround((now.linkPackets[d] - old.linkPackets[d]) * share)));
     }
     DltraceTimeline::Skip(delta);
     ++m_skips;
@@ -631,9 +660,7 @@ DltraceRdmaFastForward::SetSteady(const Snapshot& now, const Set& set) const
         }
         for (uint32_t d : set.dirs)
         {
-            const uint64_t a = s.queues[d];
-            const uint64_t b = now.queues[d];
-            if (s.dirPaused[d] || s.pfc[d] != now.pfc[d] || (a > b ? a - b : b - a) > m_queueTolerance)
+            if (s.dirPaused[d] || s.pfc[d] != now.pfc[d] || !QueueHeld(s.queues[d], now.queues[d]))
             {
                 return false;
             }
@@ -668,19 +695,16 @@ DltraceRdmaFastForward::HoldSet(const Snapshot& old, const Snapshot& now, const 
     double until = std::numeric_limits<double>::infinity();
     for (uint32_t q : set.qps)
     {
-        const auto& qp = qps[q].qp;
-        const uint32_t skippable = qp->GetSkippablePackets();
-        const uint32_t margin = qp->GetPacketsInFlight() + 8;
-        if (skippable <= margin)
+        const uint32_t room = Room(q);
+        if (room == 0)
         {
             return;
         }
         const double pps = QpRate(q, old, now);
         h.qps.push_back(q);
         h.pps.push_back(pps);
-        h.room.push_back(skippable - margin);
-        until = std::min(until, (skippable - margin) / pps);
-        until = std::min(until, qp->GetCongestionControl()->GetSteadyHorizon(m_tolerance).GetSeconds());
+        h.room.push_back(room);
+        until = std::min(until, CreditableFor(q, pps, room));
     }
     const Time length = NanoSeconds(int64_t(std::floor(std::min(until, 1e6) * 1e9)));
     if (length < m_minSkip)
@@ -743,11 +767,8 @@ DltraceRdmaFastForward::CreditLinks(Hold& h)
         const auto packets = uint64_t(std::llround(h.packetsPerS[k] * held)) - h.creditedPackets[k];
         h.creditedBytes[k] += bytes;
         h.creditedPackets[k] += packets;
-        m_links->Credit(d, bytes, packets);
-        m_creditedBytes[d] += bytes;
-        m_creditedPackets[d] += packets;
-        m_skippedLinkPackets += packets;
-        m_ports[d]->CreditTxBytes(bytes);
+        CreditLink(d, bytes, packets);
+        m_ports[d]->CreditTxBytes(bytes); // (ns-3's clock moved: INT sees the hold's bytes)
     }
 }
 
@@ -762,13 +783,7 @@ DltraceRdmaFastForward::ReleaseHold(size_t index)
     // Credits first, then the QPs, then the ports (which may pull a packet at once).
     for (size_t k = 0; k < h.qps.size(); ++k)
     {
-        const auto& qp = qps[h.qps[k]].qp;
-        const uint32_t packets =
-            std::min<uint32_t>(h.room[k], static_cast<uint32_t>(std::llround(h.pps[k] * held.GetSeconds())));
-        qp->FastForward(packets, Time()); // (its timers ran meanwhile)
-        Ptr<DltraceRdmaNic> receiver = m_fabric->GetNic(qp->GetDstHost());
-        receiver->FastForwardReceiver(qp->GetSrcHost(), qp->GetQpn(), uint64_t(packets) * receiver->GetMtu());
-        m_skippedPackets += packets;
+        CreditQp(h.qps[k], h.pps[k], h.room[k], held, Time()); // (its timers ran meanwhile)
     }
     CreditLinks(h);
     for (uint32_t q : h.qps)

@@ -143,6 +143,18 @@ class DltraceRdmaFastForward : public Object
     bool QpSteady(size_t i, const Snapshot& first, const Snapshot& middle, const Snapshot& now) const;
     /// Packets per second QP I sent between OLD and NOW (from its departures).
     double QpRate(size_t i, const Snapshot& old, const Snapshot& now) const;
+    /// Whether a queue of BEFORE bytes is still within QueueTolerance of NOW.
+    bool QueueHeld(uint64_t before, uint64_t now) const;
+    /// Packets of busy QP I a skip or hold may credit; 0 near its message's tail.
+    uint32_t Room(size_t i) const;
+    /// How long QP I may be credited at PPS: until its ROOM runs out or its
+    /// congestion control's steady horizon ends (s).
+    double CreditableFor(size_t i, double pps, uint32_t room) const;
+    /// Credits QP I and its receiver PPS x LENGTH packets (at most ROOM);
+    /// TIMERS is the time its congestion control's timers did not run.
+    void CreditQp(size_t i, double pps, uint32_t room, Time length, Time timers);
+    /// Credits link direction D (links.csv, and what snapshots leave out).
+    void CreditLink(uint32_t d, uint64_t bytes, uint64_t packets);
 
     /// A connected set of busy QPs: their link directions and the nodes at their ends.
     struct Set
