@@ -28,6 +28,8 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "flow"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from bench_ff_runs import diff, pct  # noqa: E402
 
 
 def child_cpu():
@@ -56,14 +58,6 @@ def run(dltrace, args, out, extra, env=None):
     held = 100 * float(h.group(3)) / float(h.group(1)) if h and float(h.group(1)) > 0 else 0.0
     return dict(cpu=cpu, jobs=jobs, pauses=pauses, skipped=float(m.group(1)) if m else 0.0, held=held,
                 done=sorted(done))
-
-
-def pct(v, f):
-    return v[int(f * (len(v) - 1))]
-
-
-def diff(a, b):
-    return 100.0 * (b - a) / a if a else 0.0
 
 
 def main():

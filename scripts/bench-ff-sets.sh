@@ -56,33 +56,16 @@ for cc in $ccs; do
   done
 done
 /usr/bin/python3 - "$work" $ccs <<'PY'
-import csv, glob, json, os, re, sys
+import re, sys
+sys.path.insert(0, "scripts")
+from bench_ff_runs import diff, load, pct
 work, ccs = sys.argv[1], sys.argv[2:]
 
 def run(name):
-    d = os.path.join(work, name)
-    log = open(d + ".log").read()
-    wall, user = map(float, open(d + ".time").read().split()[:2])
-    jobs = [float(x) for x in re.findall(r"job time ([\d.]+) ms", log)]
-    packets = int(re.search(r"network: (\d+) packets on links", log).group(1))
-    pauses = int(re.search(r"rdma: (\d+) PFC pause frames", log).group(1))
-    ff = re.search(r"(\d+) link transmissions credited", log)
-    simulated = packets - (int(ff.group(1)) if ff else 0)
-    with open(os.path.join(d, "messages.csv")) as f:
-        rows = list(csv.DictReader(f))
-    done = {j: sorted(float(r["completion_s"]) for r in rows if r["job"] == j) for j in ("0", "1")}
-    endpoints = {}
-    for p in sorted(glob.glob(os.path.join(d, "job*", "rank*.results.json"))):
-        r = json.load(open(p))
-        endpoints[os.path.relpath(p, d)] = (r["bytes_sent"], r["bytes_received"], r["complete"])
-    return dict(wall=wall, user=user, jobs=jobs, simulated=simulated, pauses=pauses, done=done,
-                messages=len(rows), endpoints=endpoints)
-
-def pct(v, f):
-    return v[int(f * (len(v) - 1))]
-
-def diff(a, b):
-    return 100.0 * (b - a) / a if a else 0.0
+    r = load(work, name)
+    r["jobs"] = [float(x) for x in re.findall(r"job time ([\d.]+) ms", r["log"])]
+    r["done"] = {j: sorted(float(m["completion_s"]) for m in r["messages"] if m["job"] == j) for j in ("0", "1")}
+    return r
 
 print("%-6s %-5s %7s %8s %7s %12s %9s %9s %14s %14s %11s %5s" % ("cc", "mode", "wall_s", "speedup", "cpu_x",
       "pkts", "steady_%", "busy_%", "p50_% (s, b)", "p99_% (s, b)", "pauses", "same"))
@@ -90,7 +73,7 @@ for cc in ccs:
     a = run(cc + "-full")
     for mode in ("full", "ff", "sets"):
         b = run(cc + "-" + mode)
-        same = a["messages"] == b["messages"] and a["endpoints"] == b["endpoints"]
+        same = len(a["messages"]) == len(b["messages"]) and a["endpoints"] == b["endpoints"]
         print("%-6s %-5s %7.1f %7.1fx %6.1fx %12d %+9.3f %+9.3f %+6.2f %+6.2f %+6.2f %+6.2f %5d/%-5d %5s" % (
             cc, mode, b["wall"], a["wall"] / max(b["wall"], 1e-9), a["user"] / max(b["user"], 1e-9), b["simulated"],
             diff(a["jobs"][0], b["jobs"][0]), diff(a["jobs"][1], b["jobs"][1]),

@@ -48,31 +48,16 @@ for cc in $ccs; do
   done
 done
 /usr/bin/python3 - "$work" $ccs <<'PY'
-import csv, glob, json, os, re, sys
+import re, sys
+sys.path.insert(0, "scripts")
+from bench_ff_runs import diff, load, pct
 work, ccs = sys.argv[1], sys.argv[2:]
 
 def run(name):
-    d = os.path.join(work, name)
-    log = open(d + ".log").read()
-    wall, user = map(float, open(d + ".time").read().split()[:2])
-    it = float(re.search(r"^0\s+\S+\s+(\S+)", log, re.M).group(1))
-    packets = int(re.search(r"network: (\d+) packets on links", log).group(1))
-    pauses = int(re.search(r"rdma: (\d+) PFC pause frames", log).group(1))
-    ff = re.search(r"(\d+) link transmissions credited", log)
-    simulated = packets - (int(ff.group(1)) if ff else 0)
-    with open(os.path.join(d, "messages.csv")) as f:
-        done = sorted(float(r["completion_s"]) for r in csv.DictReader(f))
-    endpoints = {}
-    for p in sorted(glob.glob(os.path.join(d, "rank*.results.json"))):
-        r = json.load(open(p))
-        endpoints[os.path.basename(p)] = (r["bytes_sent"], r["bytes_received"], r["complete"])
-    return dict(wall=wall, user=user, it=it, simulated=simulated, pauses=pauses, done=done, endpoints=endpoints)
-
-def pct(v, f):
-    return v[int(f * (len(v) - 1))]
-
-def diff(a, b):
-    return 100.0 * (b - a) / a if a else 0.0
+    r = load(work, name)
+    r["it"] = float(re.search(r"^0\s+\S+\s+(\S+)", r["log"], re.M).group(1))
+    r["done"] = sorted(float(m["completion_s"]) for m in r["messages"])
+    return r
 
 print("%-6s %8s %8s %8s %8s %12s %12s %9s %8s %8s %11s %6s" % ("cc", "full_s", "ff_s", "speedup", "cpu_x",
       "pkts_full", "pkts_ff", "iter_%", "p50_%", "p99_%", "pauses", "same"))
