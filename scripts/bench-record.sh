@@ -24,7 +24,7 @@
 #        DLTRACE_BENCH_LARGE_ITERS  1 MB allreduce calls      (default 200)
 #        DLTRACE_BENCH_WARMUP       8-byte calls before the timed ones (default 1000).
 #                                   A thread starts with four event blocks
-#                                   (416 KiB each), touched before its first
+#                                   (416 KiB each; 64 where encoding is deferred), touched before its first
 #                                   call, and cycles through them while the
 #                                   flusher keeps up; the flusher's own
 #                                   buffers are fresh memory during its
@@ -35,10 +35,18 @@
 #                                   DLTRACE_RAW=1, the recorder's default
 #                                   (records in a raw file in /dev/shm, no
 #                                   flush timer: encoded once a thread filled
-#                                   two blocks, and at exit); the sides
+#                                   two blocks, or where every core has a
+#                                   rank its DLTRACE_DEFER window, and at
+#                                   exit); the sides
 #                                   without +raw set DLTRACE_RAW=0 (buffers
 #                                   in memory, flushed every DLTRACE_FLUSH_MS
 #                                   and at two filled blocks); 0: not (default 1)
+#        DLTRACE_BENCH_EAGER        1: each clock also as a side CLOCK+raw+eager, the
+#                                   raw file with DLTRACE_DEFER=0 (encoded every
+#                                   two blocks even where every core has a
+#                                   rank; CLOCK+raw has the default, auto,
+#                                   which defers encoding there); 0: not
+#                                   (default 1; needs DLTRACE_BENCH_RAW=1)
 #        DLTRACE_BENCH_BASELINE     another libdltrace-record.so (an older build)
 #                                   run as a further side (default clock),
 #                                   alternating with the others: before/after
@@ -67,6 +75,7 @@ build=${1:-${DLTRACE_BUILD_DIR:-build}}
 ranks_list=${DLTRACE_BENCH_RANKS:-1 $(nproc)}
 clocks=${DLTRACE_BENCH_CLOCKS:-tsc monotonic}
 raw_sides=${DLTRACE_BENCH_RAW:-1}
+eager_sides=${DLTRACE_BENCH_EAGER:-1}
 bind=${DLTRACE_BENCH_BIND:-none}
 reps=${DLTRACE_BENCH_REPS:-5}
 baseline=${DLTRACE_BENCH_BASELINE:-}
@@ -170,7 +179,7 @@ if [[ ${DLTRACE_BENCH_INSTRUCTIONS:-0} == 1 ]]; then
   exit 0
 fi
 
-# run_once <ranks> <without|tsc|monotonic|tsc+raw|monotonic+raw|baseline> <8B|1MB>: prints "NS CPU
+# run_once <ranks> <without|tsc|monotonic|CLOCK+raw|CLOCK+raw+eager|baseline> <8B|1MB>: prints "NS CPU
 # CLOCK": ns per call, rank 0's CPU time per call in threads other than the calling one
 # (process CPU time less the calling thread's, over the timed loop): with the
 # recorder, mostly its flusher, i.e. what it takes from the cores the ranks
@@ -184,6 +193,8 @@ run_once() {
   case $side in
     without) ;;
     baseline) env_flags=(-x LD_PRELOAD="$baseline" -x DLTRACE_OUTPUT="$work/trace") ;;
+    *+raw+eager) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace"
+                            -x DLTRACE_CLOCK="${side%+raw+eager}" -x DLTRACE_RAW=1 -x DLTRACE_DEFER=0) ;;
     *+raw) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace"
                       -x DLTRACE_CLOCK="${side%+raw}" -x DLTRACE_RAW=1) ;;
     *) env_flags=(-x LD_PRELOAD="$recorder" -x DLTRACE_OUTPUT="$work/trace" -x DLTRACE_CLOCK="$side"
@@ -206,14 +217,16 @@ run_once() {
       exit 1
     fi
     # The clock the run used (tsc, or monotonic where the TSC failed its
-    # check): its trace header says.
+    # check), and whether it deferred encoding: its trace header says.
     if [[ -x $dltrace ]]; then
       clock=$("$dltrace" dump "$work/trace/rank0.dltrace" 2>/dev/null | python3 -c '
 import json, sys
 for line in sys.stdin:
     r = json.loads(line)
     if r.get("type") == "header":
-        print(r.get("attributes", {}).get("dltrace.clock", "?")); break' 2>/dev/null || true)
+        a = r.get("attributes", {})
+        print(a.get("dltrace.clock", "?") + ("+deferred" if a.get("dltrace.defer") == "1" else ""))
+        break' 2>/dev/null || true)
     fi
     rm -rf "$work/trace"
   fi
@@ -238,12 +251,15 @@ dltrace=$build/cli/dltrace
 sides=(without $clocks)
 if [[ $raw_sides == 1 ]]; then
   for clock in $clocks; do sides+=("$clock+raw"); done
+  if [[ $eager_sides == 1 ]]; then
+    for clock in $clocks; do sides+=("$clock+raw+eager"); done
+  fi
 fi
 if [[ -n $baseline ]]; then sides+=(baseline); fi
 echo "dltrace-mpi-overhead: $small_iters x 8 B after $warmup untimed, $large_iters x 1 MB (each in its own run);" \
   "mpirun --bind-to $bind; median of $reps runs each side; $(nproc) cores"
 echo "recorder: $recorder${baseline:+ (baseline: $baseline)}"
-echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set and DLTRACE_RAW=0; +raw: DLTRACE_RAW=1, its default)"
+echo "sides: ${sides[*]} (tsc, monotonic: this recorder with DLTRACE_CLOCK so set and DLTRACE_RAW=0; +raw: DLTRACE_RAW=1, its default, and DLTRACE_DEFER=auto, its default: encoding deferred where every core has a rank; +raw+eager: DLTRACE_DEFER=0)"
 echo "load average before: $(loadavg)"
 rows=()
 cpu_rows=()
@@ -283,7 +299,7 @@ echo "load average after: $(loadavg)"
 echo
 for side in "${sides[@]:1}"; do
   # shellcheck disable=SC2086
-  echo "clock the recorded runs used, side $side: $(printf '%s\n' ${clock_seen[$side]:-unknown} |
+  echo "clock the recorded runs used (+deferred: encoding deferred), side $side: $(printf '%s\n' ${clock_seen[$side]:-unknown} |
     sort | uniq -c | awk '{ printf "%s%s x %s", sep, $1, $2; sep = ", " }')"
 done
 echo "(the path the calls took: DLTRACE_BENCH_INSTRUCTIONS=1 says, per clock)"

@@ -10,6 +10,7 @@
 #include <semaphore.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -399,6 +400,63 @@ class ProcFile {
   std::string buf_;
 };
 
+// Where DLTRACE_RAW=1 puts raw files: shared memory (no write-back, no
+// write faults once mapped), else the temporary directory.
+std::string DefaultRawDir() {
+  struct stat st;
+  if (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && ::access("/dev/shm", W_OK) == 0)
+    return "/dev/shm";
+  const char* tmp = Env("TMPDIR");
+  return tmp ? tmp : "/tmp";
+}
+
+// Bytes free to a user in DIR's file system (unknown: all one could ask).
+uint64_t FreeBytes(const std::string& dir) {
+  struct statvfs fs;
+  if (::statvfs(dir.c_str(), &fs) != 0) return UINT64_MAX;
+  return uint64_t(fs.f_bavail) * fs.f_frsize;
+}
+
+// This host's ranks, as the launcher says (1 where none does).
+int LocalRanks() {
+  for (const char* name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS",
+                           "MV2_COMM_WORLD_LOCAL_SIZE", "PALS_LOCAL_SIZE", "LOCAL_WORLD_SIZE"})
+    if (const char* v = Env(name)) return std::max(1, std::atoi(v));
+  // Slurm: "2(x3),1" tasks per node of the step, this node's by SLURM_NODEID.
+  const char* per_node = Env("SLURM_STEP_TASKS_PER_NODE");
+  const char* node_id = Env("SLURM_NODEID");
+  if (!per_node || !node_id) return 1;
+  long node = std::atol(node_id);
+  for (const char* p = per_node; *p;) {
+    char* end = nullptr;
+    const long tasks = std::strtol(p, &end, 10);
+    if (end == p) break;
+    long repeat = 1;
+    if (std::strncmp(end, "(x", 2) == 0) {
+      repeat = std::strtol(end + 2, &end, 10);
+      if (*end == ')') ++end;
+    }
+    if (node < repeat) return int(std::max(1L, tasks));
+    node -= repeat;
+    p = *end == ',' ? end + 1 : end;
+  }
+  return 1;
+}
+
+// Whether this host's ranks take every CPU a rank may run on, so that the
+// flusher has no core of its own (DLTRACE_DEFER=auto): ranks bound to a
+// part of the host (fewer CPUs in the mask than online) share their part
+// in proportion; unbound ranks share all of it.
+bool EveryCpuHasARank() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
+  const long mine = CPU_COUNT(&set);
+  const long online = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  const long local = LocalRanks();
+  const long sharing = mine < online ? std::max(1L, (local * mine + online - 1) / online) : local;
+  return sharing >= mine;
+}
+
 }  // namespace
 
 struct Recorder::WriterState {
@@ -421,6 +479,24 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   block_events_ = uint32_t(std::min<uint64_t>(kBlockEvents, (events + 1) / 2));
   max_blocks_ = uint32_t(std::max<uint64_t>(2, (events + block_events_ - 1) / block_events_));
   drain_blocks_ = std::min(kDrainBlocks, (max_blocks_ + 1) / 2);
+  // Deferred encoding (DLTRACE_DEFER): a thread wakes the flusher once it
+  // has filled its window less two blocks (the one it writes, one spare),
+  // and starts with the window's blocks touched (RegisterThread); the
+  // raw file keeps them through a SIGKILL, so only with one.
+  defer_ = !settings_.raw.empty() &&
+           (settings_.defer == "1" || (settings_.defer == "auto" && EveryCpuHasARank()));
+  // The window is at most half of what the raw file's file system has
+  // free, shared by this host's ranks (a container's small /dev/shm); one
+  // of fewer than five blocks is no deferral.
+  if (defer_) {
+    uint64_t window = std::min<uint64_t>(
+        max_blocks_, (uint64_t(settings_.defer_events) + block_events_ - 1) / block_events_);
+    const std::string dir = settings_.raw == "1" ? DefaultRawDir() : settings_.raw;
+    window = std::min<uint64_t>(
+        window, FreeBytes(dir) / 2 / uint64_t(LocalRanks()) / BlockBytes(block_events_));
+    defer_ = window > kDrainBlocks + 2;
+    if (defer_) drain_blocks_ = std::max(drain_blocks_, uint32_t(window) - 2);
+  }
   // Tentative until Start checks it on every CPU (MPI_Init's enter is
   // the only record taken before; it keeps the clock it was taken with).
   g_tsc_clock = settings_.clock == "tsc" ||
@@ -494,19 +570,6 @@ Recorder::ThreadBuffer* Recorder::RegisterThread() {
   return b;
 }
 
-namespace {
-
-// Where DLTRACE_RAW=1 puts raw files: shared memory (no write-back, no
-// write faults once mapped), else the temporary directory.
-std::string DefaultRawDir() {
-  struct stat st;
-  if (::stat("/dev/shm", &st) == 0 && S_ISDIR(st.st_mode) && ::access("/dev/shm", W_OK) == 0)
-    return "/dev/shm";
-  const char* tmp = Env("TMPDIR");
-  return tmp ? tmp : "/tmp";
-}
-
-}  // namespace
 
 RawHeader* Recorder::RawFile() {
   if (settings_.raw.empty()) return nullptr;
@@ -810,6 +873,7 @@ bool Recorder::Start(const StartInfo& info) {
   }
   h.attributes.emplace_back("dltrace.clock", g_tsc_clock.load() ? "tsc" : "monotonic");
   if (RawFile()) h.attributes.emplace_back("dltrace.raw", raw_path_);
+  h.attributes.emplace_back("dltrace.defer", defer_ && RawFile() ? "1" : "0");
   KeepRawValues(formats::kRankVariables, &h.rank_env);
   KeepRawValues(formats::kLocalRankVariables, &h.rank_env);
   KeepRawValues(formats::kWorldSizeVariables, &h.rank_env);

@@ -277,6 +277,7 @@ class Recorder {
   uint32_t block_events_ = 0;  // events per block
   uint32_t max_blocks_ = 0;    // blocks per thread: DLTRACE_BUFFER_EVENTS, rounded up
   uint32_t drain_blocks_ = 0;  // blocks a thread fills before it wakes the flusher
+  bool defer_ = false;         // DLTRACE_DEFER applies: drain_blocks_ is its window
   // What allocating (and touching) one block took the last thread that
   // started: how long a thread waits for the flusher before it allocates.
   std::atomic<int64_t> block_alloc_ns_{0};

@@ -38,10 +38,23 @@ const std::vector<SettingInfo>& AllSettings() {
        "1 (or a directory): each thread's records go into a raw file in that directory "
        "(1: /dev/shm, else $TMPDIR or /tmp; where none can take it, memory, said in one line) "
        "that outlives a SIGKILL, and there is no flush timer unless DLTRACE_FLUSH_MS is set: "
-       "encoding happens when a thread has filled two blocks of events (8,192), at exit and on "
+       "encoding happens when a thread has filled two blocks of events (8,192; DLTRACE_DEFER: "
+       "more), at exit and on "
        "SIGTERM/SIGINT/SIGHUP; after a SIGKILL, dltrace recover (the trace directory, a trace "
        "or the raw file) writes the rest of the trace from it. 0: buffers in memory, flushed "
        "every DLTRACE_FLUSH_MS"},
+      {"DLTRACE_DEFER", "auto",
+       "with a raw file: 1 holds a thread's events in it, unencoded, until it has filled "
+       "DLTRACE_DEFER_EVENTS, or the exit or a signal comes, so that no encoding takes a core "
+       "from a rank while the program runs; auto: where this host's ranks (OMPI_COMM_WORLD_"
+       "LOCAL_SIZE, MPI_LOCALNRANKS, LOCAL_WORLD_SIZE, SLURM_STEP_TASKS_PER_NODE, ...) are "
+       "at least the CPUs a rank may run on, so that the flusher has no core of its own; 0: "
+       "encode every two blocks (the trace header's dltrace.defer says which was used)"},
+      {"DLTRACE_DEFER_EVENTS", "262144",
+       "events a thread holds unencoded when encoding is deferred (DLTRACE_DEFER): its blocks "
+       "(104 bytes an event; 26 MiB at the default) are allocated and touched when the thread "
+       "records its first call, so that the calls write into mapped pages; at most "
+       "DLTRACE_BUFFER_EVENTS"},
       {"DLTRACE_RANK", "", "global rank, overriding RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, ..."},
       {"DLTRACE_LOCAL_RANK", "", "local rank, overriding LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK, ..."},
   };
@@ -108,6 +121,13 @@ Settings Settings::FromEnvironment() {
                      "directory)\n", v);
     }
   }
+  if (const char* v = Env("DLTRACE_DEFER")) {
+    if (!std::strcmp(v, "auto") || !std::strcmp(v, "1") || !std::strcmp(v, "0"))
+      s.defer = v;
+    else
+      std::fprintf(stderr, "dltrace: ignoring DLTRACE_DEFER=%s (want auto, 1 or 0)\n", v);
+  }
+  s.defer_events = IntSetting("DLTRACE_DEFER_EVENTS", s.defer_events, 1);
 #if !defined(__x86_64__)
   if (s.clock == "tsc") s.clock = "monotonic";
 #endif
@@ -125,6 +145,8 @@ std::string Settings::Describe() const {
   out += std::string("DLTRACE_GPU_TIMING=") + (gpu_timing ? "1" : "0") + "\n";
   out += "DLTRACE_CLOCK=" + clock + "\n";
   out += "DLTRACE_RAW=" + (raw.empty() ? std::string("0") : raw) + "\n";
+  out += "DLTRACE_DEFER=" + defer + "\n";
+  out += "DLTRACE_DEFER_EVENTS=" + std::to_string(defer_events) + "\n";
   return out;
 }
 

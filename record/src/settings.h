@@ -29,6 +29,8 @@ struct Settings {
   bool gpu_timing = true;    // DLTRACE_GPU_TIMING (NCCL)
   std::string clock = "auto";  // DLTRACE_CLOCK: auto, tsc or monotonic
   std::string raw = "1";     // DLTRACE_RAW: the raw file's directory ("1": /dev/shm); empty = none
+  std::string defer = "auto";  // DLTRACE_DEFER: auto, 1 or 0
+  int64_t defer_events = 1 << 18;  // DLTRACE_DEFER_EVENTS per thread
 
   static Settings FromEnvironment();
   // "NAME=value" lines of the effective settings.

@@ -618,6 +618,71 @@ class RecorderTest(ScratchTestCase):
         self._assert_footers_after_sigterm(term)
         self.assertEqual(os.listdir(raw), [])
 
+    def _allreduces_in_trace(self, out):
+        rc, recs, err = dump(out)
+        header = [r for r in recs if r["type"] == "header"][0]
+        return header["attributes"]["dltrace.defer"], len(
+            [r for r in recs if r["type"] == "op" and r["kind"] == "MPI_Allreduce"])
+
+    def _recover(self, out):
+        q = subprocess.run([DLTRACE, "recover", out], capture_output=True, text=True, timeout=300)
+        self.assertEqual(q.returncode, 0, q.stderr)
+        self.assertIn("events recovered", q.stdout)
+
+    def test_deferred_encoding_leaves_the_calls_to_the_exit_or_to_recovery(self):
+        # DLTRACE_DEFER=1: a thread's events wait, unencoded, in the raw
+        # file until its window (DLTRACE_DEFER_EVENTS, 262,144) fills, the
+        # exit or a signal. Killed right after 60,000 calls: none of them is
+        # in the trace (nothing was encoded while the loop ran), all of them
+        # in the raw file.
+        out = os.path.join(self.tmp, "defer-kill")
+        p = self._raw_run(out, "1", 60000, "kill", DLTRACE_DEFER=1)
+        self.assertNotEqual(p.returncode, 0)
+        self.addCleanup(lambda f=self._raw_path(out): os.path.isfile(f) and os.remove(f))
+        self.assertEqual(self._allreduces_in_trace(out), ("1", 0))
+        self._recover(out)
+        self._assert_exactly(out, 60000, "killed (recovered from its raw file)")
+        # The same with encoding as it goes (DLTRACE_DEFER=0, every 8,192
+        # events): the run that ends writes the same calls.
+        for defer, window, end in ((1, 30000, "exit"), (0, 262144, "exit"), (1, 30000, "kill")):
+            with self.subTest(defer=defer, window=window, end=end):
+                out = os.path.join(self.tmp, f"defer-{defer}-{window}-{end}")
+                p = self._raw_run(out, "1", 60000, end, DLTRACE_DEFER=defer,
+                                  DLTRACE_DEFER_EVENTS=window)
+                self.assertEqual(self._allreduces_in_trace(out)[0], str(defer))
+                if end == "exit":
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self._assert_exactly(out, 60000, "finalize")
+                else:
+                    # A window smaller than the loop: encoded as each window
+                    # fills; the raw file holds the rest.
+                    self.assertNotEqual(p.returncode, 0)
+                    self._recover(out)
+                    self._assert_exactly(out, 60000, "killed (recovered from its raw file)")
+
+    def test_deferred_encoding_is_chosen_where_every_cpu_has_a_rank(self):
+        # DLTRACE_DEFER=auto: deferred where this host's ranks are at least
+        # the CPUs a rank may run on. One rank bound to one CPU: its flusher
+        # can only take that rank's core.
+        cpus = len(os.sched_getaffinity(0))
+        cases = [(1, "core", "1")]
+        if 2 <= cpus <= 8 and cpus == os.cpu_count():
+            cases += [(1, "none", "0"), (cpus, "none", "1")]
+        for ranks, bind, want in cases:
+            with self.subTest(ranks=ranks, bind=bind):
+                out = os.path.join(self.tmp, f"auto-{ranks}-{bind}")
+                argv = mpirun_preloaded(ranks, [prog("dltrace-mpi-loop"), "1000", "exit"], out)
+                argv[argv.index("--bind-to") + 1] = bind
+                p = subprocess.run(argv, env=preload_env(out), capture_output=True, text=True,
+                                   timeout=300)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                for rank in range(ranks):
+                    rc, recs, err = dump(out, rank)
+                    header = [r for r in recs if r["type"] == "header"][0]
+                    self.assertEqual(header["attributes"]["dltrace.defer"], want, rank)
+                    with open(os.path.join(out, "dltrace-settings.txt")) as f:
+                        self.assertIn("DLTRACE_DEFER=auto\n", f.read())
+
     def test_sigterm_to_dltrace_record_reaches_every_rank(self):
         out = os.path.join(self.tmp, "rec-term")
         proc = subprocess.Popen([DLTRACE, "record", "-o", out, "--"] + MPIRUN +
