@@ -806,6 +806,7 @@ void Recorder::AppendSlow(const OpRecord& op, PeerBytes* extras) {
       b->filled = 0;
     }
     if (++b->filled >= drain_blocks_) RequestDrain();
+    if (defer_) SampleBetweenDrains();
   }
   Block* blk = b->write;
   uint32_t pos = b->write_pos;
@@ -1313,6 +1314,18 @@ void Recorder::StopWriting(const std::string& error, uint64_t kept) {
                "dltrace: rank %d: %s; recording stopped, the program runs on (%llu events "
                "written before are kept; later ones are counted as dropped in the footer)\n",
                rank_, error.c_str(), (unsigned long long)kept);
+}
+
+void Recorder::SampleBetweenDrains() {
+  const int64_t sample_ns = settings_.sample_ms * 1'000'000;
+  if (sample_ns <= 0) return;
+  // Not waiting: the flusher may hold the lock for a slow write.
+  std::unique_lock<std::mutex> lock(writer_mu_, std::try_to_lock);
+  if (!lock.owns_lock() || !writer_ || !writer_->writer || discard_.load()) return;
+  const int64_t now = NowNs();
+  if (now - writer_->last_sample_ns < sample_ns) return;
+  writer_->last_sample_ns = now;
+  writer_->writer->AddSample(SampleResources(writer_, now));
 }
 
 formats::ResourceSample Recorder::SampleResources(WriterState* ws, int64_t now) {

@@ -256,6 +256,11 @@ class Recorder {
   // This process's CPU, memory, network and disk now (NOW: CLOCK_MONOTONIC
   // ns), from /proc files WS keeps open; taken at flushes, under writer_mu_.
   static formats::ResourceSample SampleResources(WriterState* ws, int64_t now);
+  // Where encoding is deferred, drains are rare: a thread that starts a
+  // block takes the resource sample that is due (DLTRACE_SAMPLE_MS since
+  // the last), into the writer's next chunk; skipped while the flusher
+  // holds the writer.
+  void SampleBetweenDrains();
   bool FinishFile(const char* reason, bool from_signal);
   void InstallSignalHandlers();
   static void OnSignal(int sig, siginfo_t* info, void* ctx);

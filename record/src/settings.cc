@@ -19,7 +19,8 @@ const std::vector<SettingInfo>& AllSettings() {
        "the default) there is no flush timer unless this is set"},
       {"DLTRACE_SAMPLE_MS", "100",
        "resource sample interval (CPU, memory, network, disk), taken at flushes (no timer of its "
-       "own): at most one a flush, so never more often than DLTRACE_FLUSH_MS; 0 = off"},
+       "own): at most one a flush, so never more often than DLTRACE_FLUSH_MS (where encoding is "
+       "deferred, DLTRACE_DEFER, also by a thread as it starts a block of 4,096 calls); 0 = off"},
       {"DLTRACE_BUFFER_EVENTS", "1048576",
        "events a thread may buffer between flushes; when full it waits for the flusher "
        "(at most 2 s), then drops (counted in the footer) without waiting again until that "

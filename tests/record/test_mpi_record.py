@@ -660,6 +660,21 @@ class RecorderTest(ScratchTestCase):
                     self._recover(out)
                     self._assert_exactly(out, 60000, "killed (recovered from its raw file)")
 
+    def test_deferred_encoding_keeps_taking_resource_samples(self):
+        # Drains are rare where encoding is deferred: the calling thread
+        # takes the sample that is due as it starts a block (every 4,096
+        # calls), so samples fall inside a loop that no drain interrupts
+        # (200,000 calls: fewer than the window's 253,952 before a drain).
+        out = os.path.join(self.tmp, "defer-samples")
+        p = self._raw_run(out, "1", 200000, "exit", DLTRACE_DEFER=1, DLTRACE_SAMPLE_MS=1)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self._assert_exactly(out, 200000, "finalize")
+        rc, recs, err = dump(out)
+        enters = [r["enter_ns"] for r in recs if r["type"] == "op" and r["kind"] == "MPI_Allreduce"]
+        inside = [r for r in recs
+                  if r["type"] == "sample" and enters[0] < r["time_ns"] < enters[-1]]
+        self.assertGreater(len(inside), 0)
+
     def test_deferred_encoding_is_chosen_where_every_cpu_has_a_rank(self):
         # DLTRACE_DEFER=auto: deferred where this host's ranks are at least
         # the CPUs a rank may run on. One rank bound to one CPU: its flusher
