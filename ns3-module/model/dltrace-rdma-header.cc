@@ -5,6 +5,9 @@
 
 #include "dltrace-attributes.h"
 
+#include <algorithm>
+#include <cstring>
+
 namespace ns3
 {
 
@@ -14,6 +17,35 @@ namespace
 {
 // Bytes of the fixed fields written by Serialize.
 constexpr uint32_t kFixedFields = 4 + 4 * 6 + 8 + 8 + 8;
+// PeekFrom's first copy holds the fixed fields, and the INT records start
+// at most kMinFrame bytes in.
+static_assert(kFixedFields <= DltraceRdmaHeader::kMinFrame &&
+                  DltraceRdmaHeader::kRoceOverhead <= DltraceRdmaHeader::kMinFrame &&
+                  DltraceRdmaHeader::kUetOverhead <= DltraceRdmaHeader::kMinFrame,
+              "the fixed fields and padding fit the first copy");
+
+// Big-endian numbers at P (Serialize's WriteHtonU*).
+uint16_t
+LoadBe16(const uint8_t* p)
+{
+    return static_cast<uint16_t>((p[0] << 8) | p[1]);
+}
+
+uint32_t
+LoadBe32(const uint8_t* p)
+{
+    uint32_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return __builtin_bswap32(v);
+}
+
+uint64_t
+LoadBe64(const uint8_t* p)
+{
+    uint64_t v;
+    std::memcpy(&v, p, sizeof(v));
+    return __builtin_bswap64(v);
+}
 } // namespace
 
 TypeId
@@ -92,37 +124,69 @@ DltraceRdmaHeader::Serialize(Buffer::Iterator i) const
     }
 }
 
+void
+DltraceRdmaHeader::DecodeFixed(const uint8_t* b)
+{
+    type = b[0];
+    priority = b[1];
+    flags = b[2];
+    nHops = b[3];
+    srcHost = LoadBe32(b + 4);
+    dstHost = LoadBe32(b + 8);
+    qp = LoadBe32(b + 12);
+    psn = LoadBe32(b + 16);
+    flowHash = LoadBe64(b + 20);
+    msgSeq = LoadBe32(b + 28);
+    tsNs = LoadBe64(b + 32);
+    entropy = LoadBe32(b + 40);
+    sack = LoadBe64(b + 44);
+}
+
+void
+DltraceRdmaHeader::DecodeHops(const uint8_t* b)
+{
+    nHops = static_cast<uint8_t>(LoadBe16(b));
+    for (uint32_t h = 0; h < nHops && h < kMaxHops; ++h)
+    {
+        const uint8_t* r = b + 2 + 16 * h;
+        hops[h].qlenBytes = LoadBe32(r);
+        hops[h].txBytes = LoadBe32(r + 4);
+        hops[h].tsNs = LoadBe32(r + 8);
+        hops[h].rateMbps = LoadBe32(r + 12);
+    }
+}
+
 uint32_t
 DltraceRdmaHeader::Deserialize(Buffer::Iterator start)
 {
     Buffer::Iterator i = start;
-    type = i.ReadU8();
-    priority = i.ReadU8();
-    flags = i.ReadU8();
-    nHops = i.ReadU8();
-    srcHost = i.ReadNtohU32();
-    dstHost = i.ReadNtohU32();
-    qp = i.ReadNtohU32();
-    psn = i.ReadNtohU32();
-    flowHash = i.ReadNtohU64();
-    msgSeq = i.ReadNtohU32();
-    tsNs = i.ReadNtohU64();
-    entropy = i.ReadNtohU32();
-    sack = i.ReadNtohU64();
-    uint32_t base = BaseSize(type, flags);
-    i.Next(base - kFixedFields);
+    uint8_t b[2 + 16 * kMaxHops];
+    i.Read(b, kFixedFields);
+    DecodeFixed(b);
+    i.Next(BaseSize(type, flags) - kFixedFields);
     if (flags & INT_ENABLED)
     {
-        nHops = static_cast<uint8_t>(i.ReadNtohU16());
-        for (uint32_t h = 0; h < nHops && h < kMaxHops; ++h)
-        {
-            hops[h].qlenBytes = i.ReadNtohU32();
-            hops[h].txBytes = i.ReadNtohU32();
-            hops[h].tsNs = i.ReadNtohU32();
-            hops[h].rateMbps = i.ReadNtohU32();
-        }
+        i.Read(b, 2);
+        i.Read(b + 2, 16 * std::min<uint32_t>(LoadBe16(b), kMaxHops));
+        DecodeHops(b);
     }
     return i.GetDistanceFrom(start);
+}
+
+uint32_t
+DltraceRdmaHeader::PeekFrom(const Packet& packet)
+{
+    uint8_t b[kMinFrame + 2 + 16 * kMaxHops];
+    const uint32_t size = packet.GetSize();
+    packet.CopyData(b, std::min(size, kMinFrame));
+    DecodeFixed(b);
+    if (flags & INT_ENABLED)
+    {
+        const uint32_t base = BaseSize(type, flags);
+        packet.CopyData(b, std::min<uint32_t>(size, sizeof(b)));
+        DecodeHops(b + base);
+    }
+    return GetSerializedSize();
 }
 
 void

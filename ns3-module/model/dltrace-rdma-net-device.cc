@@ -444,7 +444,7 @@ void
 DltraceRdmaNetDevice::Receive(Ptr<Packet> packet)
 {
     DltraceRdmaHeader h;
-    packet->PeekHeader(h);
+    h.PeekFrom(*packet);
     if (h.type == DltraceRdmaHeader::PFC)
     {
         Disturb();

@@ -416,7 +416,7 @@ DltraceRdmaNic::EnableUet(bool rccc)
                  MakeBoundCallback(
                      +[](DltraceRdmaNic* nic, Ptr<Packet> p, uint32_t dst) {
                          DltraceRdmaHeader h;
-                         p->PeekHeader(h);
+                         h.PeekFrom(*p);
                          nic->m_ports[nic->PortTo(dst, h.flowHash)].device->EnqueueControl(p);
                      },
                      this));

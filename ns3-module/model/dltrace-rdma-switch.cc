@@ -192,7 +192,7 @@ void
 DltraceRdmaSwitch::Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
 {
     DltraceRdmaHeader h;
-    packet->PeekHeader(h);
+    h.PeekFrom(*packet);
     uint32_t out = SelectPort(h.dstHost, h.flowHash, h.psn);
     Ptr<DltraceRdmaNetDevice> outDevice = m_ports[out];
     if (h.type != DltraceRdmaHeader::DATA || h.HasFlag(DltraceRdmaHeader::TRIMMED))
@@ -233,7 +233,7 @@ DltraceRdmaSwitch::Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t prior
 {
     m_mmu->Release(inPort, priority, packet->GetSize());
     DltraceRdmaHeader h;
-    packet->PeekHeader(h);
+    h.PeekFrom(*packet);
     if (h.HasFlag(DltraceRdmaHeader::UET))
     {
         UetMark(outPort, packet, priority);

@@ -446,7 +446,7 @@ void
 DltraceRdmaNetwork::TagCrossing(Ptr<Packet> frame)
 {
     DltraceRdmaHeader h;
-    if (frame->PeekHeader(h) == 0 || h.type != DltraceRdmaHeader::DATA)
+    if (h.PeekFrom(*frame) == 0 || h.type != DltraceRdmaHeader::DATA)
     {
         return;
     }
@@ -492,7 +492,7 @@ DltraceRdmaNetwork::NoteCrossing(Ptr<Packet> frame)
         return;
     }
     DltraceRdmaHeader h;
-    frame->PeekHeader(h);
+    h.PeekFrom(*frame);
     // For a host here from a host elsewhere (a message between two hosts here that crossed
     // the cut on its way is known here already).
     if (h.dstHost < m_localHost.size() && m_localHost[h.dstHost] && h.srcHost < m_localHost.size() &&
