@@ -178,6 +178,10 @@ DltraceRdmaHeader::PeekFrom(const Packet& packet)
 {
     uint8_t b[kMinFrame + 2 + 16 * kMaxHops];
     const uint32_t size = packet.GetSize();
+    if (size < kFixedFields)
+    {
+        return 0; // no header (PeekHeader would read past the end)
+    }
     packet.CopyData(b, std::min(size, kMinFrame));
     DecodeFixed(b);
     if (flags & INT_ENABLED)

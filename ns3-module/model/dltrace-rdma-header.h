@@ -79,7 +79,7 @@ class DltraceRdmaHeader : public Header
     /// PeekHeader's work, from one copy of the frame's first bytes rather
     /// than ns-3's iterator, which reads a byte at a time (every port a
     /// frame crosses peeks it two or three times: a sixth of a run's CPU).
-    /// Returns the header's bytes.
+    /// Returns the header's bytes (0 for a packet shorter than its fields).
     uint32_t PeekFrom(const Packet& packet);
 
     bool HasFlag(Flag f) const

@@ -570,7 +570,6 @@ Recorder::ThreadBuffer* Recorder::RegisterThread() {
   return b;
 }
 
-
 RawHeader* Recorder::RawFile() {
   if (settings_.raw.empty()) return nullptr;
   std::lock_guard<std::mutex> lock(raw_mu_);
