@@ -221,7 +221,7 @@ DltraceRdmaSwitch::Receive(Ptr<DltraceRdmaNetDevice> device, Ptr<Packet> packet)
     }
     if (!h.HasFlag(DltraceRdmaHeader::ECN_CE) && m_mmu->ShouldMarkEcn(out, priority))
     {
-        packet->RemoveHeader(h);
+        packet->RemoveAtStart(h.GetSerializedSize()); // (H holds it: peeked above)
         h.SetFlag(DltraceRdmaHeader::ECN_CE);
         packet->AddHeader(h);
     }
@@ -242,7 +242,7 @@ DltraceRdmaSwitch::Dequeued(uint32_t outPort, Ptr<Packet> packet, uint32_t prior
     if (h.HasFlag(DltraceRdmaHeader::INT_ENABLED))
     {
         Ptr<DltraceRdmaNetDevice> dev = m_ports[outPort];
-        packet->RemoveHeader(h);
+        packet->RemoveAtStart(h.GetSerializedSize()); // (H holds it: peeked above)
         DltraceIntHop hop;
         // What this packet's class competes with (its class and above under
         // strict priority), so a high class is not held back by traffic it preempts.
@@ -305,7 +305,7 @@ DltraceRdmaSwitch::UetAdmit(Ptr<Packet> packet, DltraceRdmaHeader& h, uint32_t i
         {
             m_mmu->Release(victimIn, priority, victim->GetSize());
             DltraceRdmaHeader v;
-            victim->RemoveHeader(v);
+            victim->RemoveAtStart(v.PeekFrom(*victim));
             Trim(v, out, link);
             if (m_mmu->Admit(in, out, priority, packet->GetSize()))
             {
@@ -359,7 +359,7 @@ DltraceRdmaSwitch::UetMark(uint32_t outPort, Ptr<Packet> packet, uint32_t priori
         return;
     }
     DltraceRdmaHeader h;
-    packet->RemoveHeader(h);
+    packet->RemoveAtStart(h.PeekFrom(*packet));
     h.SetFlag(DltraceRdmaHeader::ECN_CE);
     packet->AddHeader(h);
     ++m_uetMarks;
