@@ -22,6 +22,7 @@
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench_ff_simulate.sh
 
 build=${1:-${DLTRACE_BUILD_DIR:-build}}
 dltrace=$build/cli/dltrace
@@ -49,10 +50,8 @@ for cc in $ccs; do
     flags=()
     [[ $mode != ff ]] || flags=(--fast-forward)
     [[ $mode != sets ]] || flags=(--fast-forward-sets)
-    /usr/bin/time -f "%e %U" -o "$work/$cc-$mode.time" \
-      "$dltrace" simulate "${jobs[@]}" --topo "$topo" --algo ring --transport rdma --cc "$cc" \
-      "${flags[@]}" -o "$work/$cc-$mode" >"$work/$cc-$mode.log" 2>&1 ||
-      { echo "bench-ff-sets: $cc $mode failed:" >&2; tail -5 "$work/$cc-$mode.log" >&2; exit 1; }
+    ff_simulate "bench-ff-sets: $cc $mode" "$cc-$mode" "${jobs[@]}" --topo "$topo" --algo ring \
+      --transport rdma --cc "$cc" "${flags[@]}"
   done
 done
 /usr/bin/python3 - "$work" $ccs <<'PY'

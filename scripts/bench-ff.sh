@@ -18,6 +18,7 @@
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/bench_ff_simulate.sh
 
 build=${1:-${DLTRACE_BUILD_DIR:-build}}
 dltrace=$build/cli/dltrace
@@ -40,10 +41,8 @@ for cc in $ccs; do
   for mode in full ff; do
     flags=()
     [[ $mode == full ]] || flags=(--fast-forward)
-    /usr/bin/time -f "%e %U" -o "$work/$cc-$mode.time" \
-      "$dltrace" simulate "$work/trace" --topo "$topo" --algo ring --transport rdma --cc "$cc" \
-      ${extra[@]+"${extra[@]}"} "${flags[@]}" -o "$work/$cc-$mode" >"$work/$cc-$mode.log" 2>&1 ||
-      { echo "bench-ff: $cc $mode failed:" >&2; tail -5 "$work/$cc-$mode.log" >&2; exit 1; }
+    ff_simulate "bench-ff: $cc $mode" "$cc-$mode" "$work/trace" --topo "$topo" --algo ring \
+      --transport rdma --cc "$cc" ${extra[@]+"${extra[@]}"} "${flags[@]}"
     [[ -z $keep ]] || cp -r "$work/$cc-$mode" "$work/$cc-$mode.log" "$keep/"
   done
 done
