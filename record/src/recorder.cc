@@ -443,16 +443,15 @@ int LocalRanks() {
   return 1;
 }
 
-// Whether this host's ranks take every CPU a rank may run on, so that the
-// flusher has no core of its own (DLTRACE_DEFER=auto): ranks bound to a
-// part of the host (fewer CPUs in the mask than online) share their part
-// in proportion; unbound ranks share all of it.
-bool EveryCpuHasARank() {
+// Whether this host's LOCAL ranks take every CPU a rank may run on, so
+// that the flusher has no core of its own (DLTRACE_DEFER=auto): ranks
+// bound to a part of the host (fewer CPUs in the mask than online) share
+// their part in proportion; unbound ranks share all of it.
+bool EveryCpuHasARank(long local) {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) != 0) return false;
   const long mine = CPU_COUNT(&set);
   const long online = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
-  const long local = LocalRanks();
   const long sharing = mine < online ? std::max(1L, (local * mine + online - 1) / online) : local;
   return sharing >= mine;
 }
@@ -483,8 +482,9 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
   // has filled its window less two blocks (the one it writes, one spare),
   // and starts with the window's blocks touched (RegisterThread); the
   // raw file keeps them through a SIGKILL, so only with one.
+  const long local_ranks = LocalRanks();
   defer_ = !settings_.raw.empty() &&
-           (settings_.defer == "1" || (settings_.defer == "auto" && EveryCpuHasARank()));
+           (settings_.defer == "1" || (settings_.defer == "auto" && EveryCpuHasARank(local_ranks)));
   // The window is at most half of what the raw file's file system has
   // free, shared by this host's ranks (a container's small /dev/shm); one
   // of fewer than five blocks is no deferral.
@@ -493,7 +493,7 @@ Recorder::Recorder() : settings_(Settings::FromEnvironment()) {
         max_blocks_, (uint64_t(settings_.defer_events) + block_events_ - 1) / block_events_);
     const std::string dir = settings_.raw == "1" ? DefaultRawDir() : settings_.raw;
     window = std::min<uint64_t>(
-        window, FreeBytes(dir) / 2 / uint64_t(LocalRanks()) / BlockBytes(block_events_));
+        window, FreeBytes(dir) / 2 / uint64_t(local_ranks) / BlockBytes(block_events_));
     defer_ = window > kDrainBlocks + 2;
     if (defer_) drain_blocks_ = std::max(drain_blocks_, uint32_t(window) - 2);
   }

@@ -464,10 +464,13 @@ class RecorderTest(ScratchTestCase):
         return subprocess.run(mpirun_preloaded(1, argv, out, **extra), env=preload_env(out, **extra),
                               capture_output=True, text=True, timeout=300)
 
+    @staticmethod
+    def _attributes(recs):
+        """The attributes of the first header in RECS (dump's records)."""
+        return [r for r in recs if r["type"] == "header"][0]["attributes"]
+
     def _raw_path(self, out):
-        rc, recs, err = dump(out)
-        header = [r for r in recs if r["type"] == "header"][0]
-        return header["attributes"]["dltrace.raw"]
+        return self._attributes(dump(out)[1])["dltrace.raw"]
 
     def _assert_exactly(self, out, calls, reason):
         """OUT reads complete with CALLS all-reduces on the duplicate communicator, in order."""
@@ -620,8 +623,7 @@ class RecorderTest(ScratchTestCase):
 
     def _allreduces_in_trace(self, out):
         rc, recs, err = dump(out)
-        header = [r for r in recs if r["type"] == "header"][0]
-        return header["attributes"]["dltrace.defer"], len(
+        return self._attributes(recs)["dltrace.defer"], len(
             [r for r in recs if r["type"] == "op" and r["kind"] == "MPI_Allreduce"])
 
     def _recover(self, out):
@@ -692,11 +694,9 @@ class RecorderTest(ScratchTestCase):
                                    timeout=300)
                 self.assertEqual(p.returncode, 0, p.stderr)
                 for rank in range(ranks):
-                    rc, recs, err = dump(out, rank)
-                    header = [r for r in recs if r["type"] == "header"][0]
-                    self.assertEqual(header["attributes"]["dltrace.defer"], want, rank)
-                    with open(os.path.join(out, "dltrace-settings.txt")) as f:
-                        self.assertIn("DLTRACE_DEFER=auto\n", f.read())
+                    self.assertEqual(self._attributes(dump(out, rank)[1])["dltrace.defer"], want, rank)
+                with open(os.path.join(out, "dltrace-settings.txt")) as f:
+                    self.assertIn("DLTRACE_DEFER=auto\n", f.read())
 
     def test_sigterm_to_dltrace_record_reaches_every_rank(self):
         out = os.path.join(self.tmp, "rec-term")
