@@ -21,6 +21,14 @@
 
 namespace dltrace::record {
 
+int64_t TickScale::Earlier(int64_t t) const {
+  // The last line that starts at or before T (the oldest for a time before all).
+  const Recorder::TickLine* end = earlier + n_earlier;
+  const Recorder::TickLine* l = std::upper_bound(
+      earlier, end, t, [](int64_t v, const Recorder::TickLine& x) { return v < x.ticks; });
+  return (l == earlier ? earlier : l - 1)->ToNs(t);
+}
+
 formats::OpEvent ExpandRecord(const OpRecord& c, uint32_t thread, const TickScale& scale) {
   formats::OpEvent op;
   op.kind = c.kind;
@@ -71,24 +79,27 @@ struct MappedFile {
   }
 };
 
-// Ticks to ns for records the dead process never converted: the line from
-// its last drain's reading to one taken now, where this is the same boot
-// (the same host, the same TSC); elsewhere the rate it measured.
-TickScale RecoveryScale(const RawHeader& h) {
-  const Recorder::TickPoint last{h.last_ticks, h.last_ns};
+// Ticks to ns for records the dead process never converted: its last line
+// up to the last tick it converted, then on from there to a reading taken
+// now, where this is the same boot (the same host, the same TSC); elsewhere
+// at the rate it measured.
+std::vector<Recorder::TickLine> RecoveryLines(const RawHeader& h) {
+  const Recorder::TickLine last{h.line_ticks, h.line_ns, h.line_mult};
+  const Recorder::TickPoint from{h.last_ticks, h.last_ns};
   if (h.boot_id[0] && BootId() == h.boot_id) {
     const int64_t t0 = NowTicks(true);
     const int64_t ns = NowNs();
     const int64_t t1 = NowTicks(true);
     const Recorder::TickPoint now{t0 + (t1 - t0) / 2, ns};
-    if (now.ticks > last.ticks && now.ns > last.ns) return TickScale(last, now);
+    if (now.ticks > from.ticks && now.ns > from.ns)
+      return {last, TickScale(from, now).line};
   }
   double rate = h.ns_per_tick;
-  if (h.last_ns - h.start_ns > 100'000'000 && h.last_ticks > h.start_ticks)
-    rate = double(h.last_ns - h.start_ns) / double(h.last_ticks - h.start_ticks);
+  if (from.ns - h.start_ns > 100'000'000 && from.ticks > h.start_ticks)
+    rate = double(from.ns - h.start_ns) / double(from.ticks - h.start_ticks);
   if (!(rate > 0)) rate = 1;
   const int64_t span = 1'000'000'000;
-  return TickScale(last, {last.ticks + span, last.ns + int64_t(double(span) * rate)});
+  return {last, TickScale(from, {from.ticks + span, from.ns + int64_t(double(span) * rate)}).line};
 }
 
 }  // namespace
@@ -189,7 +200,8 @@ bool RecoverRawFile(const std::string& raw_path, std::string* error, std::string
   for (const auto& c : trace.communicators) writer->AddCommunicator(c);
   for (const auto& op : trace.ops) writer->AddOp(op);
   for (const auto& s : trace.samples) writer->AddSample(s);
-  const TickScale scale = RecoveryScale(h);
+  const std::vector<Recorder::TickLine> lines = RecoveryLines(h);
+  const TickScale scale(lines);
   uint64_t without_peer_bytes = 0, gaps = 0, added = 0;
   int64_t end_ns = 0;
   for (const auto& op : trace.ops) end_ns = std::max(end_ns, op.exit_ns);

@@ -11,25 +11,33 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "dltrace/formats/writer.h"
 #include "recorder.h"
 
 namespace dltrace::record {
 
-// Ticks to ns on the line through two readings A and B, in fixed point
-// (ns per tick << 40: a multiply and a shift per time; off by under 1 ns
-// for times up to 2^40 ticks, minutes, from A).
+// Ticks to ns: the line through two readings A and B, or a drain's lines
+// (Recorder::tick_lines_): the last from its start on, the one in force
+// before it for an earlier time.
 struct TickScale {
-  TickScale(const Recorder::TickPoint& a, const Recorder::TickPoint& b) : origin(a) {
+  TickScale(const Recorder::TickPoint& a, const Recorder::TickPoint& b) : line{a.ticks, a.ns} {
     if (b.ticks > a.ticks)
-      mult = int64_t((static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks));
+      line.mult = int64_t((static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks));
   }
+  explicit TickScale(const std::vector<Recorder::TickLine>& lines)
+      : line(lines.back()), earlier(lines.data()), n_earlier(lines.size() - 1) {}
   int64_t ToNs(int64_t t) const {
-    return origin.ns + int64_t((static_cast<__int128>(t - origin.ticks) * mult) >> 40);
+    if (__builtin_expect(t >= line.ticks, 1) || n_earlier == 0) return line.ToNs(t);
+    return Earlier(t);
   }
-  Recorder::TickPoint origin;
-  int64_t mult = int64_t(1) << 40;  // ns per tick << 40 (a TSC of 1 MHz to 10 GHz fits)
+  Recorder::TickLine line;
+  const Recorder::TickLine* earlier = nullptr;  // lines in force before `line`, oldest first
+  size_t n_earlier = 0;
+
+ private:
+  int64_t Earlier(int64_t t) const;
 };
 
 // Writes into *T what an op adds besides its shape, its host times in ns;
@@ -59,7 +67,7 @@ __attribute__((always_inline)) inline void PutTimes(const OpRecord& c, const Tic
 formats::OpEvent ExpandRecord(const OpRecord& c, uint32_t thread, const TickScale& scale);
 
 constexpr char kRawMagic[8] = {'\x89', 'D', 'L', 'T', 'R', 'A', 'W', '\n'};
-constexpr uint32_t kRawVersion = 1;
+constexpr uint32_t kRawVersion = 2;
 // Threads whose blocks go into the file (later threads' blocks are
 // anonymous memory: flushed as always, lost on SIGKILL).
 constexpr uint32_t kRawThreads = 200;
@@ -98,9 +106,11 @@ struct RawHeader {
   enum Flags : uint32_t { kStarted = 1, kWriterFailed = 2, kSomeBlocksAnonymous = 4 };
   std::atomic<uint32_t> flags;
   // Ticks to ns: the start's reading and the rate the start measured; the
-  // last drain's reading.
+  // line the last drain converted on, and the last tick it converted (at
+  // last_ns on that line: recovery goes on from there).
   int64_t start_ticks, start_ns;
   double ns_per_tick;
+  int64_t line_ticks, line_ns, line_mult;
   int64_t last_ticks, last_ns;
   char boot_id[40];  // /proc/sys/kernel/random/boot_id: same boot, same TSC
   char trace_path[2048];

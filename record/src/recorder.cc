@@ -930,6 +930,12 @@ bool Recorder::Start(const StartInfo& info) {
     if (writer_->writer->failed()) StopWriting(writer_->writer->failure(), 0);
   }
   tick_anchor_ = tick_candidate_ = tick_checked_ = TickNow();
+  // Until the first drain: the rate the start measured (the TSC's against
+  // CLOCK_MONOTONIC; 1 ns a tick where it measured none).
+  Recorder::TickLine first{tick_checked_.ticks, tick_checked_.ns};
+  if (tsc_ns_per_tick_ > 0) first.mult = int64_t(tsc_ns_per_tick_ * double(int64_t(1) << 40));
+  tick_lines_.assign(1, first);
+  ticks_converted_ = first.ticks;
   if (raw_) {
     // Where the trace is (absolute: recovery may run elsewhere) and what
     // turns the records' ticks into ns.
@@ -940,8 +946,9 @@ bool Recorder::Start(const StartInfo& info) {
     }
     std::snprintf(raw_->trace_path, sizeof(raw_->trace_path), "%s", abs.c_str());
     raw_->rank = h.global_rank;
-    raw_->start_ticks = raw_->last_ticks = tick_anchor_.ticks;
-    raw_->start_ns = raw_->last_ns = tick_anchor_.ns;
+    raw_->start_ticks = raw_->last_ticks = raw_->line_ticks = first.ticks;
+    raw_->start_ns = raw_->last_ns = raw_->line_ns = first.ns;
+    raw_->line_mult = first.mult;
     raw_->ns_per_tick = tsc_ns_per_tick_;
     raw_->flags.fetch_or(RawHeader::kStarted);
   }
@@ -1083,16 +1090,10 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     for (auto& c : writer_->pending_comms) w->AddCommunicator(c);
     writer_->pending_comms.clear();
   }
-  // Ticks to ns on the line from a reading 100 to 200 ms old (the start,
-  // early on) to one taken now: long enough that the readings' jitter does
-  // not matter, short enough to follow the kernel's (NTP-slewed) rate.
   const TickPoint now = TickNow();
   CheckTscAgain(now);
-  const TickScale scale(tick_anchor_, now);
-  if (now.ns - tick_candidate_.ns >= 100'000'000) {
-    tick_anchor_ = tick_candidate_;
-    tick_candidate_ = now;
-  }
+  ExtendTickLines(now);
+  const TickScale scale(tick_lines_);
   // What each thread published since the last drain, block by block; a
   // block read to its end goes back to its thread before the (possibly
   // slow) write, so a stalled disk holds up no thread's buffer twice.
@@ -1238,11 +1239,19 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
       writer_->last_sample_ns = now.ns;
       w->AddSample(SampleResources(writer_, now.ns));
     }
+  }
+  // Every record converted above was published before this reading (on
+  // the CPUs' common TSC): the next line starts here.
+  ticks_converted_ = std::max(ticks_converted_, NowTicks(true));
+  if (w) {
     ok = w->Flush(&err);
     if (!ok && w->failed()) StopWriting(w->failure(), w->ops_written());
     if (raw_) {
-      raw_->last_ticks = now.ticks;
-      raw_->last_ns = now.ns;
+      raw_->line_ticks = scale.line.ticks;
+      raw_->line_ns = scale.line.ns;
+      raw_->line_mult = scale.line.mult;
+      raw_->last_ticks = ticks_converted_;
+      raw_->last_ns = scale.ToNs(ticks_converted_);
     }
   }
   for (const auto& [b, blk] : read_raw_blocks) ReturnBlock(b, blk);
@@ -1278,6 +1287,41 @@ Recorder::Block* Recorder::WaitForReturned(ThreadBuffer* b, int64_t deadline) {
   }
   b->waiting.store(0, std::memory_order_relaxed);
   return got;
+}
+
+// Ticks to ns for this drain: a line from where the last drain's line was
+// at the last tick it converted, so that a time once written keeps its
+// value and each thread's times stay in order, towards the clock's line
+// (from a reading 100 to 200 ms old, the start's early on, to NOW: long
+// enough that the readings' jitter does not matter, short enough to follow
+// the kernel's NTP-slewed rate), met at NOW or 1 ms on, whichever is
+// later. So the lines stay within the readings' error (tens of ns) of the
+// clock. A line lives at least 1 ms (once it converted something).
+void Recorder::ExtendTickLines(const TickPoint& now) {
+  const TickScale clock(tick_anchor_, now);
+  if (now.ns - tick_candidate_.ns >= 100'000'000) {
+    tick_anchor_ = tick_candidate_;
+    tick_candidate_ = now;
+  }
+  const TickLine& last = tick_lines_.back();
+  const int64_t from = std::max(ticks_converted_, last.ticks);
+  const bool used = from > last.ticks;
+  if (now.ticks <= from || (used && now.ns - last.ns < 1'000'000)) return;
+  const int64_t from_ns = last.ToNs(from);
+  const int64_t ms_ticks = int64_t((static_cast<__int128>(1'000'000) << 40) / clock.line.mult);
+  const int64_t to = std::max(now.ticks, from + ms_ticks);
+  const int64_t to_ns = clock.line.ToNs(to);
+  if (to_ns <= from_ns) return;  // the clock over a millisecond behind: run on
+  const TickLine next{from, from_ns, TickScale({from, from_ns}, {to, to_ns}).line.mult};
+  if (!used) {
+    tick_lines_.back() = next;
+    return;
+  }
+  // Lines kept for times from before the last (a blocking call's entry):
+  // at 4,096 (4 s at least) the older half goes; their times then come
+  // from the oldest line kept, run backwards.
+  if (tick_lines_.size() >= 4096) tick_lines_.erase(tick_lines_.begin(), tick_lines_.begin() + 2048);
+  tick_lines_.push_back(next);
 }
 
 void Recorder::CheckTscAgain(const TickPoint& now) {

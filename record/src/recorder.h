@@ -216,6 +216,16 @@ class Recorder {
   struct TickPoint {
     int64_t ticks = 0, ns = 0;
   };
+  // Ticks to ns on a line from a point on, in fixed point (ns per tick
+  // << 40: a multiply and a shift per time; off by under 1 ns for times up
+  // to 2^40 ticks, minutes, from the point).
+  struct TickLine {
+    int64_t ticks = 0, ns = 0;
+    int64_t mult = int64_t(1) << 40;  // ns per tick << 40 (a TSC of 1 MHz to 10 GHz fits)
+    int64_t ToNs(int64_t t) const {
+      return ns + int64_t((static_cast<__int128>(t - ticks) * mult) >> 40);
+    }
+  };
 
  private:
   Recorder();
@@ -243,6 +253,7 @@ class Recorder {
   // Whether the TSC still runs at its start rate against CLOCK_MONOTONIC
   // (NOW: a reading of both); if not, the wrappers leave it (g_tsc_clock).
   void CheckTscAgain(const TickPoint& now);
+  void ExtendTickLines(const TickPoint& now);
   // Says once that the trace file could not be written and stops writing;
   // later events are only counted (call with writer_mu_ held).
   void StopWriting(const std::string& error, uint64_t kept);
@@ -286,7 +297,14 @@ class Recorder {
   // What allocating (and touching) one block took the last thread that
   // started: how long a thread waits for the flusher before it allocates.
   std::atomic<int64_t> block_alloc_ns_{0};
-  TickPoint tick_anchor_, tick_candidate_;  // the drain's, under drain_mu_
+  // Ticks to ns (under drain_mu_): one line after another, each starting
+  // where the one before was at the last tick converted with it, so that
+  // a time once written is never given another value and a thread's times
+  // stay in order (ExtendTickLines). The last runs on; the others serve
+  // times from before it (a blocking call's entry).
+  std::vector<TickLine> tick_lines_;
+  int64_t ticks_converted_ = 0;  // every tick a drain converted is at most this
+  TickPoint tick_anchor_, tick_candidate_;  // the clock's line (ExtendTickLines)
   // The TSC's rate against CLOCK_MONOTONIC at start, and the reading each
   // flush checks the rate since against (CheckTscAgain, under drain_mu_).
   double tsc_ns_per_tick_ = 0;

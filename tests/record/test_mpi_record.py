@@ -584,6 +584,33 @@ class RecorderTest(ScratchTestCase):
         self.assertEqual(len(lines), 1, q.stderr)
         self.assertIn("DLTRACE_RAW=0", lines[0])
 
+    def test_times_stay_in_order_across_drains_and_recovery(self):
+        # A drain every millisecond (and a kill, so recovery converts the
+        # rest): ticks become ns on one line that each drain continues, so
+        # a call never enters before the one before it returned, across
+        # drain boundaries and where recovery takes over. Each drain used to
+        # draw its own line, meeting the last one at an older reading: calls
+        # at a boundary came out up to tens of ns out of order.
+        for end, reason in (("exit", "finalize"), ("kill", "killed (recovered from its raw file)")):
+            with self.subTest(end=end):
+                out = os.path.join(self.tmp, f"order-{end}")
+                raw = os.path.join(self.tmp, f"order-raw-{end}")
+                os.mkdir(raw)
+                p = self._raw_run(out, raw, 300000, end, DLTRACE_CLOCK="tsc", DLTRACE_FLUSH_MS=1,
+                                  DLTRACE_DEFER=0)
+                if end == "exit":
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                else:
+                    q = subprocess.run([DLTRACE, "recover", out], capture_output=True, text=True,
+                                       timeout=300)
+                    self.assertEqual(q.returncode, 0, q.stderr)
+                self._assert_exactly(out, 300000, reason)
+                rc, recs, err = dump(out)
+                ops = [r for r in recs if r["type"] == "op"]
+                behind = [(i, ops[i - 1]["exit_ns"] - o["enter_ns"]) for i, o in enumerate(ops)
+                          if i and o["enter_ns"] < ops[i - 1]["exit_ns"]]
+                self.assertEqual(behind, [])
+
     def test_truncated_raw_file_gets_one_clear_line(self):
         raw = os.path.join(self.tmp, "raw")
         os.mkdir(raw)
