@@ -24,6 +24,10 @@
 #        DLTRACE_BENCH_PDES        algorithms                                (default "null-message barrier")
 #        DLTRACE_BENCH_TRANSPORTS  transports                                (default "tcp rdma")
 #        DLTRACE_BENCH_RATE        every link's rate                         (default 10Gbps)
+#        DLTRACE_BENCH_PER_CPU     1: also time the one-process run pinned to each CPU
+#                                  (taskset) and print the speedup those CPUs allow: a
+#                                  virtual machine's CPUs can differ in speed, and a
+#                                  partitioned run waits for its slowest   (default 0)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="$(cd "${1:-${DLTRACE_BUILD_DIR:-$ROOT/build}}" && pwd)"
@@ -97,6 +101,29 @@ for T in $TRANSPORTS; do
     done
   done
 done
-echo
+# The one-process run pinned to each CPU in turn: 2 partitions can be at most
+# (sum of the CPUs' speeds) / (the fastest's) faster than one process on the fastest.
+if [ "${DLTRACE_BENCH_PER_CPU:-0}" = 1 ]; then
+  cpus=$(taskset -cp $$ | sed 's/.*: //' | tr ',' '\n' |
+    awk -F- '{ if (NF == 2) for (c = $1; c <= $2; ++c) print c; else print $1 }')
+  for T in $TRANSPORTS; do
+    line="" speeds=""
+    for c in $cpus; do
+      rm -rf "$work/$T-cpu$c"
+      /usr/bin/time -f "%e" -o "$work/$T-cpu$c.time" taskset -c "$c" "$DLTRACE" simulate "${ARGS[@]}" \
+        --transport "$T" -o "$work/$T-cpu$c" >"$work/$T-cpu$c.log" 2>&1 ||
+        { tail -n 20 "$work/$T-cpu$c.log" >&2; die "$T pinned to CPU $c failed"; }
+      line="$line, CPU $c $(cat "$work/$T-cpu$c.time") s"
+      speeds="$speeds $(cat "$work/$T-cpu$c.time")"
+    done
+    echo "$speeds" | awk -v t="$T" -v l="${line#, }" -v p="${PARTS%% *}" '{ n = split($0, w, " "); best = w[1]
+        for (i = 1; i <= n; ++i) if (w[i] < best) best = w[i]
+        for (i = 1; i <= n; ++i) s[i] = w[i]
+        for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (s[j] < s[i]) { x = s[i]; s[i] = s[j]; s[j] = x }
+        for (i = 1; i <= p && i <= n; ++i) sum += best / s[i]
+        printf "%s, one process pinned: %s; %d partitions on the %d fastest of these CPUs: at most %.2fx one process on the fastest\n", t, l, p, p, sum }'
+  done
+  echo
+fi
 cat "$work/ends.txt"
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg); every run moved the same bytes per endpoint"
