@@ -550,7 +550,7 @@ DltraceUetPdc::NextPacket()
     m_inFlight[psn] = SendRecord{Simulator::Now(), wire, h.entropy, resend};
     Ptr<Packet> p = Create<Packet>(payload);
     p->AddHeader(h);
-    if (!m_rtoEvent.IsRunning())
+    if (m_rtoDeadline == Time::Max())
     {
         ArmRto();
     }
@@ -605,7 +605,7 @@ DltraceUetPdc::OnAck(const DltraceRdmaHeader& ack)
         m_nscc.OnAck(double(now.GetPicoSeconds()), rawRtt, ecn, newly, m_inFlightBytes);
     }
     CompleteMessages();
-    m_rtoEvent.Cancel();
+    m_rtoDeadline = Time::Max();
     if (!m_inFlight.empty())
     {
         ArmRto();
@@ -695,13 +695,34 @@ DltraceUetPdc::ArmRto()
     {
         return;
     }
-    const Time at = std::max(oldest + m_rto, Simulator::Now());
-    m_rtoEvent = Simulator::Schedule(at - Simulator::Now(), &DltraceUetPdc::Rto, this);
+    m_rtoDeadline = std::max(oldest + m_rto, Simulator::Now());
+    const Time queued = Simulator::Now() + Simulator::GetDelayLeft(m_rtoEvent);
+    if (!m_rtoEvent.IsRunning() || queued > m_rtoDeadline)
+    {
+        m_rtoEvent.Cancel();
+        m_rtoEvent = Simulator::Schedule(m_rtoDeadline - Simulator::Now(), &DltraceUetPdc::RtoDue, this);
+    }
+}
+
+void
+DltraceUetPdc::RtoDue()
+{
+    if (m_rtoDeadline == Time::Max())
+    {
+        return; // disarmed since
+    }
+    if (Simulator::Now() < m_rtoDeadline)
+    {
+        m_rtoEvent = Simulator::Schedule(m_rtoDeadline - Simulator::Now(), &DltraceUetPdc::RtoDue, this);
+        return;
+    }
+    Rto();
 }
 
 void
 DltraceUetPdc::Rto()
 {
+    m_rtoDeadline = Time::Max();
     // The oldest packet in flight is given up for lost and queued to be resent;
     // the timer restarts from the next oldest (uet-htsim's rtxTimerExpired).
     auto oldest = m_inFlight.end();

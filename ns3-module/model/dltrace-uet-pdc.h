@@ -220,7 +220,10 @@ class DltraceUetPdc : public Object
     uint32_t Acknowledge(uint32_t psn);
     void CompleteMessages();
     void StopSpeculating();
+    /// Sets the retransmission deadline from the oldest packet in flight.
     void ArmRto();
+    /// The timer's event: early (the deadline moved since it was queued) it waits again.
+    void RtoDue();
     void Rto();
 
     // Attributes (their defaults are in GetTypeId())
@@ -252,7 +255,11 @@ class DltraceUetPdc : public Object
     uint64_t m_inFlightBytes{0};
     int64_t m_credit{0}; ///< RCCC: bytes granted and not yet spent
     bool m_speculating{true}; ///< RCCC: still in the unasked first window
+    // One event waits for the deadline the ACKs move (ACKs would otherwise
+    // each cancel one and queue another, and cancelled events stay in ns-3's
+    // queue until their time); Time::Max(): no timer armed.
     EventId m_rtoEvent;
+    Time m_rtoDeadline{Time::Max()};
     uint64_t m_bytesAcked{0};
     uint64_t m_sent{0};
     uint64_t m_retransmitted{0};
