@@ -1150,14 +1150,22 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
           formats::OpTimes* t = run + in_run;
           uint32_t p = pos;
           if (plain_ticks) {
+            // The drain's last line in a local (no store below can move it);
+            // a call that entered on it returned on it.
+            const TickLine line = scale.line;
             for (; p < stop; ++p, ++t) {
               const BufferedOp& e = blk->events[p];
               if (!SameShape(e.op, last_shape) || e.extras) break;
               t->has = 0;
               t->group = e.op.group;
               t->seq = e.op.seq;
-              t->enter_ns = scale.ToNs(e.op.enter_ns);
-              t->exit_ns = scale.ToNs(e.op.exit_ns);
+              if (__builtin_expect(e.op.enter_ns >= line.ticks, 1)) {
+                t->enter_ns = line.ToNs(e.op.enter_ns);
+                t->exit_ns = line.ToNs(e.op.exit_ns);
+              } else {
+                t->enter_ns = scale.ToNs(e.op.enter_ns);
+                t->exit_ns = scale.ToNs(e.op.exit_ns);
+              }
             }
           } else {  // CLOCK_MONOTONIC ns already
             for (; p < stop; ++p, ++t) {
@@ -1306,7 +1314,7 @@ void Recorder::ExtendTickLines(const TickPoint& now) {
   const TickLine& last = tick_lines_.back();
   const int64_t from = std::max(ticks_converted_, last.ticks);
   const bool used = from > last.ticks;
-  if (now.ticks <= from || (used && now.ns - last.ns < 1'000'000)) return;
+  if (now.ticks <= from || clock.line.mult <= 0 || (used && now.ns - last.ns < 1'000'000)) return;
   const int64_t from_ns = last.ToNs(from);
   const int64_t ms_ticks = int64_t((static_cast<__int128>(1'000'000) << 40) / clock.line.mult);
   const int64_t to = std::max(now.ticks, from + ms_ticks);
