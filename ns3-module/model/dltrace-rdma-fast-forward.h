@@ -216,6 +216,9 @@ class DltraceRdmaFastForward : public Object
     std::vector<Hold> m_holds;
     std::vector<int64_t> m_holdOfDir; ///< per direction: its live hold in m_holds, or -1
     std::vector<int64_t> m_holdOfQp;  ///< per QP
+    /// Per QP: packets credited so far minus those its rates times its skips' lengths
+    /// make (within half a packet): a skip rounds against the ones before it.
+    std::vector<double> m_creditError;
     size_t m_live{0};
     uint64_t m_holdCount{0};
     Time m_heldTime;
