@@ -19,6 +19,7 @@
 #        DLTRACE_BENCH_FF_SMALL   the busy job's bucket cap in MiB (default 1)
 #        DLTRACE_BENCH_FF_RATE    every link's rate                (default 100Gbps)
 #        DLTRACE_BENCH_FF_CCS     congestion controls              (default "dcqcn hpcc")
+#        DLTRACE_BENCH_PIN        the CPU every run is pinned to, or none (default the last CPU allowed)
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -44,7 +45,7 @@ done
 topo="leaf-spine:leaves=2,spines=2,hosts-per-leaf=$hosts,rate=$rate"
 jobs=(--job "$work/steady:hosts=0-$((hosts - 1))" --job "$work/busy:hosts=$hosts-$((2 * hosts - 1))")
 echo "bench-ff-sets: $model on hosts 0-$((hosts - 1)) (one bucket) beside $model with $small MiB buckets" \
-  "on hosts $hosts-$((2 * hosts - 1)), ring, --topo $topo; load $(cut -d' ' -f1-3 /proc/loadavg)"
+  "on hosts $hosts-$((2 * hosts - 1)), ring, --topo $topo; $(ff_pinned); load $(cut -d' ' -f1-3 /proc/loadavg)"
 for cc in $ccs; do
   for mode in full ff sets; do
     flags=()

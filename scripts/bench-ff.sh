@@ -15,6 +15,7 @@
 #        DLTRACE_BENCH_FF_CCS     congestion controls         (default "dcqcn hpcc")
 #        DLTRACE_BENCH_FF_ARGS    more simulate options for both runs (default none)
 #        DLTRACE_BENCH_FF_KEEP    a directory to keep each run's outputs and log in (default none)
+#        DLTRACE_BENCH_PIN        the CPU every run is pinned to, or none (default the last CPU allowed)
 # Prints figures from one run of each; it asserts nothing beyond every run succeeding.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +37,7 @@ keep=${DLTRACE_BENCH_FF_KEEP:-}
 
 "$dltrace" synth --model "$model" --ranks "$hosts" --ranks-per-host 1 --iterations 1 --compute-ms 1 \
   --bucket-mb "$bucket" -o "$work/trace" >/dev/null
-echo "bench-ff: $model, $hosts hosts, bucket $bucket MiB, ring, --topo $topo; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "bench-ff: $model, $hosts hosts, bucket $bucket MiB, ring, --topo $topo; $(ff_pinned); load $(cut -d' ' -f1-3 /proc/loadavg)"
 for cc in $ccs; do
   for mode in full ff; do
     flags=()
