@@ -220,6 +220,7 @@ class FastForwardTest(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             runs[name] = (messages(out), r.stdout)
         m = re.search(r"fast-forward: (\d+) skips", runs["ff"][1])
+        self.assertIsNotNone(m, runs["ff"][1])
         self.assertGreater(int(m.group(1)), 10, runs["ff"][1])
         a, b = runs["full"][0], runs["ff"][0]
         self.assertEqual([(x["src"], x["dst"], x["bytes"]) for x in a], [(x["src"], x["dst"], x["bytes"]) for x in b])
