@@ -116,11 +116,9 @@ if [ "${DLTRACE_BENCH_PER_CPU:-0}" = 1 ]; then
       line="$line, CPU $c $(cat "$work/$T-cpu$c.time") s"
       speeds="$speeds $(cat "$work/$T-cpu$c.time")"
     done
-    echo "$speeds" | awk -v t="$T" -v l="${line#, }" -v p="${PARTS%% *}" '{ n = split($0, w, " "); best = w[1]
-        for (i = 1; i <= n; ++i) if (w[i] < best) best = w[i]
-        for (i = 1; i <= n; ++i) s[i] = w[i]
+    echo "$speeds" | awk -v t="$T" -v l="${line#, }" -v p="${PARTS%% *}" '{ n = split($0, s, " ")
         for (i = 1; i <= n; ++i) for (j = i + 1; j <= n; ++j) if (s[j] < s[i]) { x = s[i]; s[i] = s[j]; s[j] = x }
-        for (i = 1; i <= p && i <= n; ++i) sum += best / s[i]
+        for (i = 1; i <= p && i <= n; ++i) sum += s[1] / s[i]
         printf "%s, one process pinned: %s; %d partitions on the %d fastest of these CPUs: at most %.2fx one process on the fastest\n", t, l, p, p, sum }'
   done
   echo

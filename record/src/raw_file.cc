@@ -92,14 +92,14 @@ std::vector<Recorder::TickLine> RecoveryLines(const RawHeader& h) {
     const int64_t t1 = NowTicks(true);
     const Recorder::TickPoint now{t0 + (t1 - t0) / 2, ns};
     if (now.ticks > from.ticks && now.ns > from.ns)
-      return {last, TickScale(from, now).line};
+      return {last, Recorder::TickLine::Through(from, now)};
   }
   double rate = h.ns_per_tick;
   if (from.ns - h.start_ns > 100'000'000 && from.ticks > h.start_ticks)
     rate = double(from.ns - h.start_ns) / double(from.ticks - h.start_ticks);
   if (!(rate > 0)) rate = 1;
   const int64_t span = 1'000'000'000;
-  return {last, TickScale(from, {from.ticks + span, from.ns + int64_t(double(span) * rate)}).line};
+  return {last, Recorder::TickLine::Through(from, {from.ticks + span, from.ns + int64_t(double(span) * rate)})};
 }
 
 }  // namespace

@@ -18,14 +18,9 @@
 
 namespace dltrace::record {
 
-// Ticks to ns: the line through two readings A and B, or a drain's lines
-// (Recorder::tick_lines_): the last from its start on, the one in force
-// before it for an earlier time.
+// Ticks to ns on a drain's lines (Recorder::tick_lines_): the last from
+// its start on, the one in force before it for an earlier time.
 struct TickScale {
-  TickScale(const Recorder::TickPoint& a, const Recorder::TickPoint& b) : line{a.ticks, a.ns} {
-    if (b.ticks > a.ticks)
-      line.mult = int64_t((static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks));
-  }
   explicit TickScale(const std::vector<Recorder::TickLine>& lines)
       : line(lines.back()), earlier(lines.data()), n_earlier(lines.size() - 1) {}
   int64_t ToNs(int64_t t) const {

@@ -1242,11 +1242,7 @@ void Recorder::DrainBuffers(bool from_signal, bool final) {
     if (!deferred.empty()) last_added_.valid = false;
     // A resource sample at this flush, once DLTRACE_SAMPLE_MS passed since
     // the last, and at the last flush: no timer of its own.
-    const int64_t sample_ns = settings_.sample_ms * 1'000'000;
-    if (sample_ns > 0 && (final || now.ns - writer_->last_sample_ns >= sample_ns)) {
-      writer_->last_sample_ns = now.ns;
-      w->AddSample(SampleResources(writer_, now.ns));
-    }
+    SampleIfDue(now.ns, final);
   }
   // Every record converted above was published before this reading (on
   // the CPUs' common TSC): the next line starts here.
@@ -1306,7 +1302,7 @@ Recorder::Block* Recorder::WaitForReturned(ThreadBuffer* b, int64_t deadline) {
 // later. So the lines stay within the readings' error (tens of ns) of the
 // clock. A line lives at least 1 ms (once it converted something).
 void Recorder::ExtendTickLines(const TickPoint& now) {
-  const TickScale clock(tick_anchor_, now);
+  const TickLine clock = TickLine::Through(tick_anchor_, now);
   if (now.ns - tick_candidate_.ns >= 100'000'000) {
     tick_anchor_ = tick_candidate_;
     tick_candidate_ = now;
@@ -1314,13 +1310,13 @@ void Recorder::ExtendTickLines(const TickPoint& now) {
   const TickLine& last = tick_lines_.back();
   const int64_t from = std::max(ticks_converted_, last.ticks);
   const bool used = from > last.ticks;
-  if (now.ticks <= from || clock.line.mult <= 0 || (used && now.ns - last.ns < 1'000'000)) return;
+  if (now.ticks <= from || clock.mult <= 0 || (used && now.ns - last.ns < 1'000'000)) return;
   const int64_t from_ns = last.ToNs(from);
-  const int64_t ms_ticks = int64_t((static_cast<__int128>(1'000'000) << 40) / clock.line.mult);
+  const int64_t ms_ticks = int64_t((static_cast<__int128>(1'000'000) << 40) / clock.mult);
   const int64_t to = std::max(now.ticks, from + ms_ticks);
-  const int64_t to_ns = clock.line.ToNs(to);
+  const int64_t to_ns = clock.ToNs(to);
   if (to_ns <= from_ns) return;  // the clock over a millisecond behind: run on
-  const TickLine next{from, from_ns, TickScale({from, from_ns}, {to, to_ns}).line.mult};
+  const TickLine next = TickLine::Through({from, from_ns}, {to, to_ns});
   if (!used) {
     tick_lines_.back() = next;
     return;
@@ -1368,13 +1364,16 @@ void Recorder::StopWriting(const std::string& error, uint64_t kept) {
 }
 
 void Recorder::SampleBetweenDrains() {
-  const int64_t sample_ns = settings_.sample_ms * 1'000'000;
-  if (sample_ns <= 0) return;
+  if (settings_.sample_ms <= 0) return;
   // Not waiting: the flusher may hold the lock for a slow write.
   std::unique_lock<std::mutex> lock(writer_mu_, std::try_to_lock);
   if (!lock.owns_lock() || !writer_ || !writer_->writer || discard_.load()) return;
-  const int64_t now = NowNs();
-  if (now - writer_->last_sample_ns < sample_ns) return;
+  SampleIfDue(NowNs(), false);
+}
+
+void Recorder::SampleIfDue(int64_t now, bool force) {
+  const int64_t sample_ns = settings_.sample_ms * 1'000'000;
+  if (sample_ns <= 0 || (!force && now - writer_->last_sample_ns < sample_ns)) return;
   writer_->last_sample_ns = now;
   writer_->writer->AddSample(SampleResources(writer_, now));
 }

@@ -225,6 +225,13 @@ class Recorder {
     int64_t ToNs(int64_t t) const {
       return ns + int64_t((static_cast<__int128>(t - ticks) * mult) >> 40);
     }
+    // The line from A through B (1 ns a tick where B is not after A).
+    static TickLine Through(const TickPoint& a, const TickPoint& b) {
+      TickLine l{a.ticks, a.ns};
+      if (b.ticks > a.ticks)
+        l.mult = int64_t((static_cast<__int128>(b.ns - a.ns) << 40) / (b.ticks - a.ticks));
+      return l;
+    }
   };
 
  private:
@@ -272,6 +279,9 @@ class Recorder {
   // the last), into the writer's next chunk; skipped while the flusher
   // holds the writer.
   void SampleBetweenDrains();
+  // The resource sample at NOW (CLOCK_MONOTONIC ns) into the writer, if
+  // DLTRACE_SAMPLE_MS passed since the last or FORCE (under writer_mu_).
+  void SampleIfDue(int64_t now, bool force);
   bool FinishFile(const char* reason, bool from_signal);
   void InstallSignalHandlers();
   static void OnSignal(int sig, siginfo_t* info, void* ctx);

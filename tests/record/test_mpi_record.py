@@ -473,7 +473,8 @@ class RecorderTest(ScratchTestCase):
         return self._attributes(dump(out)[1])["dltrace.raw"]
 
     def _assert_exactly(self, out, calls, reason):
-        """OUT reads complete with CALLS all-reduces on the duplicate communicator, in order."""
+        """OUT reads complete with CALLS all-reduces on the duplicate communicator, in order;
+        returns its records (dump's)."""
         rc, recs, err = dump(out)
         self.assertEqual(rc, 0, err)
         comms = {r["name"]: r["id"] for r in recs if r["type"] == "comm"}
@@ -487,6 +488,7 @@ class RecorderTest(ScratchTestCase):
         footer = [r for r in recs if r["type"] == "footer"][0]
         self.assertEqual(footer["reason"], reason)
         self.assertEqual(footer["events_written"], len([r for r in recs if r["type"] == "op"]))
+        return recs
 
     def test_raw_file_after_sigkill_recovers_every_call_before_the_kill(self):
         # A buffer that holds the whole run (no drain before the kill), and
@@ -602,11 +604,8 @@ class RecorderTest(ScratchTestCase):
                 if end == "exit":
                     self.assertEqual(p.returncode, 0, p.stderr)
                 else:
-                    q = subprocess.run([DLTRACE, "recover", out], capture_output=True, text=True,
-                                       timeout=300)
-                    self.assertEqual(q.returncode, 0, q.stderr)
-                self._assert_exactly(out, 300000, reason)
-                rc, recs, err = dump(out)
+                    self._recover(out)
+                recs = self._assert_exactly(out, 300000, reason)
                 ops = [r for r in recs if r["type"] == "op"]
                 behind = [(i, ops[i - 1]["exit_ns"] - o["enter_ns"]) for i, o in enumerate(ops)
                           if i and o["enter_ns"] < ops[i - 1]["exit_ns"]]
@@ -698,8 +697,7 @@ class RecorderTest(ScratchTestCase):
         out = os.path.join(self.tmp, "defer-samples")
         p = self._raw_run(out, "1", 200000, "exit", DLTRACE_DEFER=1, DLTRACE_SAMPLE_MS=1)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self._assert_exactly(out, 200000, "finalize")
-        rc, recs, err = dump(out)
+        recs = self._assert_exactly(out, 200000, "finalize")
         enters = [r["enter_ns"] for r in recs if r["type"] == "op" and r["kind"] == "MPI_Allreduce"]
         inside = [r for r in recs
                   if r["type"] == "sample" and enters[0] < r["time_ns"] < enters[-1]]
